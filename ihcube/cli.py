@@ -1,0 +1,92 @@
+"""The ``ihcube`` command line.
+
+A wrong parameter is one line on standard error, ``ihcube: error: ...``, and exit status 2;
+never a traceback.
+"""
+
+import argparse
+import pathlib
+import sys
+
+from . import topology
+from .params import check_depth, check_payload_width
+
+__all__ = ["main"]
+
+
+class UsageError(Exception):
+    """A command-line mistake, reported as one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+def _integer(text, what, check):
+    """Parse ``text`` as a decimal integer and validate it with ``check``."""
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise UsageError(f"{what} must be a positive integer, not {text!r}") from None
+    try:
+        return check(value)
+    except (TypeError, ValueError) as error:
+        raise UsageError(str(error)) from None
+
+
+def _parser():
+    parser = _Parser(prog="ihcube", description="Incomplete-hypercube router generator.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+
+    verilog = commands.add_parser("verilog", help="write the Verilog of an n-node fabric")
+    verilog.add_argument("--nodes", "-n", required=True, metavar="N",
+                         help="number of nodes, any positive integer")
+    verilog.add_argument("--width", "-w", default="32", metavar="W",
+                         help="payload width in bits (default 32)")
+    verilog.add_argument("--depth", "-d", default="1", metavar="DEPTH",
+                         help="messages per input buffer (default 1)")
+    verilog.add_argument("--order", default=topology.MSB_FIRST,
+                         help="routing order: msb (default) or lsb")
+    verilog.add_argument("--out", "-o", default="gen", metavar="DIR",
+                         help="directory to write into (default gen)")
+    return parser
+
+
+def _verilog(args):
+    n = _integer(args.nodes, "Node count", topology.check_node_count)
+    width = _integer(args.width, "Payload width", check_payload_width)
+    depth = _integer(args.depth, "Buffer depth", check_depth)
+    try:
+        order = topology.check_routing_order(args.order)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+    from .generate import fabric_name, fabric_verilog  # Amaranth loads only when needed
+    out = pathlib.Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UsageError(f"cannot create output directory {str(out)!r}: {error.strerror}") \
+            from None
+    path = out / f"{fabric_name(n, width, depth, order)}.v"
+    text = fabric_verilog(n, width, depth, order)
+    path.write_text(text)
+    print(f"wrote {path} ({n} nodes, payload {width} bits, depth {depth}, order {order}, "
+          f"{len(text):,} bytes)")
+
+
+def main(argv=None):
+    try:
+        args = _parser().parse_args(argv)
+        if args.command == "verilog":
+            _verilog(args)
+    except UsageError as error:
+        print(f"ihcube: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""The rules of the incomplete hypercube, in plain Python.
+
+This module is the single statement of the topology (which links exist), the unicast route
+step (Katseff, Algorithm 2), the broadcast fan-out with travel vectors (Katseff, Algorithm 6)
+and the paths and trees they produce. The RTL elaborates from it, the tests check against it;
+nothing else restates these rules.
+"""
+
+from __future__ import annotations
+
+from .params import check_positive_integer
+
+__all__ = [
+    "MSB_FIRST", "LSB_FIRST", "ROUTING_ORDERS",
+    "check_node_count", "check_node", "check_routing_order",
+    "dimensions", "address_bits", "link_exists", "links", "exists_mask", "neighbor",
+    "first_set_bit", "route_step", "path",
+    "full_travel", "travel_mask", "broadcast_step", "broadcast_tree",
+]
+
+#: Route on the most significant usable bit of ``a XOR d`` first (Katseff; the default).
+MSB_FIRST = "msb"
+#: Route on the least significant usable bit first (Tzeng and Kumar's "Algorithm R").
+LSB_FIRST = "lsb"
+ROUTING_ORDERS = (MSB_FIRST, LSB_FIRST)
+
+
+def check_node_count(n):
+    """Return ``n`` if it is a valid node count, else raise with a message a user understands."""
+    return check_positive_integer(n, "Node count")
+
+
+def check_node(n, node, what="Node"):
+    """Return ``node`` if it names one of the ``n`` nodes, else raise."""
+    check_node_count(n)
+    if not isinstance(node, int) or isinstance(node, bool) or not 0 <= node < n:
+        raise ValueError(f"{what} must be an integer from 0 to {n - 1}, not {node!r}")
+    return node
+
+
+def check_routing_order(order):
+    """Return ``order`` if it is one of :data:`ROUTING_ORDERS`, else raise."""
+    if order not in ROUTING_ORDERS:
+        raise ValueError(f"Routing order must be one of 'msb' or 'lsb', not {order!r}")
+    return order
+
+
+def dimensions(n):
+    """Number of address bits ``D = ceil(log2 n)`` (0 for a single node)."""
+    check_node_count(n)
+    return (n - 1).bit_length()
+
+
+def address_bits(n):
+    """Width of a node address in hardware: ``D``, but at least 1.
+
+    One bit more than the single-node fabric needs, so that its PE can still name a
+    node that does not exist (and be refused).
+    """
+    return max(1, dimensions(n))
+
+
+def link_exists(n, a, i):
+    """Whether link ``i`` exists from node ``a``: ``i < D`` and ``a XOR 2**i < n``.
+
+    The test is symmetric in the two ends, so links are bidirectional.
+    """
+    return 0 <= i < dimensions(n) and (a ^ (1 << i)) < n
+
+
+def links(n, a):
+    """The dimensions of the links that exist from node ``a``, in increasing order."""
+    return tuple(i for i in range(dimensions(n)) if link_exists(n, a, i))
+
+
+def exists_mask(n, a):
+    """The link-existence vector of node ``a`` as a ``D``-bit integer (bit ``i`` = link ``i``)."""
+    return sum(1 << i for i in links(n, a))
+
+
+def neighbor(a, i):
+    """The node at the far end of link ``i`` from ``a``."""
+    return a ^ (1 << i)
+
+
+def first_set_bit(bits, order=MSB_FIRST):
+    """The index of the first set bit of ``bits`` in the given scan order, or None if zero.
+
+    This is the hardware route selector's priority encoder, stated once.
+    """
+    if bits == 0:
+        return None
+    if order == MSB_FIRST:
+        return bits.bit_length() - 1
+    return (bits & -bits).bit_length() - 1
+
+
+def route_step(n, a, d, order=MSB_FIRST):
+    """The link that a message at ``a`` for ``d`` leaves on, or None to deliver to ``a``'s PE.
+
+    Katseff, Algorithm 2: the first set bit of ``(a XOR d) AND exists(a)``. Theorem 1
+    guarantees such a bit for every ``d < n`` other than ``a``.
+    """
+    return first_set_bit((a ^ d) & exists_mask(n, a), order)
+
+
+def path(n, src, dest, order=MSB_FIRST):
+    """The nodes a unicast message visits from ``src`` to ``dest``, both included."""
+    nodes = [src]
+    while nodes[-1] != dest:
+        step = route_step(n, nodes[-1], dest, order)
+        if step is None:  # pragma: no cover - Theorem 1 says this cannot happen for dest < n
+            raise AssertionError(f"no link from node {nodes[-1]} towards node {dest} (n={n})")
+        nodes.append(neighbor(nodes[-1], step))
+    return nodes
+
+
+def full_travel(n):
+    """The travel vector of a broadcast at its origin: all ``D`` bits set."""
+    return (1 << dimensions(n)) - 1
+
+
+def travel_mask(n, a, l):
+    """The mask that a copy sent on link ``l`` from ``a`` applies to its travel vector.
+
+    Katseff, Algorithm 6: bit ``i`` survives iff ``i < l`` or link ``i`` does not exist
+    from ``a``.
+    """
+    return sum(1 << i for i in range(dimensions(n)) if i < l or not link_exists(n, a, i))
+
+
+def broadcast_step(n, a, travel):
+    """The copies a router at ``a`` sends for a broadcast holding ``travel``.
+
+    Returns ``(l, travel')`` pairs, one for every existing link ``l`` with ``travel[l]`` set.
+    """
+    return [(l, travel & travel_mask(n, a, l)) for l in links(n, a) if travel >> l & 1]
+
+
+def broadcast_tree(n, origin):
+    """The link messages of a broadcast from ``origin``, as ``(from, to, travel)`` triples.
+
+    Follows :func:`broadcast_step` from the origin; Katseff's Theorems 3 and 4 say every
+    other node is reached exactly once, along its unicast path from ``origin``.
+    """
+    sends = []
+    frontier = [(origin, full_travel(n))]
+    while frontier:
+        a, travel = frontier.pop()
+        for l, copy_travel in broadcast_step(n, a, travel):
+            sends.append((a, neighbor(a, l), copy_travel))
+            frontier.append((neighbor(a, l), copy_travel))
+    return sends

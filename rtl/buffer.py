@@ -1,0 +1,77 @@
+"""The message buffer at the receiving end of a link direction."""
+
+from amaranth.hdl import Array, Module, Mux, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from ..params import check_depth
+
+__all__ = ["LinkBuffer"]
+
+
+class LinkBuffer(wiring.Component):
+    """First-in first-out buffer of ``depth`` messages (Katseff, Algorithm 3).
+
+    ``w.ready`` is a flip-flop that says whether the buffer will have room in this cycle,
+    so a sender in another router never sees a combinational path through the receiver.
+    The price is that "free" reaches the sender one cycle late: with ``depth=1`` a link
+    carries a message at most every other cycle; ``depth=2`` restores one per cycle.
+
+    Parameters
+    ----------
+    layout : ShapeLike
+        Shape of a message.
+    depth : int
+        Number of messages held (>= 1).
+
+    Members
+    -------
+    w : ``In(stream.Signature(layout))``
+        Messages in; ``w.ready`` is registered.
+    r : ``Out(stream.Signature(layout))``
+        The oldest message; ``r.valid`` and ``r.payload`` depend on this buffer's state only.
+    """
+
+    def __init__(self, layout, depth=1):
+        self._layout = layout
+        self._depth = check_depth(depth)
+        super().__init__({
+            "w": In(stream.Signature(layout)),
+            "r": Out(stream.Signature(layout)),
+        })
+
+    @property
+    def depth(self):
+        return self._depth
+
+    def elaborate(self, platform):
+        m = Module()
+        depth = self._depth
+
+        entries = Array(Signal(self._layout, name=f"entry{i}") for i in range(depth))
+        head = Signal(range(depth))
+        tail = Signal(range(depth))
+        count = Signal(range(depth + 1))
+        count_next = Signal.like(count)
+        room = Signal(init=1)
+
+        write = self.w.valid & self.w.ready
+        read = self.r.valid & self.r.ready
+
+        m.d.comb += [
+            self.w.ready.eq(room),
+            self.r.valid.eq(count != 0),
+            self.r.payload.eq(entries[head]),
+            count_next.eq(count + write - read),
+        ]
+        m.d.sync += [
+            count.eq(count_next),
+            room.eq(count_next != depth),
+        ]
+        with m.If(write):
+            m.d.sync += entries[tail].eq(self.w.payload)
+            m.d.sync += tail.eq(Mux(tail == depth - 1, 0, tail + 1))
+        with m.If(read):
+            m.d.sync += head.eq(Mux(head == depth - 1, 0, head + 1))
+        return m
+

@@ -1,0 +1,81 @@
+"""The first-set-bit route selector (Katseff, Algorithm 2, in hardware form)."""
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from .. import topology
+
+__all__ = ["RouteSelect"]
+
+
+class RouteSelect(wiring.Component):
+    """Choose the output of a unicast message at node ``node``.
+
+    Combinational. A priority encoder over ``(address XOR dest) AND exists`` picks the
+    first set bit in the routing order (:func:`ihcube.topology.first_set_bit`);
+    ``dest == address`` delivers to the PE.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes.
+    node : int
+        A node with this router's links: the link-existence vector is ``exists_mask(n, node)``.
+    order : ``"msb"`` or ``"lsb"``
+        Which end of ``node XOR dest`` is scanned first.
+
+    Members
+    -------
+    address : ``In(address_bits(n))``
+        This router's node number (a constant in a fabric).
+    dest : ``In(address_bits(n))``
+        Destination of the message.
+    link : ``Out(len(links(n, node)))``
+        One-hot over this node's existing links, in increasing dimension.
+    deliver : ``Out(1)``
+        The message is for this node's PE.
+    """
+
+    def __init__(self, n, node, order=topology.MSB_FIRST):
+        self._n = topology.check_node_count(n)
+        self._node = topology.check_node(n, node)
+        self._order = topology.check_routing_order(order)
+        self._dims = topology.links(n, node)
+        super().__init__({
+            "address": In(topology.address_bits(n)),
+            "dest":    In(topology.address_bits(n)),
+            "link":    Out(len(self._dims)),
+            "deliver": Out(1),
+        })
+
+    @property
+    def dims(self):
+        return self._dims
+
+    @property
+    def usable(self):
+        """The links the encoder may choose from: the link-existence vector of this node."""
+        return topology.exists_mask(self._n, self._node)
+
+    def elaborate(self, platform):
+        m = Module()
+        width = topology.dimensions(self._n)
+        candidates = Signal(max(width, 1))
+        m.d.comb += candidates.eq((self.dest ^ self.address) & self.usable)
+
+        # Scan so that the first bit in routing order is assigned last and wins.
+        scan = range(width) if self._order == topology.MSB_FIRST else reversed(range(width))
+        chosen = Signal(len(self._dims))
+        for dim in scan:
+            with m.If(candidates[dim]):
+                if dim in self._dims:
+                    m.d.comb += chosen.eq(1 << self._dims.index(dim))
+                else:
+                    m.d.comb += chosen.eq(0)
+
+        m.d.comb += [
+            self.link.eq(chosen),
+            self.deliver.eq(self.dest == self.address),
+        ]
+        return m

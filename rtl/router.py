@@ -1,0 +1,227 @@
+"""One node's router of an incomplete hypercube."""
+
+from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .. import topology
+from ..params import check_depth, check_payload_width
+from .arbiter import RoundRobinArbiter
+from .buffer import LinkBuffer
+from .message import Kind, inject_layout, message_layout
+from .route import RouteSelect
+
+__all__ = ["Router", "router_signature", "REFUSED_COUNT_WIDTH"]
+
+#: Width of the saturating counter of refused injections.
+REFUSED_COUNT_WIDTH = 16
+
+
+def router_signature(n, node, payload_width=32, *, strap=True):
+    """The signature of :class:`Router` ``(n, node, payload_width, strap=strap)``."""
+    message = message_layout(n, payload_width)
+    links = len(topology.links(n, node))
+    members = {
+        "links_in":      In(stream.Signature(message)).array(links),
+        "links_out":     Out(stream.Signature(message)).array(links),
+        "inject":        In(stream.Signature(inject_layout(n, payload_width))),
+        "eject":         Out(stream.Signature(message)),
+        "refused":       Out(1),
+        "refused_count": Out(REFUSED_COUNT_WIDTH),
+    }
+    if strap:
+        members["address"] = In(topology.address_bits(n))
+    return wiring.Signature(members)
+
+
+class Router(wiring.Component):
+    """The router of node ``node`` in an ``n``-node incomplete hypercube.
+
+    It has a link port pair for each link that exists from ``node`` (and none for the
+    others) and a local port for its processing element (PE).
+
+    - Each incoming link direction, and the PE's injection, ends in a :class:`LinkBuffer`
+      of ``depth`` messages. A message waits at the head of its buffer until the buffer
+      at the far end of its output is free, then moves (Katseff, Algorithm 3).
+    - A unicast head is routed by a :class:`RouteSelect`: the first set bit of
+      ``(node XOR dest) AND exists`` (Katseff, Algorithm 2), or the PE when
+      ``dest == node``.
+    - A broadcast head is delivered to the PE (unless this node is its origin) and copied
+      to every existing link ``l`` whose travel bit is set, each copy carrying
+      ``travel AND travel_mask(l)`` (Katseff, Algorithm 6). Copies may leave in different
+      cycles; the head leaves its buffer when its last copy has left.
+    - Each output (every link, and the PE's eject port) has a :class:`RoundRobinArbiter`
+      over the ``k + 1`` inputs (``k`` links and the PE). **Fairness bound**: a head that
+      waits for an output is sent after at most ``k`` transfers of other inputs on that
+      output; when the output is always ready, within ``k + 1`` cycles.
+    - An injection with ``dest >= n`` is taken from the PE (so the PE is not stalled),
+      dropped before it enters the fabric, and counted: ``refused`` rises and stays up, and
+      ``refused_count`` (saturating) counts them.
+
+    Nothing that this router drives onto a link depends combinationally on anything it
+    receives: ``links_in[i].ready`` is a flip-flop, and ``links_out[i].valid`` and
+    ``.payload`` are functions of this router's own flip-flops. So no combinational path
+    crosses a router, and a fabric of them has no combinational loop for any ``n``.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes in the fabric.
+    node : int
+        This router's node number, ``0 <= node < n``. It sets which links exist.
+    payload_width : int
+        Payload bits per message.
+    depth : int
+        Messages per input buffer (1 is Katseff's one-message buffer).
+    order : ``"msb"`` or ``"lsb"``
+        Routing order of :func:`ihcube.topology.route_step`.
+    strap : bool
+        Take the router's own address from the ``address`` port instead of the constant
+        ``node``, so that one module serves every node with the same links (the fabric's
+        Verilog has one router module per link set, not one per node). Drive ``address``
+        with a node whose links are ``links(n, node)``.
+
+    Members
+    -------
+    links_in : ``In(stream.Signature(message_layout(n, payload_width))).array(k)``
+        Incoming link ``dims[j]``.
+    links_out : ``Out(stream.Signature(message_layout(n, payload_width))).array(k)``
+        Outgoing link ``dims[j]``.
+    inject : ``In(stream.Signature(inject_layout(n, payload_width)))``
+        Messages from the PE: a unicast to ``dest``, or a broadcast.
+    eject : ``Out(stream.Signature(message_layout(n, payload_width)))``
+        Messages for the PE, one per cycle at most; ``src`` says who sent it.
+    refused : ``Out(1)``
+        Sticky: an injection named a node that does not exist.
+    refused_count : ``Out(REFUSED_COUNT_WIDTH)``
+        Number of refused injections, saturating.
+    address : ``In(address_bits(n))``
+        With ``strap=True`` only: this router's node number.
+    """
+
+    #: The route selector; negative-control variants in the tests replace it.
+    route_select = RouteSelect
+    #: The input buffer; negative-control variants in the tests replace it.
+    link_buffer = LinkBuffer
+
+    def __init__(self, n, node, payload_width=32, depth=1, order=topology.MSB_FIRST, *,
+                 strap=False):
+        self._n = topology.check_node_count(n)
+        self._node = topology.check_node(n, node)
+        self._payload_width = check_payload_width(payload_width)
+        self._depth = check_depth(depth)
+        self._order = topology.check_routing_order(order)
+        self._dims = topology.links(n, node)
+        self._strap = bool(strap)
+
+        super().__init__(router_signature(n, node, payload_width, strap=self._strap))
+
+    n             = property(lambda self: self._n)
+    node          = property(lambda self: self._node)
+    payload_width = property(lambda self: self._payload_width)
+    depth         = property(lambda self: self._depth)
+    order         = property(lambda self: self._order)
+    strap         = property(lambda self: self._strap)
+
+    @property
+    def dims(self):
+        """The dimensions of this node's links, in port order."""
+        return self._dims
+
+    def travel_mask(self, dim):
+        """The travel-vector mask of a broadcast copy sent on link ``dim``."""
+        return topology.travel_mask(self._n, self._node, dim)
+
+    def elaborate(self, platform):
+        m = Module()
+        links = len(self._dims)
+        local = links  # index of the PE among inputs and outputs
+        message = message_layout(self._n, self._payload_width)
+        if self._strap:
+            address = self.address
+        else:
+            address = Const(self._node, topology.address_bits(self._n))
+
+        # Inputs: one buffer per incoming link, then the PE's injection buffer.
+        buffers = []
+        for j, dim in enumerate(self._dims):
+            buffer = m.submodules[f"in{dim}"] = self.link_buffer(message, self._depth)
+            wiring.connect(m, wiring.flipped(self.links_in[j]), buffer.w)
+            buffers.append(buffer)
+        injected = m.submodules["in_pe"] = self.link_buffer(message, self._depth)
+        buffers.append(injected)
+
+        self._elaborate_injection(m, injected, address)
+
+        # What each head wants: a bit per output, links first, then the PE.
+        wants = []
+        for j, buffer in enumerate(buffers):
+            head = buffer.r.payload
+            route = m.submodules[f"route{j}"] = self.route_select(
+                self._n, self._node, self._order)
+            want = Signal(links + 1, name=f"want{j}")
+            m.d.comb += [
+                route.dest.eq(head.dest),
+                route.address.eq(address),
+            ]
+            with m.If(head.kind == Kind.BROADCAST):
+                m.d.comb += want.eq(Cat(*(head.travel[dim] for dim in self._dims),
+                                        j != local))  # the origin does not deliver to itself
+            with m.Else():
+                m.d.comb += want.eq(Cat(route.link, route.deliver))
+            wants.append(want)
+
+        # Outputs: an arbiter each, granting one input's head.
+        ports = [*self.links_out, self.eject]
+        arbiters = []
+        for o, port in enumerate(ports):
+            name = f"out{self._dims[o]}" if o < links else "out_pe"
+            arbiter = m.submodules[f"arbiter_{name}"] = RoundRobinArbiter(links + 1)
+            arbiters.append(arbiter)
+            chosen = Signal(message, name=f"{name}_chosen")
+            for j, buffer in enumerate(buffers):
+                with m.If(arbiter.grant[j]):
+                    m.d.comb += chosen.eq(buffer.r.payload)
+            m.d.comb += [
+                port.valid.eq(arbiter.valid),
+                port.payload.eq(chosen),
+                arbiter.ready.eq(port.ready),
+            ]
+            if o < links:
+                m.d.comb += port.payload.travel.eq(chosen.travel
+                                                   & self.travel_mask(self._dims[o]))
+
+        # Track the copies each head has sent; it leaves when none is left to send.
+        for j, (buffer, want) in enumerate(zip(buffers, wants)):
+            done = Signal(links + 1, name=f"done{j}")
+            sent = Signal(links + 1, name=f"sent{j}")
+            for o, arbiter in enumerate(arbiters):
+                m.d.comb += [
+                    arbiter.requests[j].eq(buffer.r.valid & want[o] & ~done[o]),
+                    sent[o].eq(arbiter.grant[j] & arbiter.valid & arbiter.ready),
+                ]
+            last_copy = (want & ~done & ~sent) == 0
+            m.d.comb += buffer.r.ready.eq(buffer.r.valid & last_copy)
+            with m.If(buffer.r.ready):
+                m.d.sync += done.eq(0)
+            with m.Else():
+                m.d.sync += done.eq(done | sent)
+        return m
+
+    def _elaborate_injection(self, m, injected, address):
+        """Stamp what the PE injects into a message, refusing destinations that do not exist."""
+        request = self.inject.payload
+        nowhere = (request.kind == Kind.UNICAST) & (request.dest >= self._n)
+        m.d.comb += [
+            injected.w.payload.dest.eq(request.dest),
+            injected.w.payload.src.eq(address),
+            injected.w.payload.kind.eq(request.kind),
+            injected.w.payload.travel.eq(topology.full_travel(self._n)),
+            injected.w.payload.payload.eq(request.payload),
+            injected.w.valid.eq(self.inject.valid & ~nowhere),
+            self.inject.ready.eq(injected.w.ready),
+        ]
+        with m.If(self.inject.valid & self.inject.ready & nowhere):
+            m.d.sync += self.refused.eq(1)
+            with m.If(self.refused_count != (1 << REFUSED_COUNT_WIDTH) - 1):
+                m.d.sync += self.refused_count.eq(self.refused_count + 1)
