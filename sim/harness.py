@@ -1,0 +1,176 @@
+"""Drive a :class:`~ihcube.rtl.Fabric` in the Amaranth simulator and record what it does.
+
+:class:`FabricHarness` feeds each node's PE from a queue, applies eject backpressure, and
+records every injection, every link transfer (a link monitor on each link direction) and
+every delivery, cycle by cycle. The checks in ``tests/`` compare those records with
+:mod:`ihcube.topology`.
+
+Set ``IHCUBE_VCD=path.vcd`` to write a waveform of a run.
+"""
+
+import os
+import random
+from collections import deque
+from dataclasses import dataclass
+
+from amaranth.sim import Simulator
+
+from ..rtl.message import Kind
+
+__all__ = ["Message", "Hop", "Delivery", "Request", "FabricHarness", "simulate"]
+
+
+@dataclass(frozen=True)
+class Message:
+    """A message as seen on a link or at an eject port."""
+    dest: int
+    src: int
+    kind: Kind
+    travel: int
+    payload: int
+
+    @classmethod
+    def from_const(cls, value):
+        return cls(dest=value.dest, src=value.src, kind=Kind(value.kind),
+                   travel=value.travel, payload=value.payload)
+
+
+@dataclass(frozen=True)
+class Hop:
+    """A message crossing link ``dim`` from ``node`` in ``cycle``."""
+    cycle: int
+    node: int
+    dim: int
+    message: Message
+
+    @property
+    def far(self):
+        return self.node ^ (1 << self.dim)
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """A message taken by the PE of ``node`` in ``cycle``."""
+    cycle: int
+    node: int
+    message: Message
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a PE injects: a unicast to ``dest`` or a broadcast."""
+    payload: int
+    dest: int = 0
+    kind: Kind = Kind.UNICAST
+
+
+def simulate(dut, testbench, vcd_name="ihcube"):
+    """Run ``testbench`` against ``dut`` with a clock; write a VCD if ``IHCUBE_VCD`` is set."""
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(testbench)
+    vcd = os.environ.get("IHCUBE_VCD")
+    if vcd:
+        with sim.write_vcd(vcd, traces=[]):
+            sim.run()
+    else:
+        sim.run()
+
+
+class FabricHarness:
+    """Traffic source, eject backpressure and link monitors around a fabric.
+
+    Parameters
+    ----------
+    fabric : :class:`~ihcube.rtl.Fabric`
+        Elaborated flat (with its ``routers``), so that its links can be watched.
+    eject_ready : float
+        Probability that a PE accepts a delivery in a given cycle (1.0: always).
+    seed : int
+        Seed of the backpressure pattern.
+
+    Attributes
+    ----------
+    injected : list of (cycle, node, Request)
+        Requests taken by the fabric (the PE handshake completed), refused ones included.
+    hops : list of :class:`Hop`
+    deliveries : list of :class:`Delivery`
+    refused_count : list of int
+        Each node's ``refused_count`` at the end of the run.
+    refused : list of bool
+        Each node's ``refused`` flag at the end of the run.
+    cycles : int
+        Cycles simulated.
+    """
+
+    def __init__(self, fabric, eject_ready=1.0, seed=0):
+        if fabric.routers is None:
+            raise ValueError("The harness watches links, so the fabric must be flat "
+                             "(built without router_modules)")
+        self.fabric = fabric
+        self.eject_ready = eject_ready
+        self._random = random.Random(seed)
+        self._queues = [deque() for _ in range(fabric.n)]
+        self.injected = []
+        self.hops = []
+        self.deliveries = []
+        self.refused_count = []
+        self.refused = []
+        self.cycles = 0
+
+    def send(self, node, request):
+        """Queue ``request`` at the PE of ``node``; the PE offers its queue in order."""
+        self._queues[node].append(request)
+
+    def run(self, max_cycles, expected_deliveries=None, idle_cycles=16):
+        """Simulate until ``expected_deliveries`` arrived and ``idle_cycles`` more passed, all
+        queues are empty, or ``max_cycles`` cycles ran, whichever is first."""
+        async def testbench(ctx):
+            await self._testbench(ctx, max_cycles, expected_deliveries, idle_cycles)
+        simulate(self.fabric, testbench)
+        return self
+
+    async def _testbench(self, ctx, max_cycles, expected_deliveries, idle_cycles):
+        fabric = self.fabric
+        links = [(node, dim, port)
+                 for node, router in enumerate(fabric.routers)
+                 for dim, port in zip(router.dims, router.links_out)]
+        quiet = 0
+        for cycle in range(max_cycles):
+            for node, queue in enumerate(self._queues):
+                port = fabric.inject[node]
+                if queue:
+                    request = queue[0]
+                    ctx.set(port.payload.dest, request.dest)
+                    ctx.set(port.payload.kind, request.kind)
+                    ctx.set(port.payload.payload, request.payload)
+                ctx.set(port.valid, bool(queue))
+                ready = self.eject_ready >= 1.0 or self._random.random() < self.eject_ready
+                ctx.set(fabric.eject[node].ready, ready)
+
+            moved = False
+            for node, queue in enumerate(self._queues):
+                port = fabric.inject[node]
+                if queue and ctx.get(port.ready):
+                    self.injected.append((cycle, node, queue.popleft()))
+                    moved = True
+                port = fabric.eject[node]
+                if ctx.get(port.valid) and ctx.get(port.ready):
+                    message = Message.from_const(ctx.get(port.payload))
+                    self.deliveries.append(Delivery(cycle, node, message))
+                    moved = True
+            for node, dim, port in links:
+                if ctx.get(port.valid) and ctx.get(port.ready):
+                    self.hops.append(Hop(cycle, node, dim, Message.from_const(ctx.get(port.payload))))
+                    moved = True
+
+            await ctx.tick()
+            self.cycles = cycle + 1
+            done = (len(self.deliveries) >= expected_deliveries
+                    if expected_deliveries is not None else not any(self._queues))
+            quiet = quiet + 1 if done and not moved else 0
+            if done and quiet >= idle_cycles:
+                break
+
+        self.refused_count = [ctx.get(count) for count in fabric.refused_count]
+        self.refused = [bool(ctx.get(flag)) for flag in fabric.refused]

@@ -1,0 +1,140 @@
+"""The fabric in the Amaranth simulator, checked by link monitors and the scoreboard."""
+
+import random
+
+import pytest
+
+from ihcube import topology
+from ihcube.rtl import Fabric, Kind, Router
+from ihcube.sim.harness import FabricHarness, Request
+from ihcube.sim.scoreboard import check_run
+
+
+def run_fabric(fabric, requests, eject_ready=1.0, seed=0, max_cycles=20_000):
+    """Send ``requests`` (node, Request) pairs through ``fabric``; return the harness."""
+    harness = FabricHarness(fabric, eject_ready=eject_ready, seed=seed)
+    expected = 0
+    for node, request in requests:
+        harness.send(node, request)
+        if request.kind == Kind.BROADCAST:
+            expected += fabric.n - 1
+        elif request.dest < fabric.n:
+            expected += 1
+    return harness.run(max_cycles, expected_deliveries=expected, idle_cycles=32)
+
+
+def problems_of(harness):
+    fabric = harness.fabric
+    return check_run(fabric.n, harness.injected, harness.hops, harness.deliveries, fabric.order)
+
+
+def all_pairs(n):
+    return [(src, Request(payload=src * n + dest, dest=dest))
+            for src in range(n) for dest in range(n)]
+
+
+def broadcasts(n):
+    return [(src, Request(payload=src, kind=Kind.BROADCAST)) for src in range(n)]
+
+
+@pytest.mark.parametrize("n, depth, order", [
+    (1, 1, "msb"), (2, 1, "msb"), (3, 1, "msb"), (5, 1, "msb"), (7, 1, "msb"),
+    (8, 1, "msb"), (13, 1, "msb"), (26, 1, "msb"),
+    (13, 2, "msb"), (13, 1, "lsb"), (26, 2, "lsb"),
+])
+def test_all_pairs_unicast(n, depth, order):
+    """Every (src, dest) message arrives once, at dest, with its src and payload, after
+    exactly popcount(src XOR dest) hops along the Algorithm 2 path."""
+    harness = run_fabric(Fabric(n, depth=depth, order=order), all_pairs(n))
+    assert problems_of(harness) == []
+    assert len(harness.deliveries) == n * n
+    assert len(harness.hops) == sum(bin(s ^ d).count("1") for s in range(n) for d in range(n))
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 8, 13, 26])
+def test_broadcast_from_every_source(n):
+    """Broadcasts from all nodes at once: every other node gets exactly one copy of each,
+    the origin none, and each copy travels the unicast path; n - 1 link messages each."""
+    harness = run_fabric(Fabric(n), broadcasts(n))
+    assert problems_of(harness) == []
+    assert len(harness.deliveries) == n * (n - 1)
+    assert len(harness.hops) == n * (n - 1)
+    # The travel vectors on the links are those of Katseff's Algorithm 6.
+    for src in range(n):
+        seen = sorted((hop.node, hop.far, hop.message.travel)
+                      for hop in harness.hops if hop.message.payload == src)
+        assert seen == sorted(topology.broadcast_tree(n, src))
+
+
+def random_traffic(n, count, seed, broadcast_share=0.1, bad_share=0.0):
+    """``count`` requests from random PEs: unicasts to random nodes, some broadcasts and,
+    where the address width allows, some destinations that do not exist."""
+    rng = random.Random(seed)
+    addresses = 1 << topology.address_bits(n)
+    requests = []
+    for payload in range(count):
+        src = rng.randrange(n)
+        roll = rng.random()
+        if roll < broadcast_share:
+            requests.append((src, Request(payload=payload, kind=Kind.BROADCAST)))
+        elif roll < broadcast_share + bad_share and addresses > n:
+            requests.append((src, Request(payload=payload, dest=rng.randrange(n, addresses))))
+        else:
+            requests.append((src, Request(payload=payload, dest=rng.randrange(n))))
+    return requests
+
+
+@pytest.mark.parametrize("n, depth, eject_ready", [
+    (13, 1, 0.3), (26, 1, 0.5), (26, 2, 0.2), (7, 3, 0.1),
+])
+def test_random_traffic_under_eject_backpressure(n, depth, eject_ready):
+    """Unicasts and broadcasts together, PEs that accept at random: nothing is lost,
+    duplicated or altered."""
+    requests = random_traffic(n, 12 * n, seed=n * 10 + depth)
+    harness = run_fabric(Fabric(n, depth=depth), requests, eject_ready=eject_ready, seed=depth)
+    assert problems_of(harness) == []
+    assert len(harness.injected) == len(requests)
+
+
+@pytest.mark.parametrize("n", [1, 5, 26])
+def test_bad_destination_is_refused_and_counted(n):
+    """Injections to nodes that do not exist are taken, dropped and counted at their PE;
+    the rest of the traffic is delivered."""
+    requests = random_traffic(n, 10 * n, seed=n, broadcast_share=0.1, bad_share=0.3)
+    bad = [0] * n
+    for src, request in requests:
+        if request.kind == Kind.UNICAST and request.dest >= n:
+            bad[src] += 1
+    assert sum(bad) > 0
+    harness = run_fabric(Fabric(n), requests)
+    assert problems_of(harness) == []
+    assert harness.refused_count == bad
+    assert harness.refused == [count > 0 for count in bad]
+
+
+class BrokenTravelRouter(Router):
+    """Negative control: keeps travel bit ``l`` on a copy sent on link ``l``."""
+
+    def travel_mask(self, dim):
+        return super().travel_mask(dim) | 1 << dim
+
+
+@pytest.mark.parametrize("n", [5, 8])
+def test_broadcast_check_catches_broken_travel_rule(n):
+    harness = run_fabric(Fabric(n, router=BrokenTravelRouter), broadcasts(n), max_cycles=400)
+    assert any("delivered" in problem for problem in problems_of(harness))
+
+
+class RefuseNothingRouter(Router):
+    """Negative control: lets every injection in, even to nodes that do not exist."""
+
+    def _elaborate_injection(self, m, injected, address):
+        super()._elaborate_injection(m, injected, address)
+        m.d.comb += injected.w.valid.eq(self.inject.valid)
+
+
+def test_scoreboard_catches_a_bad_destination_let_in():
+    n = 5
+    requests = [(0, Request(payload=1, dest=7)), (1, Request(payload=2, dest=4))]
+    harness = run_fabric(Fabric(n, router=RefuseNothingRouter), requests, max_cycles=200)
+    assert any("names no node but entered" in problem for problem in problems_of(harness))
