@@ -53,7 +53,8 @@ class Router(wiring.Component):
     - Each output (every link, and the PE's eject port) has a :class:`RoundRobinArbiter`
       over the ``k + 1`` inputs (``k`` links and the PE). **Fairness bound**: a head that
       waits for an output is sent after at most ``k`` transfers of other inputs on that
-      output; when the output is always ready, within ``k + 1`` cycles.
+      output. With ``depth=1`` and the output always ready, a message taken into an input
+      buffer in cycle ``t`` leaves on that output by cycle ``t + k + 1``.
     - An injection with ``dest >= n`` is taken from the PE (so the PE is not stalled),
       dropped before it enters the fabric, and counted: ``refused`` rises and stays up, and
       ``refused_count`` (saturating) counts them.
@@ -103,6 +104,8 @@ class Router(wiring.Component):
     route_select = RouteSelect
     #: The input buffer; negative-control variants in the tests replace it.
     link_buffer = LinkBuffer
+    #: The output arbiter; negative-control variants in the tests replace it.
+    arbiter = RoundRobinArbiter
 
     def __init__(self, n, node, payload_width=32, depth=1, order=topology.MSB_FIRST, *,
                  strap=False):
@@ -176,7 +179,7 @@ class Router(wiring.Component):
         arbiters = []
         for o, port in enumerate(ports):
             name = f"out{self._dims[o]}" if o < links else "out_pe"
-            arbiter = m.submodules[f"arbiter_{name}"] = RoundRobinArbiter(links + 1)
+            arbiter = m.submodules[f"arbiter_{name}"] = self.arbiter(links + 1)
             arbiters.append(arbiter)
             chosen = Signal(message, name=f"{name}_chosen")
             for j, buffer in enumerate(buffers):

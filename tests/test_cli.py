@@ -1,0 +1,64 @@
+"""The command line and the Makefile front door: output files, determinism, and errors."""
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def ihcube(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "ihcube", *args], cwd=cwd,
+                          capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("n, width, name", [(1, 32, "ihcube_n1_w32.v"), (5, 8, "ihcube_n5_w8.v")])
+def test_verilog_is_written_and_deterministic(tmp_path, n, width, name):
+    outputs = []
+    for run in ("a", "b"):
+        result = ihcube("verilog", f"--nodes={n}", f"--width={width}", f"--out={tmp_path / run}")
+        assert result.returncode == 0, result.stderr
+        outputs.append((tmp_path / run / name).read_bytes())
+    assert outputs[0] == outputs[1]
+    text = outputs[0].decode()
+    assert f"module {name[:-2]}(" in text
+    assert text.count("endmodule") >= 2  # router module(s) and the fabric
+
+
+def test_depth_and_order_show_in_the_name(tmp_path):
+    result = ihcube("verilog", "--nodes=3", "--depth=2", "--order=lsb", f"--out={tmp_path}")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "ihcube_n3_w32_d2_lsb.v").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--nodes=0"], "Node count must be a positive integer, not 0"),
+    (["--nodes=-3"], "Node count must be a positive integer, not -3"),
+    (["--nodes=abc"], "Node count must be a positive integer, not 'abc'"),
+    (["--nodes=1.5"], "Node count must be a positive integer, not '1.5'"),
+    (["--nodes="], "Node count must be a positive integer, not ''"),
+    (["--nodes=26", "--width=0"], "Payload width must be a positive integer, not 0"),
+    (["--nodes=26", "--depth=x"], "Buffer depth must be a positive integer, not 'x'"),
+    (["--nodes=26", "--order=up"], "Routing order must be one of 'msb' or 'lsb', not 'up'"),
+    ([], "the following arguments are required: --nodes/-n"),
+])
+def test_bad_parameters_give_one_line_and_status_2(tmp_path, args, message):
+    result = ihcube("verilog", *args, f"--out={tmp_path}")
+    assert result.returncode == 2
+    assert result.stderr == f"ihcube: error: {message}\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("assignment, message", [
+    ("N=abc", "Node count must be a positive integer, not 'abc'"),
+    ("N=-3", "Node count must be a positive integer, not -3"),
+    ("W=0", "Payload width must be a positive integer, not 0"),
+])
+def test_make_verilog_reports_bad_parameters_without_a_traceback(assignment, message):
+    result = subprocess.run(["make", "--no-print-directory", "-s", "verilog", assignment],
+                            cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode != 0
+    assert result.stderr.splitlines()[0] == f"ihcube: error: {message}"
+    assert "Traceback" not in result.stderr + result.stdout

@@ -1,0 +1,195 @@
+"""One router: route selection, fairness, refusal and parameter checks."""
+
+import pytest
+from amaranth.hdl import Module, Signal
+
+from ihcube import topology
+from ihcube.rtl import Kind, RoundRobinArbiter, Router, RouteSelect
+from ihcube.sim.harness import simulate
+
+
+
+def side_by_side(routers):
+    """A design holding ``routers`` unconnected, so one simulation exercises them all."""
+    m = Module()
+    for node, router in enumerate(routers):
+        m.submodules[f"router{node}"] = router
+    return m
+
+
+def route_mismatches(n, router=Router, strap=True, order="msb"):
+    """Inject every address at every router of an ``n``-node fabric, with all outputs ready;
+    return the (node, dest, expected, seen) cases where the output a message took is not
+    the one :func:`ihcube.topology.route_step` chooses (or a refusal for ``dest >= n``)."""
+    routers = [router(n, node, order=order, strap=strap) for node in range(n)]
+    mismatches = []
+
+    async def testbench(ctx):
+        for node, r in enumerate(routers):
+            if strap:
+                ctx.set(r.address, node)
+            for port in [*r.links_out, r.eject]:
+                ctx.set(port.ready, 1)
+            ctx.set(r.inject.valid, 1)
+        # The PE offers a message every cycle; the one-message injection buffer takes one
+        # every other cycle, and in between the previous one shows which output it chose.
+        for dest in range(1 << topology.address_bits(n)):
+            for r in routers:
+                ctx.set(r.inject.payload.dest, dest)
+            await ctx.tick()
+            for node, r in enumerate(routers):
+                seen = [dim for dim, port in zip(r.dims, r.links_out) if ctx.get(port.valid)]
+                if ctx.get(r.eject.valid):
+                    seen.append("pe")
+                if dest >= n:
+                    expected = []
+                else:
+                    step = topology.route_step(n, node, dest, order)
+                    expected = ["pe" if step is None else step]
+                if seen != expected:
+                    mismatches.append((node, dest, expected, seen))
+            await ctx.tick()
+
+    simulate(side_by_side(routers), testbench)
+    return mismatches
+
+
+@pytest.mark.parametrize("n", range(1, 41))
+def test_route_selection_matches_topology(n):
+    """Every (node, dest) pair leaves on the Algorithm 2 link, or reaches the PE."""
+    assert route_mismatches(n) == []
+
+
+@pytest.mark.parametrize("n, strap, order", [(26, False, "msb"), (23, True, "lsb"),
+                                             (40, False, "lsb")])
+def test_route_selection_variants(n, strap, order):
+    """The same with a constant address, and with least-significant-first routing."""
+    assert route_mismatches(n, strap=strap, order=order) == []
+
+
+class MaskBlindRouteSelect(RouteSelect):
+    """Negative control: takes the highest bit of ``node XOR dest``, link or no link."""
+
+    @property
+    def usable(self):
+        return (1 << topology.dimensions(self._n)) - 1
+
+
+class MaskBlindRouter(Router):
+    route_select = MaskBlindRouteSelect
+
+
+def test_route_check_catches_a_router_that_ignores_the_existence_mask():
+    # n = 26: node 12 to node 16 differs in bits 4, 3, 2; 12 XOR 16 = 28 does not exist,
+    # so Algorithm 2 takes link 3 (to node 4); the blind router picks the missing link 4.
+    mismatches = route_mismatches(26, router=MaskBlindRouter)
+    assert (12, 16, [3], []) in mismatches
+
+
+def saturated_eject_latencies(router, cycles=200):
+    """Keep every input of ``router`` full of messages for its own PE, with the PE always
+    accepting; return, per input, the cycles from acceptance to delivery of each message,
+    counting messages still waiting at the end as waiting until then."""
+    inputs = [*router.links_in, router.inject]
+    accepted = {}  # payload -> (input, cycle)
+    latencies = [[] for _ in inputs]
+
+    async def testbench(ctx):
+        counters = [0] * len(inputs)
+        ctx.set(router.eject.ready, 1)
+        for cycle in range(cycles):
+            for j, port in enumerate(inputs):
+                ctx.set(port.payload.dest, router.node)
+                ctx.set(port.payload.payload, j << 16 | counters[j])
+                ctx.set(port.valid, 1)
+            for j, port in enumerate(inputs):
+                if ctx.get(port.ready):
+                    accepted[j << 16 | counters[j]] = (j, cycle)
+                    counters[j] += 1
+            if ctx.get(router.eject.valid):
+                payload = ctx.get(router.eject.payload).payload
+                j, since = accepted.pop(payload)
+                latencies[j].append(cycle - since)
+            await ctx.tick()
+        for j, since in accepted.values():
+            latencies[j].append(cycles - since)
+
+    simulate(router, testbench)
+    return latencies
+
+
+@pytest.mark.parametrize("n, node", [(8, 0), (26, 0), (26, 25), (2, 1)])
+def test_fairness_bound_with_every_input_saturated(n, node):
+    """Each input's messages reach the PE within the documented k + 1 cycles."""
+    router = Router(n, node)
+    bound = len(router.dims) + 1
+    latencies = saturated_eject_latencies(router)
+    for j, waits in enumerate(latencies):
+        assert len(waits) >= 20, f"input {j} was served only {len(waits)} times"
+        assert max(waits) <= bound, f"input {j} waited {max(waits)} > {bound} cycles"
+
+
+class FixedPriorityArbiter(RoundRobinArbiter):
+    """Negative control: always grants the lowest-numbered requester."""
+
+    def elaborate(self, platform):
+        m = Module()
+        for j in reversed(range(self.count)):
+            with m.If(self.requests[j]):
+                m.d.comb += self.grant.eq(1 << j)
+        m.d.comb += self.valid.eq(self.grant.any())
+        return m
+
+
+class UnfairRouter(Router):
+    arbiter = FixedPriorityArbiter
+
+
+def test_fairness_check_catches_a_fixed_priority_arbiter():
+    router = UnfairRouter(8, 0)
+    latencies = saturated_eject_latencies(router)
+    assert max(max(waits) for waits in latencies) > len(router.dims) + 1
+
+
+def test_refused_injection_is_counted_and_the_pe_is_not_stalled():
+    router = Router(5, 2)
+
+    async def testbench(ctx):
+        ctx.set(router.eject.ready, 1)
+        for dest in (6, 7, 2, 5):  # three names of no node, one of itself
+            ctx.set(router.inject.payload.dest, dest)
+            ctx.set(router.inject.valid, 1)
+            while not ctx.get(router.inject.ready):
+                await ctx.tick()
+            await ctx.tick()
+        ctx.set(router.inject.valid, 0)
+        for _ in range(3):
+            await ctx.tick()
+        assert ctx.get(router.refused) == 1
+        assert ctx.get(router.refused_count) == 3
+
+    simulate(router, testbench)
+
+
+@pytest.mark.parametrize("args, kwargs, error, message", [
+    ((0, 0), {}, ValueError, r"^Node count must be a positive integer, not 0$"),
+    (("26", 0), {}, TypeError, r"^Node count must be a positive integer, not '26'$"),
+    ((26, 26), {}, ValueError, r"^Node must be an integer from 0 to 25, not 26$"),
+    ((26, -1), {}, ValueError, r"^Node must be an integer from 0 to 25, not -1$"),
+    ((26, 0), {"payload_width": 0}, ValueError,
+     r"^Payload width must be a positive integer, not 0$"),
+    ((26, 0), {"depth": 1.5}, TypeError, r"^Buffer depth must be a positive integer, not 1.5$"),
+    ((26, 0), {"order": "middle"}, ValueError,
+     r"^Routing order must be one of 'msb' or 'lsb', not 'middle'$"),
+])
+def test_wrong_parameters(args, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        Router(*args, **kwargs)
+
+
+def test_ports_exist_for_existing_links_only():
+    # n = 26 (binary 11010): node 0 has 5 links, node 25 has links 0, 3 and 4 only.
+    assert Router(26, 0).dims == (0, 1, 2, 3, 4)
+    assert Router(26, 25).dims == (0, 3, 4)
+    assert len(Router(26, 25).links_out) == 3
+    assert Router(1, 0).dims == ()

@@ -1,0 +1,79 @@
+"""The topology rules, checked against the theorems they must honour (SPEC sections 1-4)."""
+
+import pytest
+
+from ihcube import topology
+
+
+def test_dimensions_and_examples_from_the_spec():
+    assert [topology.dimensions(n) for n in (1, 2, 3, 4, 5, 8, 9, 26, 1024, 1025)] == \
+        [0, 1, 2, 2, 3, 3, 4, 5, 10, 11]
+    # n = 26 (binary 11010): node 0 has 5 links, node 25 has 3.
+    assert len(topology.links(26, 0)) == 5
+    assert topology.links(26, 25) == (0, 3, 4)  # 25 XOR 2, 25 XOR 4 are 27, 29
+    assert topology.address_bits(1) == 1
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 13, 26, 100, 129])
+def test_links_are_symmetric_and_complete_cubes_are_regular(n):
+    for a in range(n):
+        for i in topology.links(n, a):
+            b = topology.neighbor(a, i)
+            assert b < n and i in topology.links(n, b)
+        if n & (n - 1) == 0:
+            assert len(topology.links(n, a)) == topology.dimensions(n)
+
+
+@pytest.mark.parametrize("order", topology.ROUTING_ORDERS)
+def test_theorem_1_every_pair_has_a_shortest_route(order):
+    """Katseff, Theorem 1: a usable link always exists, and the path length is the
+    Hamming distance, never more than D; each hop crosses an existing link."""
+    for n in list(range(1, 70)) + [100, 127, 129, 200]:
+        for src in range(n):
+            for dest in range(n):
+                nodes = topology.path(n, src, dest, order)
+                assert len(nodes) - 1 == bin(src ^ dest).count("1") <= topology.dimensions(n)
+                for a, b in zip(nodes, nodes[1:]):
+                    assert (a ^ b).bit_count() == 1 and b < n
+
+
+def test_msb_route_takes_highest_usable_bit():
+    # n = 26, node 12 to node 16: bits 4, 3, 2 differ; 12 XOR 16 = 28 does not exist,
+    # 12 XOR 8 = 4 does, so link 3. Least-significant-first takes link 2 (to node 8).
+    assert topology.route_step(26, 12, 16) == 3
+    assert topology.route_step(26, 12, 16, "lsb") == 2
+    assert topology.route_step(26, 12, 12) is None
+
+
+@pytest.mark.parametrize("n", list(range(1, 41)) + [64, 100, 129])
+def test_theorems_3_and_4_broadcast_reaches_each_node_once_along_its_unicast_path(n):
+    for origin in range(n):
+        sends = topology.broadcast_tree(n, origin)
+        receivers = [to for _, to, _ in sends]
+        assert sorted(receivers) == [v for v in range(n) if v != origin]
+        for frm, to, _ in sends:
+            assert frm == topology.path(n, origin, to)[-2]
+
+
+def test_travel_mask_keeps_lower_bits_and_bits_of_missing_links():
+    # n = 26, node 25 has links 0, 3, 4; links 1 and 2 are missing.
+    assert topology.travel_mask(26, 25, 4) == 0b01111
+    assert topology.travel_mask(26, 25, 3) == 0b00111
+    assert topology.travel_mask(26, 25, 0) == 0b00110
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: topology.dimensions(0), ValueError,
+     r"^Node count must be a positive integer, not 0$"),
+    (lambda: topology.dimensions(2.0), TypeError,
+     r"^Node count must be a positive integer, not 2.0$"),
+    (lambda: topology.dimensions(True), TypeError,
+     r"^Node count must be a positive integer, not True$"),
+    (lambda: topology.check_node(5, 5), ValueError,
+     r"^Node must be an integer from 0 to 4, not 5$"),
+    (lambda: topology.check_routing_order("MSB"), ValueError,
+     r"^Routing order must be one of 'msb' or 'lsb', not 'MSB'$"),
+])
+def test_wrong_parameters(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
