@@ -60,5 +60,5 @@ def test_make_verilog_reports_bad_parameters_without_a_traceback(assignment, mes
     result = subprocess.run(["make", "--no-print-directory", "-s", "verilog", assignment],
                             cwd=ROOT, capture_output=True, text=True)
     assert result.returncode != 0
-    assert result.stderr.splitlines()[0] == f"ihcube: error: {message}"
+    assert f"ihcube: error: {message}" in result.stderr.splitlines()
     assert "Traceback" not in result.stderr + result.stdout
