@@ -66,16 +66,11 @@ class RouteSelect(wiring.Component):
 
         # Scan so that the first bit in routing order is assigned last and wins.
         scan = range(width) if self._order == topology.MSB_FIRST else reversed(range(width))
-        chosen = Signal(len(self._dims))
         for dim in scan:
             with m.If(candidates[dim]):
                 if dim in self._dims:
-                    m.d.comb += chosen.eq(1 << self._dims.index(dim))
-                else:
-                    m.d.comb += chosen.eq(0)
-
-        m.d.comb += [
-            self.link.eq(chosen),
-            self.deliver.eq(self.dest == self.address),
-        ]
+                    m.d.comb += self.link.eq(1 << self._dims.index(dim))
+                else:  # only where `usable` names a missing link (a broken variant)
+                    m.d.comb += self.link.eq(0)
+        m.d.comb += self.deliver.eq(self.dest == self.address)
         return m

@@ -58,10 +58,11 @@ class Delivery:
 
 @dataclass(frozen=True)
 class Request:
-    """What a PE injects: a unicast to ``dest`` or a broadcast."""
+    """What a PE injects: a unicast to ``dest`` or a broadcast, offered from cycle ``at``."""
     payload: int
     dest: int = 0
     kind: Kind = Kind.UNICAST
+    at: int = 0
 
 
 def simulate(dut, testbench, vcd_name="ihcube"):
@@ -137,21 +138,22 @@ class FabricHarness:
                  for dim, port in zip(router.dims, router.links_out)]
         quiet = 0
         for cycle in range(max_cycles):
+            offered = [bool(queue) and queue[0].at <= cycle for queue in self._queues]
             for node, queue in enumerate(self._queues):
                 port = fabric.inject[node]
-                if queue:
+                if offered[node]:
                     request = queue[0]
                     ctx.set(port.payload.dest, request.dest)
                     ctx.set(port.payload.kind, request.kind)
                     ctx.set(port.payload.payload, request.payload)
-                ctx.set(port.valid, bool(queue))
+                ctx.set(port.valid, offered[node])
                 ready = self.eject_ready >= 1.0 or self._random.random() < self.eject_ready
                 ctx.set(fabric.eject[node].ready, ready)
 
             moved = False
             for node, queue in enumerate(self._queues):
                 port = fabric.inject[node]
-                if queue and ctx.get(port.ready):
+                if offered[node] and ctx.get(port.ready):
                     self.injected.append((cycle, node, queue.popleft()))
                     moved = True
                 port = fabric.eject[node]

@@ -3,9 +3,10 @@
 import random
 
 import pytest
+from amaranth.hdl import Module, Mux, Signal
 
 from ihcube import topology
-from ihcube.rtl import Fabric, Kind, Router
+from ihcube.rtl import Fabric, Kind, LinkBuffer, Router
 from ihcube.sim.harness import FabricHarness, Request
 from ihcube.sim.scoreboard import check_run
 
@@ -138,3 +139,64 @@ def test_scoreboard_catches_a_bad_destination_let_in():
     requests = [(0, Request(payload=1, dest=7)), (1, Request(payload=2, dest=4))]
     harness = run_fabric(Fabric(n, router=RefuseNothingRouter), requests, max_cycles=200)
     assert any("names no node but entered" in problem for problem in problems_of(harness))
+
+
+def test_zero_load_latency_is_hops_plus_one():
+    """Alone in the fabric, a message taken in cycle t is delivered in cycle t + hops + 1:
+    one cycle per link, one from the injection buffer to the first link or the PE."""
+    n = 26
+    pairs = [(0, 25), (25, 0), (12, 16), (7, 7), (19, 6), (3, 24)]
+    requests = [(src, Request(payload=k, dest=dest, at=12 * k))
+                for k, (src, dest) in enumerate(pairs)]
+    harness = run_fabric(Fabric(n), requests)
+    assert problems_of(harness) == []
+    taken = {request.payload: cycle for cycle, _, request in harness.injected}
+    for delivery in harness.deliveries:
+        message = delivery.message
+        hops = bin(message.src ^ message.dest).count("1")
+        assert delivery.cycle - taken[message.payload] == hops + 1
+
+
+class FaultyBuffer(LinkBuffer):
+    """Negative control: a buffer that, every fifth time, forgets a message written into it
+    (``fault="drop"``) or keeps one it has handed on (``fault="duplicate"``)."""
+
+    fault = None
+
+    def elaborate(self, platform):
+        m = Module()
+        inner = m.submodules.inner = LinkBuffer(self._layout, self.depth)
+        count = Signal(range(5))
+        strike = count == 4
+        event = (self.w.valid & self.w.ready if self.fault == "drop"
+                 else self.r.valid & self.r.ready)
+        with m.If(event):
+            m.d.sync += count.eq(Mux(strike, 0, count + 1))
+        m.d.comb += [
+            inner.w.payload.eq(self.w.payload),
+            inner.w.valid.eq(self.w.valid & ~(strike & (self.fault == "drop"))),
+            self.w.ready.eq(inner.w.ready),
+            self.r.payload.eq(inner.r.payload),
+            self.r.valid.eq(inner.r.valid),
+            inner.r.ready.eq(self.r.ready & ~(strike & (self.fault == "duplicate"))),
+        ]
+        return m
+
+
+@pytest.mark.parametrize("fault, complaint", [("drop", "delivered 0 times"),
+                                              ("duplicate", "delivered 2 times")])
+def test_scoreboard_catches_a_buffer_that_drops_or_duplicates(fault, complaint):
+    buffer = type(f"{fault.title()}Buffer", (FaultyBuffer,), {"fault": fault})
+    router = type(f"{fault.title()}Router", (Router,), {"link_buffer": buffer})
+    harness = run_fabric(Fabric(8, router=router), all_pairs(8), max_cycles=600)
+    assert any(complaint in problem for problem in problems_of(harness))
+
+
+@pytest.mark.parametrize("args, error, message", [
+    ((0,), ValueError, r"^Node count must be a positive integer, not 0$"),
+    ((26, 0), ValueError, r"^Payload width must be a positive integer, not 0$"),
+    ((26, 32, 0), ValueError, r"^Buffer depth must be a positive integer, not 0$"),
+])
+def test_wrong_parameters(args, error, message):
+    with pytest.raises(error, match=message):
+        Fabric(*args)
