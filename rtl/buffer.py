@@ -12,8 +12,9 @@ __all__ = ["LinkBuffer"]
 class LinkBuffer(wiring.Component):
     """First-in first-out buffer of ``depth`` messages (Katseff, Algorithm 3).
 
-    ``w.ready`` is a flip-flop that says whether the buffer will have room in this cycle,
-    so a sender in another router never sees a combinational path through the receiver.
+    ``w.ready`` is a flip-flop that says whether the buffer has room in this cycle, so a
+    sender in another router never sees a combinational path through the receiver. It is
+    low during reset and rises in the first cycle after it.
     The price is that "free" reaches the sender one cycle late: with ``depth=1`` a link
     carries a message at most every other cycle; ``depth=2`` restores one per cycle.
 
@@ -53,7 +54,7 @@ class LinkBuffer(wiring.Component):
         tail = Signal(range(depth))
         count = Signal(range(depth + 1))
         count_next = Signal.like(count)
-        room = Signal(init=1)
+        room = Signal()  # low in reset, so nothing handed over then is lost
 
         write = self.w.valid & self.w.ready
         read = self.r.valid & self.r.ready

@@ -31,6 +31,7 @@ def route_mismatches(n, router=Router, strap=True, order="msb"):
             for port in [*r.links_out, r.eject]:
                 ctx.set(port.ready, 1)
             ctx.set(r.inject.valid, 1)
+        await ctx.tick()  # buffers are ready from the first cycle after reset
         # The PE offers a message every cycle; the one-message injection buffer takes one
         # every other cycle, and in between the previous one shows which output it chose.
         for dest in range(1 << topology.address_bits(n)):
