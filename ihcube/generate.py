@@ -24,12 +24,14 @@ def fabric_name(n, payload_width=32, depth=1, order=topology.MSB_FIRST):
     return name
 
 
-def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST):
+def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, router=Router):
     """Return the Verilog text of an ``n``-node fabric, deterministic for the same arguments.
 
     Routers whose nodes have the same links differ only in their own address, so each link
     set is emitted once as a strapped :class:`~ihcube.rtl.Router` and instantiated for every
     node that has it. This keeps the output and the generation time close to linear in ``n``.
+    ``router`` builds a router as :class:`~ihcube.rtl.Fabric` does; the tests pass broken
+    variants.
     """
     top = fabric_name(n, payload_width, depth, order)
     module_of_mask = {}
@@ -39,8 +41,8 @@ def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST):
         if mask in module_of_mask:
             continue
         module = module_of_mask[mask] = f"{top}_router_x{mask:x}"
-        router = Router(n, node, payload_width, depth, order, strap=True)
-        texts.append(verilog.convert(router, name=module, emit_src=False))
+        texts.append(verilog.convert(router(n, node, payload_width, depth, order, strap=True),
+                                     name=module, emit_src=False))
     modules = {node: module_of_mask[topology.exists_mask(n, node)] for node in range(n)}
     fabric = Fabric(n, payload_width, depth, order, router_modules=modules)
     texts.append(verilog.convert(fabric, name=top, emit_src=False))

@@ -55,13 +55,14 @@ class Router(wiring.Component):
       waits for an output is sent after at most ``k`` transfers of other inputs on that
       output. With ``depth=1`` and the output always ready, a message taken into an input
       buffer in cycle ``t`` leaves on that output by cycle ``t + k + 1``.
-    - An injection with ``dest >= n`` is taken from the PE (so the PE is not stalled),
-      dropped before it enters the fabric, and counted: ``refused`` rises and stays up, and
-      ``refused_count`` (saturating) counts them.
+    - An injection with ``dest >= n`` is taken from the PE like any other (it does not block
+      the PE), dropped before it enters the fabric, and counted: ``refused`` rises and stays
+      up, and ``refused_count`` (saturating) counts them.
 
     Nothing that this router drives onto a link depends combinationally on anything it
     receives: ``links_in[i].ready`` is a flip-flop, and ``links_out[i].valid`` and
-    ``.payload`` are functions of this router's own flip-flops. So no combinational path
+    ``.payload`` are functions of this router's own flip-flops (and, with ``strap=True``, of
+    the ``address`` strap, which the fabric ties to a constant). So no combinational path
     crosses a router, and a fabric of them has no combinational loop for any ``n``.
 
     Parameters
@@ -97,7 +98,8 @@ class Router(wiring.Component):
     refused_count : ``Out(REFUSED_COUNT_WIDTH)``
         Number of refused injections, saturating.
     address : ``In(address_bits(n))``
-        With ``strap=True`` only: this router's node number.
+        With ``strap=True`` only: this router's node number, a static strap. It must be held
+        constant (the fabric ties it to the node); timing paths from it are false paths.
     """
 
     #: The route selector; negative-control variants in the tests replace it.
