@@ -49,7 +49,9 @@ class LinkBuffer(wiring.Component):
         m = Module()
         depth = self._depth
 
-        entries = Array(Signal(self._layout, name=f"entry{i}") for i in range(depth))
+        # Entries are read only while counted, so they need no reset.
+        entries = Array(Signal(self._layout, name=f"entry{i}", reset_less=True)
+                        for i in range(depth))
         head = Signal(range(depth))
         tail = Signal(range(depth))
         count = Signal(range(depth + 1))
