@@ -203,7 +203,7 @@ class Router(wiring.Component):
             for o, arbiter in enumerate(arbiters):
                 m.d.comb += [
                     arbiter.requests[j].eq(buffer.r.valid & want[o] & ~done[o]),
-                    sent[o].eq(arbiter.grant[j] & arbiter.valid & arbiter.ready),
+                    sent[o].eq(arbiter.grant[j] & arbiter.ready),
                 ]
             last_copy = (want & ~done & ~sent) == 0
             m.d.comb += buffer.r.ready.eq(buffer.r.valid & last_copy)
