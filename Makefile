@@ -12,12 +12,14 @@ JOBS   ?= 2
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: help verilog test system-tools bench clean
+.PHONY: help verilog test system-tools bench cocotb lint clean
 
 help:
 	@echo "make verilog N=26 [W=32 DEPTH=1 ORDER=msb]  write gen/ihcube_n<N>_w<W>.v"
 	@echo "make test                                   run the test suite"
 	@echo "make bench                                  measure generation time, memory, size, cells"
+	@echo "make cocotb N=26 [WAVES=1]                  cocotb regression of the emitted Verilog on Icarus"
+	@echo "make lint N=26                              verilator --lint-only -Wall on the emitted Verilog"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +38,13 @@ test: $(STAMP) system-tools
 
 bench: $(STAMP)
 	$(BIN)/python -m ihcube.bench
+
+cocotb: $(STAMP) system-tools
+	@$(BIN)/python -m ihcube.cocotb_run --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' \
+		--order='$(ORDER)' $(if $(WAVES),--waves)
+
+lint: $(STAMP) system-tools
+	@$(BIN)/python -m ihcube.lint --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' --order='$(ORDER)'
 
 clean:
 	rm -rf gen/*.v .pytest_cache

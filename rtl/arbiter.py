@@ -1,6 +1,6 @@
 """Fair arbitration of one output among the inputs that want it."""
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -58,7 +58,9 @@ class RoundRobinArbiter(wiring.Component):
         locked = Signal()
 
         after_last = Signal(count)
-        m.d.comb += after_last.eq(self.requests & Cat(last < j for j in range(count)))
+        # Requester 0 is never after `last`: comparing `last < 0` would be a constant.
+        m.d.comb += after_last.eq(self.requests
+                                  & Cat(Const(0, 1), *(last < j for j in range(1, count))))
 
         fresh = Signal(count)
         # Lowest set bit of the requests after `last`, else of all requests: written so

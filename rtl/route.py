@@ -61,7 +61,10 @@ class RouteSelect(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         width = topology.dimensions(self._n)
-        candidates = Signal(max(width, 1))
+        m.d.comb += self.deliver.eq(self.dest == self.address)
+        if not width:  # a single node: no link to choose
+            return m
+        candidates = Signal(width)
         m.d.comb += candidates.eq((self.dest ^ self.address) & self.usable)
 
         # Scan so that the first bit in routing order is assigned last and wins.
@@ -72,5 +75,4 @@ class RouteSelect(wiring.Component):
                     m.d.comb += self.link.eq(1 << self._dims.index(dim))
                 else:  # only where `usable` names a missing link (a broken variant)
                     m.d.comb += self.link.eq(0)
-        m.d.comb += self.deliver.eq(self.dest == self.address)
         return m

@@ -216,7 +216,10 @@ class Router(wiring.Component):
     def _elaborate_injection(self, m, injected, address):
         """Stamp what the PE injects into a message, refusing destinations that do not exist."""
         request = self.inject.payload
-        nowhere = (request.kind == Kind.UNICAST) & (request.dest >= self._n)
+        if self._n < 1 << len(request.dest):
+            nowhere = (request.kind == Kind.UNICAST) & (request.dest >= self._n)
+        else:  # n is a power of two (n > 1): every address names a node
+            nowhere = Const(0, 1)
         m.d.comb += [
             injected.w.payload.dest.eq(request.dest),
             injected.w.payload.src.eq(address),

@@ -1,0 +1,277 @@
+"""Run the cocotb regression on the emitted Verilog of one fabric, in Icarus Verilog.
+
+    python -m ihcube.cocotb_run --nodes 26 [--width 32] [--depth 1] [--order msb] [--waves]
+                                [--test NAME ...] [--stress COUNT] [--seed SEED] [--out DIR]
+
+generates the fabric with :func:`ihcube.generate.fabric_verilog` into
+``DIR/<top>/<top>.v`` (``DIR`` is ``build/cocotb`` unless ``--out`` says otherwise, ``<top>``
+is :func:`~ihcube.generate.fabric_name`), compiles it with ``iverilog`` and runs the
+testbench ``tests/cocotb_tb/fabric_tb.py`` through :mod:`cocotb_tools.runner`. The results
+are in ``DIR/<top>/results.xml`` (JUnit XML) and, with ``--waves``, the waveform in
+``DIR/<top>/<top>.fst``. The exit status is 0 when every test passed, 1 when one failed, and
+2 (with one line on standard error) for a wrong parameter.
+
+``tests/test_cocotb.py`` runs the same regression from pytest with :func:`build` and
+:func:`run`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import topology
+from .params import check_depth, check_payload_width, check_positive_integer
+
+__all__ = ["TESTS", "Settings", "Outcome", "build", "run", "read_results", "main"]
+
+#: The tests of ``tests/cocotb_tb/fabric_tb.py``, in the order they run.
+TESTS = ("route_selection", "all_pairs_unicast", "broadcast_from_every_source", "random_stress",
+         "bad_destination_refused", "zero_load_latency")
+
+TESTBENCH = "cocotb_tb.fabric_tb"
+#: Where the testbench package lives: the project's ``tests/`` folder.
+TESTBENCH_PATH = Path(__file__).resolve().parent.parent / "tests"
+TIMESCALE = ("1ns", "1ps")
+#: The runner compiles with ``-g2012``. Under it Icarus initialises a ``reg x = 0``
+#: declaration without an event, so the ``always @*`` blocks of Yosys's Verilog backend, which
+#: wait for exactly that event to compute their first value, stay X until an input changes.
+#: Verilog-2005 semantics (the later ``-g`` wins) make the initialisation an event.
+BUILD_ARGS = ["-g2005"]
+#: A Verilog-2005 module that dumps the waveform, for ``waves=True``.
+DUMP_MODULE = "ihcube_cocotb_dump"
+#: cocotb applies pytest's assertion rewriting to every module imported after it starts,
+#: Amaranth, NumPy and Numba included (seconds per simulator start); only the testbench's
+#: assertions need it.
+REWRITE = {"COCOTB_REWRITE_ASSERTION_FILES": "*_tb.py"}
+_ENV_PREFIX = "IHCUBE_COCOTB_"
+_TRUE = ("1", "yes", "y", "on", "true", "enable")
+
+
+def default_stress(n):
+    """Requests in the random stress test: 16 per node, offered in about 32 cycles (more than
+    a PE can inject at depth 1), one in ten a broadcast of ``n - 1`` deliveries."""
+    return 16 * n
+
+
+@contextlib.contextmanager
+def _waves(waves):
+    """Yield whether to record a waveform: ``waves``, or cocotb's ``WAVES`` variable. The
+    variable is hidden from the runner meanwhile: it would add its own dump module, which is
+    SystemVerilog and does not compile under :data:`BUILD_ARGS`."""
+    saved = os.environ.pop("WAVES", None)
+    try:
+        yield bool(waves) or (saved or "").strip().lower() in _TRUE
+    finally:
+        if saved is not None:
+            os.environ["WAVES"] = saved
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the testbench needs to know: the fabric's parameters and the test lengths.
+
+    :mod:`ihcube.cocotb_run` hands them to the simulator in environment variables
+    (:meth:`to_env`); the testbench reads them back with :meth:`from_env`.
+    """
+    nodes: int
+    width: int = 32
+    depth: int = 1
+    order: str = topology.MSB_FIRST
+    stress: int | None = None  # None: default_stress(nodes)
+    seed: int = 1
+
+    def __post_init__(self):
+        topology.check_node_count(self.nodes)
+        check_payload_width(self.width)
+        check_depth(self.depth)
+        topology.check_routing_order(self.order)
+        if self.stress is None:
+            object.__setattr__(self, "stress", default_stress(self.nodes))
+
+    @property
+    def top(self):
+        """The Verilog top module's name."""
+        from .generate import fabric_name
+        return fabric_name(self.nodes, self.width, self.depth, self.order)
+
+    def to_env(self):
+        return {_ENV_PREFIX + name.upper(): str(getattr(self, name))
+                for name in ("nodes", "width", "depth", "order", "stress", "seed")}
+
+    @classmethod
+    def from_env(cls, environ=os.environ):
+        def get(name):
+            return environ[_ENV_PREFIX + name.upper()]
+        return cls(nodes=int(get("nodes")), width=int(get("width")), depth=int(get("depth")),
+                   order=get("order"), stress=int(get("stress")), seed=int(get("seed")))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one cocotb test ended: ``status`` is ``passed``, ``failed``, ``skipped`` or
+    ``missing`` (the simulation ended before it reported)."""
+    name: str
+    status: str
+    message: str = ""
+
+    @property
+    def passed(self):
+        return self.status == "passed"
+
+
+def build(settings, build_dir, *, waves=False, verilog=None):
+    """Generate the fabric of ``settings`` into ``build_dir`` and compile it with Icarus.
+
+    ``verilog`` replaces the generated text (the tests pass a broken fabric's). With
+    ``waves``, the simulation writes ``build_dir/<top>.fst`` (when :func:`run` is also given
+    ``waves``). The design is always recompiled, so that a build is what it says.
+    """
+    from cocotb_tools.runner import get_runner
+    from .generate import fabric_verilog
+
+    build_dir = Path(build_dir).resolve()
+    build_dir.mkdir(parents=True, exist_ok=True)
+    if verilog is None:
+        verilog = fabric_verilog(settings.nodes, settings.width, settings.depth, settings.order)
+    source = build_dir / f"{settings.top}.v"
+    source.write_text(verilog)
+    sources, build_args = [source], list(BUILD_ARGS)
+    with _waves(waves) as waves:
+        if waves:
+            # The runner's own dump module is SystemVerilog, which -g2005 does not take.
+            dump = build_dir / f"{DUMP_MODULE}.v"
+            dump.write_text(f"module {DUMP_MODULE};\n"
+                            f"  initial begin\n"
+                            f"    $dumpfile(\"{build_dir / (settings.top + '.fst')}\");\n"
+                            f"    $dumpvars(0, {settings.top});\n"
+                            f"  end\n"
+                            f"endmodule\n")
+            sources.append(dump)
+            build_args += ["-s", DUMP_MODULE]
+        get_runner("icarus").build(sources=sources, hdl_toplevel=settings.top,
+                                   build_dir=build_dir, build_args=build_args,
+                                   timescale=TIMESCALE, always=True,
+                                   log_file=build_dir / "build.log")
+    return build_dir
+
+
+def run(settings, build_dir, *, tests=None, results_xml=None, test_dir=None, waves=False):
+    """Run ``tests`` (all of :data:`TESTS` by default) on the design :func:`build` compiled
+    into ``build_dir``; return an :class:`Outcome` per test, in order.
+
+    ``results_xml`` (default ``build_dir/results.xml``) receives cocotb's JUnit report and
+    ``test_dir`` (default ``build_dir``) is where the simulator runs. The runner does not
+    raise when a test fails (under pytest it exits instead); the report says what happened.
+    """
+    from cocotb_tools.runner import get_runner
+
+    build_dir = Path(build_dir).resolve()
+    tests = list(TESTS if tests is None else tests)
+    results_xml = Path(results_xml or build_dir / "results.xml").resolve()
+    test_dir = Path(test_dir or build_dir).resolve()
+    # The runner passes its own sys.path to the simulator's Python as PYTHONPATH.
+    sys.path.insert(0, str(TESTBENCH_PATH))
+    try:
+        with _waves(waves) as waves:
+            get_runner("icarus").test(
+                test_module=TESTBENCH, hdl_toplevel=settings.top, hdl_toplevel_lang="verilog",
+                build_dir=build_dir, test_dir=test_dir, testcase=tests,
+                results_xml=str(results_xml), extra_env={**settings.to_env(), **REWRITE},
+                waves=waves)
+    except SystemExit:
+        pass  # a failed test or a crashed simulator; read_results tells which
+    finally:
+        sys.path.remove(str(TESTBENCH_PATH))
+    return read_results(results_xml, tests)
+
+
+def read_results(results_xml, tests):
+    """The :class:`Outcome` of each of ``tests`` according to a cocotb JUnit report; a test
+    the report does not mention is ``missing``."""
+    found = {}
+    if Path(results_xml).is_file():
+        for case in ElementTree.parse(results_xml).getroot().iter("testcase"):
+            status, message = "passed", ""
+            for child in case:
+                if child.tag in ("failure", "error"):
+                    status = "failed"
+                    message = "\n".join(part for part in (child.get("message"), child.text)
+                                        if part)
+                elif child.tag == "skipped" and status == "passed":
+                    status, message = "skipped", child.get("message") or ""
+            found[case.get("name")] = Outcome(case.get("name"), status, message)
+    missing = f"no result in {results_xml}: the simulation ended before this test reported"
+    return [found.get(name, Outcome(name, "missing", missing)) for name in tests]
+
+
+def _parser():
+    from .cli import _Parser
+    parser = _Parser(prog="python -m ihcube.cocotb_run",
+                     description="Run the cocotb regression on one fabric's Verilog in Icarus.")
+    parser.add_argument("--nodes", "-n", required=True, metavar="N",
+                        help="number of nodes, any positive integer")
+    parser.add_argument("--width", "-w", default="32", metavar="W",
+                        help="payload width in bits (default 32)")
+    parser.add_argument("--depth", "-d", default="1", metavar="DEPTH",
+                        help="messages per input buffer (default 1)")
+    parser.add_argument("--order", default=topology.MSB_FIRST,
+                        help="routing order: msb (default) or lsb")
+    parser.add_argument("--waves", action="store_true",
+                        help="write a waveform, DIR/<top>/<top>.fst")
+    parser.add_argument("--test", action="append", choices=TESTS, metavar="NAME",
+                        help=f"run only this test (repeatable): {', '.join(TESTS)}")
+    parser.add_argument("--stress", metavar="COUNT",
+                        help="requests in the random stress test (default: scaled with N)")
+    parser.add_argument("--seed", default="1", metavar="SEED",
+                        help="seed of the random tests (default 1)")
+    parser.add_argument("--out", "-o", default="build/cocotb", metavar="DIR",
+                        help="where to build and run (default build/cocotb)")
+    return parser
+
+
+def main(argv=None):
+    from .cli import UsageError, _integer
+    try:
+        args = _parser().parse_args(argv)
+        nodes = _integer(args.nodes, "Node count", topology.check_node_count)
+        settings = Settings(
+            nodes=nodes,
+            width=_integer(args.width, "Payload width", check_payload_width),
+            depth=_integer(args.depth, "Buffer depth", check_depth),
+            order=topology.check_routing_order(args.order),
+            stress=(None if args.stress is None else _integer(
+                args.stress, "Stress request count",
+                lambda value: check_positive_integer(value, "Stress request count"))),
+            seed=_integer(args.seed, "Seed", lambda value: check_positive_integer(value, "Seed")),
+        )
+    except (UsageError, ValueError, TypeError) as error:
+        print(f"ihcube.cocotb_run: error: {error}", file=sys.stderr)
+        return 2
+
+    build_dir = Path(args.out) / settings.top
+    with _waves(args.waves) as waves:
+        try:
+            build(settings, build_dir, waves=waves)
+        except ValueError as error:  # a fabric the generator refuses, as one that can deadlock
+            print(f"ihcube.cocotb_run: error: {error}", file=sys.stderr)
+            return 2
+        outcomes = run(settings, build_dir, tests=args.test, waves=waves)
+    for outcome in outcomes:
+        print(f"{outcome.status.upper():8} {outcome.name}")
+        if not outcome.passed and outcome.message:
+            print("         " + outcome.message.replace("\n", "\n         "))
+    failed = sum(not outcome.passed for outcome in outcomes)
+    print(f"results: {build_dir / 'results.xml'}")
+    if waves:
+        print(f"waveform: {build_dir / (settings.top + '.fst')}")
+    print(f"{len(outcomes) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""The emitted Verilog in Icarus Verilog: the cocotb regression of ``tests/cocotb_tb/fabric_tb.py``.
+
+For every size the fabric's Verilog is generated and compiled once, and all of its cocotb tests
+run in one simulator run (starting the simulator costs more than most tests); the case fails
+with the message of every cocotb test that failed or never reported. One case per size keeps
+the xdist workers from waiting for each other's simulator. ``python -m ihcube.cocotb_run
+--nodes N [--test NAME]`` runs the same regression by hand.
+"""
+
+import ast
+import re
+import shutil
+
+import pytest
+
+from ihcube import topology
+from ihcube.cocotb_run import TESTBENCH_PATH, TESTS, Settings, build, run
+from ihcube.generate import fabric_verilog
+from ihcube.rtl import RouteSelect, Router
+
+pytest.importorskip("cocotb_tools.runner", reason="needs cocotb (pip install -e '.[dev]')")
+pytestmark = pytest.mark.skipif(shutil.which("iverilog") is None,
+                                reason="needs Icarus Verilog (make system-tools installs it)")
+
+# Largest first, so that the longest runs start early.
+SIZES = (32, 26, 13, 8, 5, 3, 2, 1)
+
+
+def regression(tmp_path, settings, *, verilog=None, tests=TESTS):
+    """Build the fabric of ``settings`` (or ``verilog``) in ``tmp_path`` and run ``tests``;
+    return a failure report of the cocotb tests that did not pass, empty if all did."""
+    build(settings, tmp_path, verilog=verilog)
+    outcomes = run(settings, tmp_path, tests=tests)
+    return "\n\n".join(f"cocotb test {outcome.name} {outcome.status}:\n{outcome.message}"
+                       for outcome in outcomes if not outcome.passed)
+
+
+def test_the_runner_knows_every_cocotb_test():
+    """``ihcube.cocotb_run.TESTS`` names the testbench's cocotb tests, all of them."""
+    source = (TESTBENCH_PATH / "cocotb_tb" / "fabric_tb.py").read_text()
+    tests = [node.name for node in ast.parse(source).body
+             if isinstance(node, ast.AsyncFunctionDef)
+             and any("cocotb.test" in ast.unparse(decorator) for decorator in node.decorator_list)]
+    assert tuple(tests) == TESTS
+
+
+def expect_passed(report, what, where):
+    """Fail the pytest case if a cocotb test did not pass."""
+    if report:
+        pytest.fail(f"on {what} ({where / 'results.xml'}):\n{report}", pytrace=False)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_verilog_fabric(tmp_path, n):
+    """Route selection, all-pairs unicast, broadcast from every source, random stress under
+    eject backpressure, refusal of bad destinations and zero-load latency (see
+    ``tests/cocotb_tb/fabric_tb.py``), checked by :func:`ihcube.sim.scoreboard.check_run`."""
+    expect_passed(regression(tmp_path, Settings(n)), f"the {n}-node fabric", tmp_path)
+
+
+class MaskBlindRouteSelect(RouteSelect):
+    """Negative control: takes the highest bit of ``node XOR dest``, link or no link."""
+
+    @property
+    def usable(self):
+        return (1 << topology.dimensions(self._n)) - 1
+
+
+class MaskBlindRouter(Router):
+    route_select = MaskBlindRouteSelect
+
+
+class BrokenTravelRouter(Router):
+    """Negative control: keeps travel bit ``l`` on a copy sent on link ``l``."""
+
+    def travel_mask(self, dim):
+        return super().travel_mask(dim) | 1 << dim
+
+
+@pytest.mark.parametrize("router, test, complaint", [
+    # n = 5: node 1 to node 4 differs in bits 2 and 0; link 2 does not exist from node 1.
+    (MaskBlindRouter, "route_selection", r"router chose wrong:\n\s*\(1, 4, \[0\], \[\]\)"),
+    (BrokenTravelRouter, "broadcast_from_every_source", r"the scoreboard found problems"),
+])
+def test_cocotb_catches_a_broken_fabric(tmp_path, router, test, complaint):
+    """A broken router in the Verilog fails its cocotb test, and so the pytest case, with a
+    message that says how."""
+    n = 5
+    report = regression(tmp_path, Settings(n), verilog=fabric_verilog(n, router=router),
+                        tests=[test])
+    assert re.search(f"cocotb test {test} failed:", report), report
+    with pytest.raises(pytest.fail.Exception, match=complaint):
+        expect_passed(report, f"a {n}-node fabric of {router.__name__}", tmp_path)
