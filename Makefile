@@ -12,7 +12,7 @@ JOBS   ?= 2
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: help verilog test system-tools bench cocotb lint clean
+.PHONY: help verilog test system-tools bench cocotb lint deadlock clean
 
 help:
 	@echo "make verilog N=26 [W=32 DEPTH=1 ORDER=msb]  write gen/ihcube_n<N>_w<W>.v"
@@ -20,6 +20,7 @@ help:
 	@echo "make bench                                  measure generation time, memory, size, cells"
 	@echo "make cocotb N=26 [WAVES=1]                  cocotb regression of the emitted Verilog on Icarus"
 	@echo "make lint N=26                              verilator --lint-only -Wall on the emitted Verilog"
+	@echo "make deadlock                               channel dependency graph acyclic for all n <= 4096"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +46,10 @@ cocotb: $(STAMP) system-tools
 
 lint: $(STAMP) system-tools
 	@$(BIN)/python -m ihcube.lint --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' --order='$(ORDER)'
+
+deadlock: $(STAMP)
+	$(BIN)/python -m ihcube.deadlock --max-nodes 4096 --order msb
+	$(BIN)/python -m ihcube.deadlock --max-nodes 4096 --order lsb --unicast-only
 
 clean:
 	rm -rf gen/*.v .pytest_cache

@@ -71,7 +71,10 @@ def _verilog(args):
         raise UsageError(f"cannot create output directory {str(out)!r}: {error.strerror}") \
             from None
     path = out / f"{fabric_name(n, width, depth, order)}.v"
-    text = fabric_verilog(n, width, depth, order)
+    try:
+        text = fabric_verilog(n, width, depth, order)
+    except ValueError as error:  # a routing that can deadlock (ihcube.deadlock)
+        raise UsageError(str(error)) from None
     path.write_text(text)
     print(f"wrote {path} ({n} nodes, payload {width} bits, depth {depth}, order {order}, "
           f"{len(text):,} bytes)")

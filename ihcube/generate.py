@@ -2,7 +2,7 @@
 
 from amaranth.back import verilog
 
-from . import topology
+from . import deadlock, topology
 from .params import check_depth, check_payload_width
 from .rtl import Fabric, Router
 
@@ -34,6 +34,7 @@ def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, route
     variants.
     """
     top = fabric_name(n, payload_width, depth, order)
+    deadlock.check_deadlock_free(n, order)  # before the slow part, and before any component
     module_of_mask = {}
     texts = []
     for node in range(n):

@@ -4,7 +4,7 @@ from amaranth.hdl import ClockSignal, Instance, Module, ResetSignal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .. import topology
+from .. import deadlock, topology
 from ..params import check_depth, check_payload_width
 from .message import inject_layout, message_layout
 from .router import REFUSED_COUNT_WIDTH, Router, router_signature
@@ -38,6 +38,12 @@ class Fabric(wiring.Component):
         (strapped) router, and the fabric instantiates those modules instead of elaborating
         the routers inline. :func:`ihcube.generate.fabric_verilog` uses this to emit one
         router module per link set rather than one per node.
+    routing : callable or None
+        The unicast routing the routers implement, as ``routing(n, node, dest)`` (see
+        :mod:`ihcube.deadlock`); :func:`ihcube.topology.route_step` in ``order`` if None. Its
+        channel dependency graph, broadcasts included, is checked at construction, which
+        raises ``ValueError`` naming a cycle if there is one. The tests pass deadlock-prone
+        variants here.
 
     Members
     -------
@@ -57,11 +63,13 @@ class Fabric(wiring.Component):
     """
 
     def __init__(self, n, payload_width=32, depth=1, order=topology.MSB_FIRST, router=Router,
-                 router_modules=None):
+                 router_modules=None, routing=None):
         self._n = topology.check_node_count(n)
         self._payload_width = check_payload_width(payload_width)
         self._depth = check_depth(depth)
         self._order = topology.check_routing_order(order)
+        # A cycle of channel dependencies can deadlock the fabric: refuse to build it.
+        deadlock.check_deadlock_free(n, order, routing)
         self._router_modules = router_modules
         self._dims = [topology.links(n, node) for node in range(n)]
         if router_modules is None:

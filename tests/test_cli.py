@@ -33,6 +33,15 @@ def test_depth_and_order_show_in_the_name(tmp_path):
     assert (tmp_path / "ihcube_n3_w32_d2_lsb.v").exists()
 
 
+def test_a_routing_that_can_deadlock_is_refused_in_one_line(tmp_path):
+    # Least-significant-first unicasts with Algorithm 6 broadcasts form a cycle from n = 4.
+    result = ihcube("verilog", "--nodes=4", "--order=lsb", f"--out={tmp_path}")
+    assert result.returncode == 2
+    assert result.stderr.startswith("ihcube: error: Routing 'lsb' of 4 nodes can deadlock: ")
+    assert "0 -(dim 0)-> 1 -(dim 1)-> 3 -(dim 0)-> 2 -(dim 1)-> 0" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+
+
 @pytest.mark.parametrize("args, message", [
     (["--nodes=0"], "Node count must be a positive integer, not 0"),
     (["--nodes=-3"], "Node count must be a positive integer, not -3"),

@@ -41,9 +41,11 @@ def broadcasts(n):
 @pytest.mark.parametrize("n, depth, order", [
     (1, 1, "msb"), (2, 1, "msb"), (3, 1, "msb"), (5, 1, "msb"), (7, 1, "msb"),
     (8, 1, "msb"), (13, 1, "msb"), (26, 1, "msb"),
-    (13, 2, "msb"), (13, 1, "lsb"), (26, 2, "lsb"),
+    (13, 2, "msb"), (3, 1, "lsb"), (3, 2, "lsb"),
 ])
 def test_all_pairs_unicast(n, depth, order):
+    # Least-significant-first fabrics are refused from n = 4 (see test_deadlock.py): their
+    # unicasts and Algorithm 6 broadcasts can wait on each other in a cycle.
     """Every (src, dest) message arrives once, at dest, with its src and payload, after
     exactly popcount(src XOR dest) hops along the Algorithm 2 path."""
     harness = run_fabric(Fabric(n, depth=depth, order=order), all_pairs(n))
