@@ -1,0 +1,206 @@
+"""Benchmark: how fast the cycle-exact model runs, against the Amaranth simulation of the RTL.
+
+Run as ``python -m ihcube.bench_model [--nodes N ...] [--out FILE]``. It measures
+router-cycles per second (nodes times cycles, per second) of :class:`ihcube.sim.model.Model`
+under uniform random traffic (Tzeng and Kumar's model: each node generates a message with
+probability 0.4 per cycle into an unbounded source queue) with one-message buffers, after the
+compiled code is loaded; the same figure for the Amaranth simulation of the 26-node fabric
+driven by :class:`~ihcube.sim.harness.FabricHarness`; and the peak memory of a child process
+that builds a 65,536-node model. It prints the figures and writes them, with the machine's
+facts, to a JSON file. Rates are given both per CPU second of this process and per wall-clock
+second, best of a few runs: on a shared machine the CPU figure is the steadier one. It checks
+nothing; ``tests/test_model.py`` does that.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import time
+from importlib import metadata
+
+__all__ = ["measure_model", "measure_rtl", "measure_memory", "main"]
+
+#: Fabric sizes of the model's figures, the traffic, and the buffer depth.
+SIZES = (26, 256, 1024, 2048)
+RATE = 0.4
+DEPTH = 1
+#: Router-cycles of each timed model run, and how many runs (the best is reported).
+ROUTER_CYCLES = 20_000_000
+REPEATS = 3
+#: The Amaranth simulation: its size, and the cycles of its two runs (their difference in
+#: time is the simulation without the simulator's construction).
+RTL_NODES = 26
+RTL_CYCLES = (40, 240)
+#: The model whose memory is measured.
+MEMORY_NODES = 65_536
+
+#: Where the figures go, relative to the current directory.
+OUT = "results/bench_model.json"
+
+
+def measure_model(n, rate=RATE, depth=DEPTH, router_cycles=ROUTER_CYCLES, repeats=REPEATS):
+    """Time :meth:`Model.run_uniform` on fresh ``n``-node models.
+
+    Returns
+    -------
+    dict
+        ``nodes``, ``depth``, ``rate``, ``cycles`` per run, ``runs``; router-cycles per
+        second per CPU second and per wall second, best and median
+        (``cpu_best``, ``cpu_median``, ``wall_best``, ``wall_median``); and what the fabric
+        did in the last run (``throughput``, ``mean_latency``, ``queued``).
+    """
+    from .sim.model import Model
+
+    Model(n, depth=depth).run_uniform(rate, 4, seed=0)  # load (or compile) the code
+    cycles = max(200, router_cycles // n)
+    cpu, wall = [], []
+    for seed in range(repeats):
+        model = Model(n, depth=depth)
+        start_cpu, start_wall = time.process_time(), time.perf_counter()
+        stats = model.run_uniform(rate, cycles, seed=seed)
+        cpu.append(n * cycles / (time.process_time() - start_cpu))
+        wall.append(n * cycles / (time.perf_counter() - start_wall))
+    return {"nodes": n, "depth": depth, "rate": rate, "cycles": cycles, "runs": repeats,
+            "cpu_best": round(max(cpu)), "cpu_median": round(statistics.median(cpu)),
+            "wall_best": round(max(wall)), "wall_median": round(statistics.median(wall)),
+            "throughput": round(stats["throughput"], 4),
+            "mean_latency": round(stats["mean_latency"], 1), "queued": stats["queued"]}
+
+
+def measure_rtl(n=RTL_NODES, rate=RATE, depth=DEPTH, cycles=RTL_CYCLES, seed=1):
+    """Time the Amaranth simulation of an ``n``-node fabric under the same traffic, twice for
+    different numbers of cycles; the difference cancels elaboration and the simulator's setup.
+
+    Returns
+    -------
+    dict
+        ``nodes``, ``depth``, ``rate``, ``cycles`` (the two runs), ``setup_seconds`` (the
+        construction, estimated), ``cpu`` and ``wall`` router-cycles per second.
+    """
+    from .rtl import Fabric
+    from .sim.harness import FabricHarness, Request
+
+    timings = []
+    for length in cycles:
+        rng = random.Random(seed)
+        harness = FabricHarness(Fabric(n, depth=depth))
+        payload = 0
+        for cycle in range(length):
+            for node in range(n):
+                if rng.random() < rate:
+                    dest = rng.randrange(n - 1)
+                    harness.send(node, Request(payload=payload, dest=dest + (dest >= node),
+                                               at=cycle))
+                    payload += 1
+        start_cpu, start_wall = time.process_time(), time.perf_counter()
+        harness.run(length)
+        timings.append((time.process_time() - start_cpu, time.perf_counter() - start_wall))
+        if harness.cycles != length:
+            raise RuntimeError(f"the harness stopped after {harness.cycles} of {length} cycles")
+    extra = n * (cycles[1] - cycles[0])
+    cpu = extra / (timings[1][0] - timings[0][0])
+    wall = extra / (timings[1][1] - timings[0][1])
+    setup = timings[0][0] - n * cycles[0] / cpu
+    return {"nodes": n, "depth": depth, "rate": rate, "cycles": list(cycles),
+            "setup_seconds": round(setup, 1), "cpu": round(cpu, 1), "wall": round(wall, 1)}
+
+
+def _child_peak(code):
+    """Run ``code`` in a child Python; return its peak resident memory (KiB) and its output."""
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT)
+    output = child.stdout.read()
+    # wait4, not wait: it gives this child's own resource usage, peak memory included.
+    _, status, usage = os.wait4(child.pid, 0)
+    child.stdout.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"child failed:\n{output.decode(errors='replace')}")
+    return usage.ru_maxrss, output.decode().strip()
+
+
+def measure_memory(n=MEMORY_NODES, depth=DEPTH, cycles=20):
+    """Peak memory of child processes that import the model, build an ``n``-node model, and
+    build one and run ``cycles`` cycles of uniform traffic on it.
+
+    Returns
+    -------
+    dict
+        ``nodes``, ``depth``, ``import_kib``, ``build_kib`` and ``run_kib`` (peak resident
+        memory of each child), ``state_bytes`` (the model's arrays) and ``build_seconds``.
+    """
+    imports = "import time; from ihcube.sim.model import Model"
+    build = (f"{imports}; start = time.perf_counter(); model = Model({n}, depth={depth}); "
+             f"print(model.nbytes, time.perf_counter() - start)")
+    run = f"{imports}; Model({n}, depth={depth}).run_uniform({RATE}, {cycles})"
+    import_kib, _ = _child_peak(imports)
+    build_kib, output = _child_peak(build)
+    run_kib, _ = _child_peak(run)
+    state_bytes, seconds = output.split()
+    return {"nodes": n, "depth": depth, "import_kib": import_kib, "build_kib": build_kib,
+            "run_kib": run_kib, "run_cycles": cycles, "state_bytes": int(state_bytes),
+            "build_seconds": round(float(seconds), 2)}
+
+
+def machine():
+    """The facts that make the figures comparable."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return {"date_utc": now.isoformat(timespec="seconds"), "python": platform.python_version(),
+            **{name: metadata.version(name) for name in ("numpy", "numba", "amaranth")},
+            "cpu_count": os.cpu_count(), "platform": platform.platform(),
+            "load_average": [round(load, 2) for load in os.getloadavg()]}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m ihcube.bench_model",
+                                     description="Measure the fast model's speed and memory.")
+    parser.add_argument("--nodes", type=int, nargs="+", default=list(SIZES), metavar="N",
+                        help="fabric sizes of the model (default 26 256 1024 2048)")
+    parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path(OUT), metavar="FILE",
+                        help=f"JSON file to write (default {OUT})")
+    args = parser.parse_args(argv)
+
+    results = {"machine": machine(), "model": [], "rtl": None, "memory": None}
+    print(f"Model, uniform traffic at rate {RATE}, depth {DEPTH}: router-cycles per second "
+          f"(best of {REPEATS}; median)")
+    print(f"{'nodes':>6} {'cycles':>7} {'per CPU s':>18} {'per wall s':>18} "
+          f"{'accepted':>9} {'latency':>8}")
+    for n in args.nodes:
+        row = measure_model(n)
+        results["model"].append(row)
+        print(f"{n:>6} {row['cycles']:>7} {row['cpu_best'] / 1e6:>8.2f}M "
+              f"({row['cpu_median'] / 1e6:>5.2f}M) {row['wall_best'] / 1e6:>8.2f}M "
+              f"({row['wall_median'] / 1e6:>5.2f}M) {row['throughput']:>9.3f} "
+              f"{row['mean_latency']:>8.1f}", flush=True)
+
+    rtl = results["rtl"] = measure_rtl()
+    print(f"\nAmaranth simulation, n={rtl['nodes']}, FabricHarness, {rtl['cycles'][0]} and "
+          f"{rtl['cycles'][1]} cycles: {rtl['cpu']:,.0f} router-cycles per CPU s "
+          f"({rtl['wall']:,.0f} per wall s; setup {rtl['setup_seconds']} s)")
+    same = next((row for row in results["model"] if row["nodes"] == rtl["nodes"]), None)
+    if same is not None:
+        results["speedup"] = round(same["cpu_best"] / rtl["cpu"])
+        print(f"model / Amaranth at n={rtl['nodes']}: {results['speedup']:,}x (CPU time)")
+
+    memory = results["memory"] = measure_memory()
+    print(f"\nModel({memory['nodes']}), depth {memory['depth']}: arrays "
+          f"{memory['state_bytes'] / 2**20:.1f} MiB, built in {memory['build_seconds']} s; peak "
+          f"memory {memory['build_kib'] / 1024:.0f} MiB (importing alone "
+          f"{memory['import_kib'] / 1024:.0f} MiB; building and running "
+          f"{memory['run_cycles']} cycles {memory['run_kib'] / 1024:.0f} MiB)")
+
+    results["machine"]["load_average_end"] = [round(load, 2) for load in os.getloadavg()]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"\nwrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

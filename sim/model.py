@@ -1,0 +1,351 @@
+"""A fast, cycle-exact software model of the fabric.
+
+:class:`Model` computes what a :class:`~ihcube.rtl.Fabric` with the same parameters does,
+cycle by cycle: the same injection handshakes, the same link transfers and the same
+deliveries in the same cycles, for the same injection offers and eject backpressure.
+``tests/test_model.py`` runs it in lockstep with the Amaranth simulation of the RTL. The
+state is NumPy arrays and the loop is compiled with Numba (:mod:`.model_kernel`), so it
+simulates millions of router-cycles per second (``python -m ihcube.bench_model``).
+
+It mirrors, register for register:
+
+- each input buffer (:class:`~ihcube.rtl.LinkBuffer`): a ring of ``depth`` messages with
+  ``head``, ``tail``, ``count``; its ``room`` register (low in the first cycle after reset,
+  then ``count != depth``); its head is valid when ``count != 0``;
+- each input's ``done`` mask of the copies its head has sent (kept as the copies still to
+  send, ``want & ~done``);
+- each output's :class:`~ihcube.rtl.RoundRobinArbiter` (``last``, ``locked``, ``held``);
+- each node's ``refused`` flag and saturating ``refused_count``.
+
+The routing rules are not restated here. The route selector is a table of
+:func:`ihcube.topology.first_set_bit` indexed, as :class:`~ihcube.rtl.RouteSelect` indexes
+its priority encoder, by ``(node XOR dest) AND exists_mask(node)``; the travel masks are
+:func:`ihcube.topology.travel_mask`, computed once per link set, as the Verilog generator
+emits one router per link set. ``tests/test_model.py`` checks the route against
+:func:`ihcube.topology.route_step` for every pair.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from .. import topology
+from ..params import check_depth, check_payload_width
+from ..rtl.message import Kind
+from . import model_kernel
+from .model_kernel import COUNT, MAX_DEPTH, POPPED, WROTE, record_words
+
+__all__ = ["Model", "ModelRun", "DELIVERY", "HOP", "INJECTION", "MAX_PAYLOAD_WIDTH",
+           "MAX_ADDRESS_BITS"]
+
+#: A delivery: a message taken by the PE of ``node`` in ``cycle``.
+DELIVERY = np.dtype([("cycle", np.int64), ("node", np.int64), ("dest", np.int64),
+                     ("src", np.int64), ("kind", np.int64), ("travel", np.int64),
+                     ("payload", np.uint64)])
+#: A hop: a message crossing link ``dim`` from ``node`` in ``cycle``.
+HOP = np.dtype([("cycle", np.int64), ("node", np.int64), ("dim", np.int64), ("dest", np.int64),
+                ("src", np.int64), ("kind", np.int64), ("travel", np.int64),
+                ("payload", np.uint64)])
+#: An injection: request number ``request`` taken from the PE of ``node`` in ``cycle``.
+INJECTION = np.dtype([("cycle", np.int64), ("node", np.int64), ("request", np.int64)])
+
+#: Widest payload the model carries (one 64-bit word per message).
+MAX_PAYLOAD_WIDTH = 64
+#: Widest address: dest, src and travel are packed with the kind into one 64-bit word.
+MAX_ADDRESS_BITS = 20
+
+ModelRun = namedtuple("ModelRun", ["injections", "deliveries", "hops", "pending"])
+ModelRun.__doc__ = """What :meth:`Model.run` recorded.
+
+``injections``, ``deliveries`` and ``hops`` are structured arrays of :data:`INJECTION`,
+:data:`DELIVERY` and :data:`HOP` records in cycle order (within a cycle in node order, and a
+node's hops in increasing dimension). ``pending`` is the number of requests still queued at
+the PEs at the end.
+"""
+
+
+class Model:
+    """Cycle-exact model of an ``n``-node :class:`~ihcube.rtl.Fabric`.
+
+    Cycle 0 is the first cycle after reset, as in the Amaranth simulation; the model counts
+    cycles across calls of :meth:`step`, :meth:`run` and :meth:`run_uniform`.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes (at most ``2**20`` here).
+    payload_width : int
+        Payload bits per message (at most 64 here). Payloads are truncated to it.
+    depth : int
+        Messages per input buffer.
+    order : ``"msb"`` or ``"lsb"``
+        Routing order.
+
+    Members
+    -------
+    cycle : int
+        The next cycle to simulate.
+    links : int
+        Number of link directions.
+    refused : ndarray of bool
+        Each node's sticky flag for a refused injection.
+    refused_count : ndarray of int
+        Each node's count of refused injections (saturating at ``2**16 - 1``).
+    """
+
+    #: Whether buffers are ready in the first cycle after reset; a negative control sets it.
+    _ready_in_reset = False
+
+    def __init__(self, n, payload_width=32, depth=1, order=topology.MSB_FIRST):
+        self._n = topology.check_node_count(n)
+        self._payload_width = check_payload_width(payload_width)
+        self._depth = check_depth(depth)
+        if depth > MAX_DEPTH:
+            raise ValueError(f"Buffer depth must be at most {MAX_DEPTH} in the model, "
+                             f"not {depth!r}")
+        self._order = topology.check_routing_order(order)
+        if payload_width > MAX_PAYLOAD_WIDTH:
+            raise ValueError(f"Payload width must be at most {MAX_PAYLOAD_WIDTH} in the model, "
+                             f"not {payload_width!r}")
+        self._D = topology.dimensions(n)
+        self._A = topology.address_bits(n)
+        if self._A > MAX_ADDRESS_BITS:
+            raise ValueError(f"Node count must be at most {1 << MAX_ADDRESS_BITS} in the "
+                             f"model, not {n!r}")
+        self._tables = self._build_tables()
+        self._links = int(sum(bin(int(mask)).count("1") for mask in self._tables[0]))
+        self.reset()
+
+    n             = property(lambda self: self._n)
+    payload_width = property(lambda self: self._payload_width)
+    depth         = property(lambda self: self._depth)
+    order         = property(lambda self: self._order)
+    cycle         = property(lambda self: self._cycle)
+    links         = property(lambda self: self._links)
+
+    @property
+    def refused(self):
+        return self._state[6].astype(bool)
+
+    @property
+    def refused_count(self):
+        return self._state[7].astype(np.int64)
+
+    @property
+    def nbytes(self):
+        """Bytes of the tables and state arrays."""
+        return sum(array.nbytes for array in (*self._tables, *self._state) if array.base is None)
+
+    # The rules, from ihcube.topology. Negative-control variants in the tests replace these.
+
+    def _travel_mask(self, node, dim):
+        return topology.travel_mask(self._n, node, dim)
+
+    def _first_set_bit(self, bits):
+        return topology.first_set_bit(bits, self._order)
+
+    def _arbiter_start(self):
+        """``last`` after reset: the PE, the last requester (RoundRobinArbiter)."""
+        return self._D
+
+    def _build_tables(self):
+        n, D = self._n, self._D
+        exists = np.array([topology.exists_mask(n, a) for a in range(n)], np.int64)
+        route = np.array([-1 if bit is None else bit
+                          for bit in map(self._first_set_bit, range(1 << D))], np.int8)
+        # Nodes with the same links have the same travel masks: a row per link set.
+        _, representative, link_set = np.unique(exists, return_index=True,
+                                                return_inverse=True)
+        travel_masks = np.array([self._travel_mask(int(node), dim)
+                                 for node in representative for dim in range(max(D, 1))],
+                                np.int64)
+        return exists, route, link_set.astype(np.int64), travel_masks
+
+    def reset(self):
+        """Return to the state right after reset: empty buffers whose ``room`` is low,
+        arbiters not locked and with ``last`` on the PE input, no refusals."""
+        n, S, depth = self._n, self._D + 1, self._depth
+        words = record_words(depth)
+        cells = np.zeros(n * S * words, np.int64)
+        cells16 = cells.view(np.int16)
+        for field in (WROTE, POPPED):
+            cells16[field::4 * words] = -1
+        self._state = (
+            cells, cells.view(np.int32), cells16,
+            np.full(n * S, self._arbiter_start(), np.int8),  # last
+            np.full(n * S, -1, np.int8),                      # held (-1: not locked)
+            np.zeros(n, np.int64),                            # occupied
+            np.zeros(n, np.uint8),                            # refused
+            np.zeros(n, np.int32),                            # refused_count
+        )
+        self._cycle = 0
+
+    @property
+    def occupancy(self):
+        """Messages in the input buffers, as an ``(n, D + 1)`` array (PE last)."""
+        return (self._state[2][COUNT::4 * record_words(self._depth)]
+                .reshape(self._n, self._D + 1).astype(np.int64))
+
+    @property
+    def _dims(self):
+        return (self._n, self._D, self._A, self._depth, self._ready_in_reset)
+
+    # Messages: dest, src, travel (A bits each) and kind packed into a header word.
+
+    def _pack(self, dest, kind):
+        return np.asarray(dest, np.int64) | np.asarray(kind, np.int64) << (3 * self._A)
+
+    def _unpack(self, dtype, columns, header, payload):
+        A, field = self._A, (1 << self._A) - 1
+        out = np.zeros(len(header), dtype)
+        for name, values in columns.items():
+            out[name] = values
+        out["dest"] = header & field
+        out["src"] = header >> A & field
+        out["travel"] = header >> 2 * A & field
+        out["kind"] = header >> 3 * A & 1
+        out["payload"] = payload.view(np.uint64)
+        return out
+
+    def _payloads(self, values):
+        mask = (1 << self._payload_width) - 1
+        return np.array([int(value) & mask for value in values], np.uint64).view(np.int64)
+
+    def step(self, inject_valid, inject_dest=0, inject_kind=0, inject_payload=0,
+             eject_ready=True, record_hops=False):
+        """Simulate one cycle with the PE ports driven as given.
+
+        Parameters
+        ----------
+        inject_valid : bool or array of bool, length ``n``
+            Which PEs offer a message.
+        inject_dest, inject_kind, inject_payload : int or array of int, length ``n``
+            What they offer (``kind`` is a :class:`~ihcube.rtl.Kind` value).
+        eject_ready : bool or array of bool, length ``n``
+            Which PEs accept a delivery.
+        record_hops : bool
+            Also return the link transfers.
+
+        Returns
+        -------
+        taken : ndarray of bool
+            The injection handshakes.
+        deliveries : structured ndarray of :data:`DELIVERY`
+        hops : structured ndarray of :data:`HOP` (empty unless ``record_hops``)
+        """
+        n = self._n
+
+        def column(values, dtype):
+            return np.ascontiguousarray(np.broadcast_to(values, (n,)), dtype)
+
+        valid = column(inject_valid, np.uint8)
+        header = self._pack(column(inject_dest, np.int64), column(inject_kind, np.int64))
+        payload = self._payloads(np.broadcast_to(inject_payload, (n,)))
+        ready = column(eject_ready, np.uint8)
+        taken = np.zeros(n, np.uint8)
+        deliveries = np.zeros((n, 3), np.int64)
+        hops = np.zeros((self._links if record_hops else 0, 4), np.int64)
+        got_d, got_h = model_kernel.cycle(
+            self._dims, self._tables, self._state, self._cycle, valid, header, payload, taken,
+            ready, deliveries, hops, record_hops)
+        t = self._cycle
+        self._cycle += 1
+        deliveries = deliveries[:got_d]
+        delivered = self._unpack(DELIVERY, {"cycle": t, "node": deliveries[:, 0]},
+                                 deliveries[:, 1], deliveries[:, 2])
+        hops = hops[:got_h if record_hops else 0]
+        hopped = self._unpack(HOP, {"cycle": t, "node": hops[:, 0], "dim": hops[:, 1]},
+                              hops[:, 2], hops[:, 3])
+        return taken.astype(bool), delivered, hopped
+
+    def run(self, cycles, requests=(), eject_ready=None, record_hops=False):
+        """Simulate ``cycles`` cycles with each PE offering a queue of requests.
+
+        Each PE offers the first request of its queue once the request's ``at`` cycle has
+        come, and holds it until the fabric takes it, as
+        :class:`~ihcube.sim.harness.FabricHarness` does.
+
+        Parameters
+        ----------
+        cycles : int
+            Number of cycles.
+        requests : iterable of (node, :class:`~ihcube.sim.harness.Request`)
+            The PEs' queues, in the order of ``FabricHarness.send`` calls; an injection
+            record's ``request`` is the position in this sequence.
+        eject_ready : array of bool, shape ``(cycles, n)``, or None
+            Which PEs accept a delivery in each cycle; None is all of them, always.
+        record_hops : bool
+            Also record every link transfer.
+
+        Returns
+        -------
+        :class:`ModelRun`
+        """
+        n = self._n
+        requests = list(requests)
+        nodes = np.array([node for node, _ in requests], np.int64)
+        if len(nodes) and (nodes.min() < 0 or nodes.max() >= n):
+            raise ValueError(f"Request nodes must be from 0 to {n - 1}")
+        order = np.argsort(nodes, kind="stable")
+        start = np.searchsorted(nodes[order], np.arange(n + 1)).astype(np.int64)
+        queued = [requests[i][1] for i in order]
+        at = np.array([request.at for request in queued], np.int64)
+        header = self._pack([request.dest for request in queued],
+                            [Kind(request.kind).value for request in queued])
+        payload = self._payloads(request.payload for request in queued)
+        if eject_ready is None:
+            pattern = np.ones((cycles, n), np.uint8)
+        else:
+            pattern = np.ascontiguousarray(eject_ready, np.uint8)
+            if pattern.shape != (cycles, n):
+                raise ValueError(f"Eject-ready pattern must have shape {(cycles, n)}, "
+                                 f"not {pattern.shape}")
+        queue_next = start[:-1].copy()
+
+        injections, deliveries, hops = model_kernel.run_queues(
+            self._dims, self._tables, self._state, self._cycle, cycles, start, at,
+            np.ascontiguousarray(header), payload, queue_next, pattern, record_hops,
+            self._links)
+        self._cycle += cycles
+        injected = np.zeros(len(injections), INJECTION)
+        injected["cycle"] = injections[:, 0]
+        injected["node"] = injections[:, 1]
+        injected["request"] = order[injections[:, 2]]
+        delivered = self._unpack(DELIVERY, {"cycle": deliveries[:, 0], "node": deliveries[:, 1]},
+                                 deliveries[:, 2], deliveries[:, 3])
+        hopped = self._unpack(HOP, {"cycle": hops[:, 0], "node": hops[:, 1], "dim": hops[:, 2]},
+                              hops[:, 3], hops[:, 4])
+        return ModelRun(injected, delivered, hopped, int((start[1:] - queue_next).sum()))
+
+    def run_uniform(self, rate, cycles, seed=0):
+        """Simulate ``cycles`` cycles of uniform random traffic (Tzeng and Kumar, Section 5.1).
+
+        Each node generates a unicast with probability ``rate`` per cycle, to a node drawn
+        uniformly from the others, into an unbounded source queue whose head its PE offers;
+        every PE accepts a delivery every cycle. The queues start empty and are dropped at
+        the end (messages in the fabric stay).
+
+        Returns
+        -------
+        dict
+            ``cycles``, ``generated``, ``injected``, ``delivered``, ``hops`` (link
+            transfers), ``mean_latency`` and ``max_latency`` (generation to acceptance, in
+            cycles; they wrap at ``2**payload_width``, as the payload carries the generation
+            cycle), ``queued`` (left in source queues), ``throughput`` (deliveries per node
+            per cycle).
+        """
+        if not 0.0 <= rate <= 1.0:
+            raise ValueError(f"Generation rate must be from 0 to 1, not {rate!r}")
+        totals = np.zeros(7, np.int64)
+        mask = (1 << self._payload_width) - 1 if self._payload_width < 64 else -1
+        model_kernel.run_uniform(self._dims, self._tables, self._state, self._cycle, cycles,
+                                 float(rate), seed, mask, totals)
+        self._cycle += cycles
+        generated, injected, delivered, latency_sum, hops, latency_max, queued = map(int, totals)
+        return {
+            "cycles": cycles, "generated": generated, "injected": injected,
+            "delivered": delivered, "hops": hops,
+            "mean_latency": latency_sum / delivered if delivered else float("nan"),
+            "max_latency": latency_max, "queued": queued,
+            "throughput": delivered / (self._n * cycles) if cycles else 0.0,
+        }

@@ -1,0 +1,516 @@
+"""The compiled inner loop of :class:`ihcube.sim.model.Model`.
+
+Numba functions over flat NumPy arrays; :mod:`ihcube.sim.model` builds the tables from
+:mod:`ihcube.topology` and owns the state. Nothing here knows a routing rule: the route
+selector's priority encoder, the link-existence vectors and the travel masks arrive as
+tables.
+
+Layout
+------
+Node ``a`` has ``S = D + 1`` *slots*: slot ``i < D`` is link ``i`` (the input buffer that
+link ``i`` feeds, and the output that drives link ``i``), slot ``D`` is the PE (the
+injection buffer, and the eject port). Slots of links that do not exist are never used.
+Row ``a * S + s`` is slot ``s`` of node ``a``; its fields are ``slots[row * FIELDS + f]``,
+and its buffer's ``depth`` entries are ``(row * depth + k) * 2 + 0`` (header) and ``+ 1``
+(payload bits) in ``entries``. A mask over slots has bit ``s`` for slot ``s``. The RTL
+numbers a router's ports ``0 .. k``, existing links in increasing dimension and then the
+PE; slot order is that order with gaps, so the arbiters' "first requester after ``last``"
+chooses the same input here.
+
+Slot fields (int32):
+
+- ``COUNT``, ``HEAD``, ``TAIL``: the buffer's ring (LinkBuffer ``count``, ``head``,
+  ``tail``).
+- ``PENDING``: the copies the head still has to send, the Router's ``want & ~done``. It is
+  set when a message becomes the head and loses a bit with each copy sent, so the RTL's
+  ``done`` is ``want & ~PENDING``.
+- ``WROTE``, ``POPPED``: the cycle (modulo ``2**31``) of the buffer's last write and pop.
+- ``LAST``: the output's arbiter ``last`` (a slot; the PE after reset).
+- ``HELD``: the input that the output's arbiter is locked on, or -1 when not locked.
+
+A header packs ``dest``, ``src`` and ``travel`` in ``A`` bits each, then ``kind``.
+``occupied[a]`` has a bit for each slot of node ``a`` whose buffer holds a message.
+
+Registers
+---------
+One call of :func:`cycle` is one clock cycle. Every decision of the cycle must read the
+registers as they were when it began, although the nodes are visited one after another and
+a write into a neighbour's buffer, or a pop from one's own, changes it at once. A buffer has
+one writer (the far end of its link, or its own PE) and one reader, each acting at most once
+per cycle, so its count when the cycle began is ``COUNT - (WROTE == t) + (POPPED == t)``
+whichever of the two was visited first; the reader, which scans before it pops, needs only
+``COUNT - (WROTE == t)``.
+
+``room`` is not stored: the LinkBuffer register ``room <= count_next != depth`` holds
+``count != depth`` in every cycle but the first after reset, where it is low.
+
+Array indices in :func:`cycle` are wrapped in :func:`_at` ("this index is not negative"),
+which spares Numba's test for negative indices on every access: about a fifth of the time.
+"""
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+__all__ = ["COUNT", "HEAD", "TAIL", "WROTE", "POPPED", "PENDING", "ENTRIES", "MAX_DEPTH",
+           "record_words", "cycle", "run_queues", "run_uniform"]
+
+#: A slot's fields: int16 words of its record, and an int32 word, then int64 words.
+COUNT, HEAD, TAIL, WROTE, POPPED = range(5)
+PENDING = 3
+ENTRIES = 2
+
+#: Deepest buffer: counts and pointers are int16.
+MAX_DEPTH = (1 << 15) - 1
+
+
+def record_words(depth):
+    """The int64 words of a slot's record: its fields, then ``depth`` entries."""
+    return 2 + 2 * depth
+
+
+#: ``refused_count`` saturates here, as the RTL's 16-bit counter does.
+_REFUSED_MAX = (1 << 16) - 1
+#: Stamps are cycles modulo this (they are int16).
+_STAMPS = (1 << 15) - 1
+
+
+@intrinsic
+def _at(typingctx, index):
+    """``index`` as an unsigned integer, for indexing: the caller knows it is not negative."""
+    if not isinstance(index, types.Integer):
+        return None
+    sig = types.uint64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return args[0]
+    return sig, codegen
+
+
+@intrinsic
+def _lowest(typingctx, bits):
+    """Index of the lowest set bit of a nonzero integer (LLVM ``cttz``)."""
+    if not isinstance(bits, types.Integer):
+        return None
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+    return sig, codegen
+
+
+@njit(cache=True, inline="always")
+def _wants(header, b, exists_b, route_bit, slot_index, A, pe):
+    """The outputs a head wants at node ``b`` (Router ``want``).
+
+    A broadcast wants the existing links whose travel bit is set and, unless it is in the
+    injection buffer (at its origin), the PE. A unicast wants the PE if it is for ``b``,
+    else link ``route_bit``, the route selector's choice. (Helpers take no arrays: Numba
+    would count references to them at every call.)
+    """
+    field = (1 << A) - 1
+    if header >> (3 * A) & 1:
+        wants = (header >> (2 * A) & field) & exists_b
+        if slot_index != pe:
+            wants |= 1 << pe
+        return wants
+    if header & field == b:
+        return 1 << pe
+    return 1 << route_bit
+
+
+@njit(cache=True, inline="always")
+def _advance(pointer, depth):
+    return 0 if pointer == depth - 1 else pointer + 1
+
+
+@njit(cache=True)
+def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eject_ready,
+          deliveries, hops, record_hops):
+    """Simulate clock cycle ``t`` of the whole fabric.
+
+    ``dims`` is ``(n, D, A, depth, ready_in_reset)``, ``tables`` ``(exists, route,
+    link_set, travel_masks)``, ``state`` ``(cells, cells32, cells16, last, held, occupied,
+    refused, refused_count)`` (``cells32`` and ``cells16`` are views of ``cells``).
+
+    The PE of node ``a`` offers ``inj_header[a]`` (dest and kind packed as in a header;
+    ``src`` and ``travel`` are stamped here) and ``inj_payload[a]`` when ``inj_valid[a]``;
+    ``taken[a]`` is set to whether the handshake happened. ``eject_ready[a]`` is the PE's
+    ready. The cycle's deliveries are written to the rows of ``deliveries`` as ``(node,
+    header, payload)``, and if ``record_hops`` its hops to ``hops`` as ``(node, dim,
+    header, payload)``. Returns the numbers of deliveries and hops.
+    """
+    n, D, A, depth, ready_in_reset = dims
+    exists, route, link_set, travel_masks = tables
+    cells, cells32, cells16, last, held, occupied, refused, refused_count = state
+    S = D + 1
+    pe = D
+    pe_bit = 1 << D
+    R64 = 2 + 2 * depth  # int64 words per slot
+    R32 = 2 * R64
+    R16 = 4 * R64
+    stamp = t % _STAMPS
+    if stamp == 0:
+        # Old stamps could equal this cycle's: forget them (only this cycle's matter).
+        for row in range(n * S):
+            cells16[row * R16 + WROTE] = -1
+            cells16[row * R16 + POPPED] = -1
+    rooms = t > 0 or ready_in_reset  # room is low in the first cycle after reset
+    travel_shift = 2 * A
+    address = (1 << A) - 1
+    full_travel = (1 << D) - 1
+    masks = max(D, 1)  # the row length of travel_masks
+    n_deliveries = 0
+    n_hops = 0
+    requests = np.zeros(S, np.int64)
+
+    for a in range(n):
+        base = a * S
+        ex = exists[_at(a)]
+        holding = occupied[_at(a)]
+
+        # The PE's injection: the handshake happens iff the injection buffer has room.
+        if inj_valid[_at(a)]:
+            row = base + pe
+            r = row * R16
+            count = (cells16[_at(r + COUNT)] - (cells16[_at(r + WROTE)] == stamp)
+                     + (cells16[_at(r + POPPED)] == stamp))
+            if rooms and count != depth:
+                taken[_at(a)] = 1
+                header = inj_header[_at(a)]
+                if header >> (3 * A) & 1 == 0 and header & address >= n:
+                    # A destination that does not exist: taken, dropped, counted.
+                    refused[_at(a)] = 1
+                    if refused_count[_at(a)] != _REFUSED_MAX:
+                        refused_count[_at(a)] += 1
+                else:
+                    header |= a << A | full_travel << travel_shift
+                    tail = cells16[_at(r + TAIL)]
+                    e = row * R64 + ENTRIES + 2 * tail
+                    cells[_at(e)] = header
+                    cells[_at(e + 1)] = inj_payload[_at(a)]
+                    cells16[_at(r + TAIL)] = _advance(tail, depth)
+                    cells16[_at(r + WROTE)] = stamp
+                    count = cells16[_at(r + COUNT)] + 1
+                    cells16[_at(r + COUNT)] = count
+                    if count == 1:  # the head from the next cycle
+                        cells32[_at(row * R32 + PENDING)] = _wants(
+                            header, a, ex, route[_at((a ^ header) & ex)], pe, A, pe)
+                        holding |= pe_bit
+            else:
+                taken[_at(a)] = 0
+        if holding == 0:
+            continue
+
+        # The valid heads and their requests (Router: valid & want & ~done). A head that
+        # arrived in this cycle is not valid yet.
+        wanted = 0
+        leaving = 0  # the heads whose last copy has left
+        scan = holding
+        while scan:
+            j = _lowest(scan)
+            scan &= scan - 1
+            row = base + j
+            r = row * R16
+            if cells16[_at(r + COUNT)] - (cells16[_at(r + WROTE)] == stamp) == 0:
+                continue
+            w = cells32[_at(row * R32 + PENDING)]
+            wanted |= w
+            if w == 0:  # a broadcast at an origin without links: nothing to send
+                leaving |= 1 << j
+            while w:
+                o = _lowest(w)
+                w &= w - 1
+                requests[_at(o)] |= 1 << j
+
+        # Which of the wanted outputs can move: the eject port if the PE is ready, a link if
+        # the buffer at its far end has room. Found before any transfer of the node, with no
+        # branch on the answers, so that the loads overlap.
+        ready = pe_bit if eject_ready[_at(a)] else 0
+        if rooms:
+            links = wanted & ~pe_bit
+            while links:
+                o = _lowest(links)
+                links &= links - 1
+                r = ((a ^ (1 << o)) * S + o) * R16
+                count = (cells16[_at(r + COUNT)] - (cells16[_at(r + WROTE)] == stamp)
+                         + (cells16[_at(r + POPPED)] == stamp))
+                ready |= (count != depth) << o
+
+        # Each output's round-robin arbiter (RoundRobinArbiter). A stalled one holds its
+        # grant; a granted head moves.
+        stalled = wanted & ~ready
+        while stalled:
+            o = _lowest(stalled)
+            stalled &= stalled - 1
+            port = base + o
+            req = requests[_at(o)]
+            requests[_at(o)] = 0
+            if held[_at(port)] < 0:
+                after = req & ~((2 << last[_at(port)]) - 1)
+                held[_at(port)] = _lowest(after if after else req)
+        moving = wanted & ready
+        while moving:
+            o = _lowest(moving)
+            moving &= moving - 1
+            port = base + o
+            req = requests[_at(o)]
+            requests[_at(o)] = 0
+            locked = held[_at(port)]
+            after = req & ~((2 << last[_at(port)]) - 1)
+            g = locked if locked >= 0 else _lowest(after if after else req)
+            held[_at(port)] = -1
+            last[_at(port)] = g
+            row = base + g
+            q = row * R16
+            e = row * R64 + ENTRIES + 2 * cells16[_at(q + HEAD)]
+            header = cells[_at(e)]
+            payload = cells[_at(e + 1)]
+            if o == pe:
+                deliveries[n_deliveries, 0] = a
+                deliveries[n_deliveries, 1] = header
+                deliveries[n_deliveries, 2] = payload
+                n_deliveries += 1
+            else:
+                # The copy on link o keeps travel AND travel_mask(o) (Katseff, Algorithm 6).
+                b = a ^ (1 << o)
+                far = b * S + o
+                r = far * R16
+                keep = travel_masks[_at(link_set[_at(a)] * masks + o)]
+                header &= ~(address << travel_shift) | keep << travel_shift
+                tail = cells16[_at(r + TAIL)]
+                f = far * R64 + ENTRIES + 2 * tail
+                cells[_at(f)] = header
+                cells[_at(f + 1)] = payload
+                cells16[_at(r + TAIL)] = _advance(tail, depth)
+                cells16[_at(r + WROTE)] = stamp
+                count = cells16[_at(r + COUNT)] + 1
+                cells16[_at(r + COUNT)] = count
+                if count == 1:  # the head from the next cycle
+                    ex_b = exists[_at(b)]
+                    cells32[_at(far * R32 + PENDING)] = _wants(
+                        header, b, ex_b, route[_at((b ^ header) & ex_b)], o, A, pe)
+                    occupied[_at(b)] |= 1 << o
+                if record_hops:
+                    hops[n_hops, 0] = a
+                    hops[n_hops, 1] = o
+                    hops[n_hops, 2] = header
+                    hops[n_hops, 3] = payload
+                n_hops += 1
+            # The copy is done; the head leaves with its last copy.
+            p = row * R32 + PENDING
+            pending = cells32[_at(p)] & ~(1 << o)
+            cells32[_at(p)] = pending
+            if pending == 0:
+                leaving |= 1 << g
+
+        # The heads whose last copy has left are popped.
+        while leaving:
+            j = _lowest(leaving)
+            leaving &= leaving - 1
+            row = base + j
+            q = row * R16
+            head = _advance(cells16[_at(q + HEAD)], depth)
+            cells16[_at(q + HEAD)] = head
+            cells16[_at(q + POPPED)] = stamp
+            count = cells16[_at(q + COUNT)] - 1
+            cells16[_at(q + COUNT)] = count
+            if count == 0:
+                holding &= ~(1 << j)
+            else:  # the next message is the head from the next cycle
+                header = cells[_at(row * R64 + ENTRIES + 2 * head)]
+                cells32[_at(row * R32 + PENDING)] = _wants(
+                    header, a, ex, route[_at((a ^ header) & ex)], j, A, pe)
+        # Writes by nodes visited later set bits in occupied[a] only after this.
+        occupied[_at(a)] = holding
+    return n_deliveries, n_hops
+
+
+@njit(cache=True)
+def _grow(rows, need):
+    """Return ``rows`` with at least ``need`` rows (doubling)."""
+    size = rows.shape[0]
+    while size < need:
+        size *= 2
+    if size == rows.shape[0]:
+        return rows
+    bigger = np.zeros((size, rows.shape[1]), rows.dtype)
+    bigger[:rows.shape[0]] = rows
+    return bigger
+
+
+@njit(cache=True)
+def run_queues(dims, tables, state, t0, cycles, q_start, q_at, q_header, q_payload, q_next,
+               eject_ready, record_hops, links):
+    """Run ``cycles`` cycles from cycle ``t0`` with each PE offering a queue of requests.
+
+    Node ``a``'s queue is the requests ``q_next[a] .. q_start[a + 1] - 1`` (indices into
+    ``q_*``; ``q_header`` has dest and kind packed); it offers its head once the head's
+    ``q_at`` has come, as :class:`~ihcube.sim.harness.FabricHarness` does, and moves on
+    when it is taken. ``eject_ready`` is ``(cycles, n)``; ``links`` bounds a cycle's hops.
+
+    Returns ``(injections, deliveries, hops)``, trimmed, with rows ``(cycle, node,
+    request)``, ``(cycle, node, header, payload)`` and ``(cycle, node, dim, header,
+    payload)``.
+    """
+    n = dims[0]
+    inj_valid = np.zeros(n, np.uint8)
+    inj_header = np.zeros(n, np.int64)
+    inj_payload = np.zeros(n, np.int64)
+    taken = np.zeros(n, np.uint8)
+    step_deliveries = np.zeros((n, 3), np.int64)
+    step_hops = np.zeros((links if record_hops else 0, 4), np.int64)
+
+    injections = np.zeros((max(n, 16), 3), np.int64)
+    deliveries = np.zeros((max(4 * n, 16), 4), np.int64)
+    hops = np.zeros((max(4 * links, 16) if record_hops else 0, 5), np.int64)
+    n_inj = 0
+    n_del = 0
+    n_hop = 0
+
+    for c in range(cycles):
+        t = t0 + c
+        for a in range(n):
+            i = q_next[a]
+            if i < q_start[a + 1] and q_at[i] <= t:
+                inj_valid[a] = 1
+                inj_header[a] = q_header[i]
+                inj_payload[a] = q_payload[i]
+            else:
+                inj_valid[a] = 0
+            taken[a] = 0
+        got_d, got_h = cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload,
+                             taken, eject_ready[c], step_deliveries, step_hops, record_hops)
+
+        injections = _grow(injections, n_inj + n)
+        for a in range(n):
+            if taken[a]:
+                injections[n_inj, 0] = t
+                injections[n_inj, 1] = a
+                injections[n_inj, 2] = q_next[a]
+                n_inj += 1
+                q_next[a] += 1
+        deliveries = _grow(deliveries, n_del + got_d)
+        for k in range(got_d):
+            deliveries[n_del, 0] = t
+            deliveries[n_del, 1:] = step_deliveries[k]
+            n_del += 1
+        if record_hops:
+            hops = _grow(hops, n_hop + got_h)
+            for k in range(got_h):
+                hops[n_hop, 0] = t
+                hops[n_hop, 1:] = step_hops[k]
+                n_hop += 1
+
+    return injections[:n_inj], deliveries[:n_del], hops[:n_hop]
+
+
+@njit(cache=True, inline="always")
+def _xorshift(x):
+    """The next state of a xorshift64 generator (Marsaglia, 2003); never 0 from nonzero."""
+    x ^= x << np.uint64(13)
+    x ^= x >> np.uint64(7)
+    x ^= x << np.uint64(17)
+    return x
+
+
+@njit(cache=True)
+def _grow_queues(queue, q_head, q_count):
+    """Double every source queue's ring, keeping each queue in order."""
+    n, size = queue.shape
+    bigger = np.zeros((n, 2 * size), np.int64)
+    for a in range(n):
+        for k in range(q_count[a]):
+            bigger[a, k] = queue[a, (q_head[a] + k) & (size - 1)]
+        q_head[a] = 0
+    return bigger
+
+
+@njit(cache=True)
+def run_uniform(dims, tables, state, t0, cycles, rate, seed, payload_mask, totals):
+    """Run ``cycles`` cycles of uniform random traffic from cycle ``t0``.
+
+    Each node generates a unicast with probability ``rate`` per cycle to a node drawn
+    uniformly from the others, into an unbounded source queue (a ring per node, all doubled
+    when one is full) whose head its PE offers. The payload carries the generation cycle,
+    so that a delivery gives its latency. Every PE accepts every cycle. The generator is a
+    xorshift64 seeded from ``seed``.
+
+    ``totals`` (int64) accumulates ``generated, injected, delivered, latency_sum, hops,
+    latency_max, queued``; the last is the number left in the queues at the end.
+    """
+    n = dims[0]
+    inj_valid = np.zeros(n, np.uint8)
+    inj_header = np.zeros(n, np.int64)
+    inj_payload = np.zeros(n, np.int64)
+    taken = np.zeros(n, np.uint8)
+    eject_ready = np.ones(n, np.uint8)
+    step_deliveries = np.zeros((n, 3), np.int64)
+    step_hops = np.zeros((0, 4), np.int64)
+    # A source queue entry packs the generation cycle above the destination.
+    queue = np.zeros((n, 16), np.int64)
+    q_head = np.zeros(n, np.int64)
+    q_count = np.zeros(n, np.int64)
+    fullest = 0
+    dest_bits = 32
+    dest_mask = (1 << dest_bits) - 1
+
+    x = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) | np.uint64(1)
+    # P(draw < threshold) = rate, drawing 53-bit numbers; rate 1 always generates.
+    threshold = np.int64(rate * (1 << 53)) if n > 1 else 0
+    others = np.uint64(max(n - 1, 1))
+    generated = injected = delivered = latency_sum = hops = latency_max = 0
+
+    for c in range(cycles):
+        t = t0 + c
+        if fullest == queue.shape[1]:  # a queue may get one more message
+            queue = _grow_queues(queue, q_head, q_count)
+        mask = queue.shape[1] - 1
+        for a in range(n):
+            count = q_count[a]
+            if taken[a]:
+                taken[a] = 0
+                q_head[a] = (q_head[a] + 1) & mask
+                count -= 1
+                injected += 1
+            x = _xorshift(x)
+            if np.int64(x >> np.uint64(11)) < threshold:
+                x = _xorshift(x)
+                # Lemire's multiply-shift: uniform over the others to within n / 2**32.
+                d = np.int64(((x >> np.uint64(32)) * others) >> np.uint64(32))
+                if d >= a:
+                    d += 1
+                queue[a, (q_head[a] + count) & mask] = t << dest_bits | d
+                count += 1
+                generated += 1
+                fullest = max(fullest, count)
+            q_count[a] = count
+            if count:
+                entry = queue[a, q_head[a]]
+                inj_valid[a] = 1
+                inj_header[a] = entry & dest_mask
+                inj_payload[a] = (entry >> dest_bits) & payload_mask
+            else:
+                inj_valid[a] = 0
+        got_d, got_h = cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken,
+                             eject_ready, step_deliveries, step_hops, False)
+        delivered += got_d
+        hops += got_h
+        for k in range(got_d):
+            latency = (t - step_deliveries[k, 2]) & payload_mask
+            latency_sum += latency
+            latency_max = max(latency_max, latency)
+    queued = 0
+    for a in range(n):
+        if taken[a]:
+            q_count[a] -= 1
+            injected += 1
+        queued += q_count[a]
+    totals[0] += generated
+    totals[1] += injected
+    totals[2] += delivered
+    totals[3] += latency_sum
+    totals[4] += hops
+    totals[5] = max(totals[5], latency_max)
+    totals[6] = queued
