@@ -102,6 +102,8 @@ class FabricHarness:
         Each node's ``refused`` flag at the end of the run.
     cycles : int
         Cycles simulated.
+    stalled_at : int or None
+        The cycle at which the ``watchdog`` of :meth:`run` stopped the run, if it did.
     """
 
     def __init__(self, fabric, eject_ready=1.0, seed=0):
@@ -118,27 +120,48 @@ class FabricHarness:
         self.refused_count = []
         self.refused = []
         self.cycles = 0
+        self.stalled_at = None
 
     def send(self, node, request):
         """Queue ``request`` at the PE of ``node``; the PE offers its queue in order."""
         self._queues[node].append(request)
 
-    def run(self, max_cycles, expected_deliveries=None, idle_cycles=16):
+    def run(self, max_cycles, expected_deliveries=None, idle_cycles=16, offer_until=None,
+            watchdog=None):
         """Simulate until ``expected_deliveries`` arrived and ``idle_cycles`` more passed, all
-        queues are empty, or ``max_cycles`` cycles ran, whichever is first."""
+        queues are empty, or ``max_cycles`` cycles ran, whichever is first.
+
+        From cycle ``offer_until`` on (if given) the PEs offer nothing more and accept every
+        delivery: the fabric drains, and the queues are then done. If ``watchdog`` is given,
+        the run also stops when no message has crossed a link or reached a PE for that many
+        cycles while deliveries are still owed; ``stalled_at`` is then the cycle it stopped.
+        """
         async def testbench(ctx):
-            await self._testbench(ctx, max_cycles, expected_deliveries, idle_cycles)
+            await self._testbench(ctx, max_cycles, expected_deliveries, idle_cycles,
+                                  offer_until, watchdog)
         simulate(self.fabric, testbench)
         return self
 
-    async def _testbench(self, ctx, max_cycles, expected_deliveries, idle_cycles):
+    def _copies(self, request):
+        """The deliveries a taken request owes: one per other node for a broadcast, one for
+        a unicast to a node that exists, none for a refused one."""
+        if request.kind == Kind.BROADCAST:
+            return self.fabric.n - 1
+        return 1 if request.dest < self.fabric.n else 0
+
+    async def _testbench(self, ctx, max_cycles, expected_deliveries, idle_cycles, offer_until,
+                         watchdog):
         fabric = self.fabric
         links = [(node, dim, port)
                  for node, router in enumerate(fabric.routers)
                  for dim, port in zip(router.dims, router.links_out)]
         quiet = 0
+        still = 0  # cycles since a message last crossed a link or reached a PE
+        in_flight = 0  # deliveries still owed for the messages taken
         for cycle in range(max_cycles):
-            offered = [bool(queue) and queue[0].at <= cycle for queue in self._queues]
+            draining = offer_until is not None and cycle >= offer_until
+            offered = [not draining and bool(queue) and queue[0].at <= cycle
+                       for queue in self._queues]
             for node, queue in enumerate(self._queues):
                 port = fabric.inject[node]
                 if offered[node]:
@@ -147,31 +170,41 @@ class FabricHarness:
                     ctx.set(port.payload.kind, request.kind)
                     ctx.set(port.payload.payload, request.payload)
                 ctx.set(port.valid, offered[node])
-                ready = self.eject_ready >= 1.0 or self._random.random() < self.eject_ready
+                ready = (draining or self.eject_ready >= 1.0
+                         or self._random.random() < self.eject_ready)
                 ctx.set(fabric.eject[node].ready, ready)
 
-            moved = False
+            injected = False
             for node, queue in enumerate(self._queues):
                 port = fabric.inject[node]
                 if offered[node] and ctx.get(port.ready):
-                    self.injected.append((cycle, node, queue.popleft()))
-                    moved = True
+                    request = queue.popleft()
+                    self.injected.append((cycle, node, request))
+                    in_flight += self._copies(request)
+                    injected = True
+            travelled = False
+            for node in range(fabric.n):
                 port = fabric.eject[node]
                 if ctx.get(port.valid) and ctx.get(port.ready):
                     message = Message.from_const(ctx.get(port.payload))
                     self.deliveries.append(Delivery(cycle, node, message))
-                    moved = True
+                    in_flight -= 1
+                    travelled = True
             for node, dim, port in links:
                 if ctx.get(port.valid) and ctx.get(port.ready):
                     self.hops.append(Hop(cycle, node, dim, Message.from_const(ctx.get(port.payload))))
-                    moved = True
+                    travelled = True
 
             await ctx.tick()
             self.cycles = cycle + 1
             done = (len(self.deliveries) >= expected_deliveries
-                    if expected_deliveries is not None else not any(self._queues))
-            quiet = quiet + 1 if done and not moved else 0
+                    if expected_deliveries is not None else draining or not any(self._queues))
+            quiet = quiet + 1 if done and not (injected or travelled) else 0
             if done and quiet >= idle_cycles:
+                break
+            still = 0 if travelled else still + 1
+            if watchdog is not None and still >= watchdog and in_flight > 0:
+                self.stalled_at = self.cycles
                 break
 
         self.refused_count = [ctx.get(count) for count in fabric.refused_count]

@@ -208,8 +208,9 @@ class Model:
         return out
 
     def _payloads(self, values):
-        mask = (1 << self._payload_width) - 1
-        return np.array([int(value) & mask for value in values], np.uint64).view(np.int64)
+        """Payloads truncated to the payload width, as int64 words."""
+        mask = np.uint64((1 << self._payload_width) - 1)
+        return (np.asarray(values, np.uint64) & mask).view(np.int64)
 
     def step(self, inject_valid, inject_dest=0, inject_kind=0, inject_payload=0,
              eject_ready=True, record_hops=False):
@@ -281,18 +282,34 @@ class Model:
         -------
         :class:`ModelRun`
         """
-        n = self._n
         requests = list(requests)
-        nodes = np.array([node for node, _ in requests], np.int64)
+        return self.run_arrays(
+            cycles, [node for node, _ in requests], [request.dest for _, request in requests],
+            [Kind(request.kind).value for _, request in requests],
+            [request.payload for _, request in requests],
+            at=[request.at for _, request in requests], eject_ready=eject_ready,
+            record_hops=record_hops)
+
+    def run_arrays(self, cycles, nodes, dests, kinds, payloads, at=None, eject_ready=None,
+                   record_hops=False):
+        """:meth:`run` with the requests given as arrays, one entry per request.
+
+        ``nodes`` are the PEs that offer them, ``dests``, ``kinds`` (:class:`~ihcube.rtl.Kind`
+        values) and ``payloads`` what they offer, ``at`` the cycles from which they are
+        offered (None: from the start). A PE offers its requests in the order given. An
+        injection record's ``request`` is the index into these arrays.
+        """
+        n = self._n
+        nodes = np.asarray(nodes, np.int64)
         if len(nodes) and (nodes.min() < 0 or nodes.max() >= n):
             raise ValueError(f"Request nodes must be from 0 to {n - 1}")
         order = np.argsort(nodes, kind="stable")
         start = np.searchsorted(nodes[order], np.arange(n + 1)).astype(np.int64)
-        queued = [requests[i][1] for i in order]
-        at = np.array([request.at for request in queued], np.int64)
-        header = self._pack([request.dest for request in queued],
-                            [Kind(request.kind).value for request in queued])
-        payload = self._payloads(request.payload for request in queued)
+        at = (np.zeros(len(nodes), np.int64) if at is None
+              else np.asarray(at, np.int64)[order])
+        header = self._pack(np.asarray(dests, np.int64)[order],
+                            np.asarray(kinds, np.int64)[order])
+        payload = self._payloads(np.asarray(payloads, np.uint64)[order])
         if eject_ready is None:
             pattern = np.ones((cycles, n), np.uint8)
         else:

@@ -351,6 +351,15 @@ def test_fabric_refuses_a_cyclic_routing():
         Fabric(4, order="lsb")
 
 
+def test_fabric_without_broadcasts_checks_unicasts_only():
+    """A fabric whose PEs promise no broadcasts may use least-significant-first routing."""
+    assert Fabric(6, order="lsb", broadcasts=False).order == "lsb"
+    with pytest.raises(ValueError, match=r"^Routing 'lsb' of 6 nodes can deadlock: "):
+        Fabric(6, order="lsb", broadcasts=True)
+    with pytest.raises(ValueError, match=r"^Routing 'weight parity' of 4 nodes can deadlock: "):
+        Fabric(4, routing=WEIGHT_PARITY, broadcasts=False)
+
+
 def test_fabric_builds_with_the_default_routing():
     for n in [1, 2, 3, 26]:
         assert Fabric(n).n == n

@@ -1,0 +1,189 @@
+"""Stress runs from the command line: one configuration, or the whole campaign.
+
+``python -m ihcube.stress --nodes 26 --cycles 20000`` (``make stress N=26 CYCLES=20000``)
+runs one configuration of :mod:`ihcube.sim.stress` and prints its counts; the exit status is
+1 if the scoreboard or the watchdog found a problem. ``--campaign`` (``make
+stress-campaign``) runs every configuration of :func:`campaign`, in parallel processes,
+prints a table and writes it to ``results/stress_campaign.json``. A wrong parameter is one
+line on standard error and exit status 2.
+"""
+
+import argparse
+import json
+import multiprocessing
+import pathlib
+import sys
+import time
+
+from . import topology
+from .params import check_depth, check_positive_integer
+
+__all__ = ["campaign", "main"]
+
+#: The campaign's sizes: every n from 1 to 64, then sizes around powers of two and the
+#: incomplete sizes of the literature.
+CAMPAIGN_SIZES = (*range(1, 65), 100, 127, 128, 129, 255, 256, 257, 1000, 1048, 2047)
+#: Sizes the campaign also runs on the RTL, in the Amaranth simulator.
+CAMPAIGN_RTL_SIZES = tuple(range(1, 9))
+
+
+def campaign(quick=False):
+    """The campaign's configurations, as ``(backend, StressConfig)`` pairs.
+
+    Every size on the model with depth 1 and 2 and both routing orders; least-significant-
+    first without broadcasts from n = 4, where the fabric refuses broadcasts in that order
+    (they could deadlock: see README). Cycles shrink with the size, so that each run carries
+    some tens of thousands of messages or more. The RTL runs sizes 1 to 8, both depths,
+    most-significant-first. ``quick`` keeps a slice that runs in a minute or two.
+    """
+    from .sim.stress import StressConfig
+
+    configs = []
+    for n in CAMPAIGN_SIZES:
+        if quick and n not in (1, 2, 3, 5, 8, 13, 26, 64, 129, 257):
+            continue
+        cycles = 4000 if n <= 64 else 2000 if n <= 257 else 1000
+        if quick:
+            cycles = min(cycles, 1000)
+        for depth in (1, 2):
+            for order in topology.ROUTING_ORDERS:
+                broadcast = 0.0 if order == topology.LSB_FIRST and n >= 4 else None
+                configs.append(("model", StressConfig(n, depth, order, cycles, seed=n * 10 + depth,
+                                                      broadcast=broadcast)))
+    for n in CAMPAIGN_RTL_SIZES:
+        if quick and n not in (5, 8):
+            continue
+        for depth in (1, 2):
+            configs.append(("rtl", StressConfig(n, depth, topology.MSB_FIRST,
+                                                cycles=150 if quick else 400, seed=n)))
+    return configs
+
+
+def _run(item):
+    from .sim.stress import run_model, run_rtl
+
+    backend, config = item
+    started = time.perf_counter()
+    result = (run_model if backend == "model" else run_rtl)(config)
+    return result, time.perf_counter() - started
+
+
+def _run_campaign(quick, jobs, out):
+    configs = campaign(quick)
+    started = time.perf_counter()
+    rows = []
+    totals = {}
+    failed = []
+    print(f"{'backend':<7}{'n':>6}{'depth':>6}{'order':>6}{'cycles':>7}{'injected':>10}"
+          f"{'owed':>11}{'lost':>6}{'dup':>5}{'bad':>5}{'max lat':>8}{'drain':>6}{'s':>7}")
+    with multiprocessing.Pool(jobs) as pool:
+        for result, seconds in pool.imap(_run, configs):
+            c, config = result.counts, result.config
+            print(f"{result.backend:<7}{config.n:>6}{config.depth:>6}{config.order:>6}"
+                  f"{config.cycles:>7}{c['messages injected']:>10,}{c['deliveries owed']:>11,}"
+                  f"{c['lost']:>6}{c['duplicated']:>5}{c['corrupted'] + c['misdelivered']:>5}"
+                  f"{c['max latency']:>8}{c['drain cycles']:>6}{seconds:>7.1f}"
+                  + ("" if result.ok else "  FAIL"), flush=True)
+            if not result.ok:
+                failed.append(result)
+            for name, value in c.items():
+                totals[name] = max(totals.get(name, 0), value) if name.startswith("max") \
+                    else totals.get(name, 0) + value
+            rows.append({"backend": result.backend, "n": config.n, "depth": config.depth,
+                         "order": config.order, "cycles": config.cycles, "seed": config.seed,
+                         "broadcast": config.broadcast, "eject_ready": config.eject_ready,
+                         "ok": result.ok, "seconds": round(seconds, 2), **c})
+    elapsed = time.perf_counter() - started
+    print(f"\n{len(rows)} runs in {elapsed:.0f} s on {jobs} processes: "
+          f"{totals['messages injected']:,} messages ({totals['broadcasts injected']:,} "
+          f"broadcasts), {totals['deliveries owed']:,} deliveries owed, "
+          f"{totals['delivered']:,} delivered, lost {totals['lost']}, duplicated "
+          f"{totals['duplicated']}, corrupted {totals['corrupted']}, misdelivered "
+          f"{totals['misdelivered']}; {len(failed)} runs failed")
+    for result in failed:
+        print("\n" + result.summary())
+    if out is not None:
+        path = pathlib.Path(out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"quick": quick, "jobs": jobs, "seconds": round(elapsed, 1),
+                                    "totals": totals, "runs": rows}, indent=1) + "\n")
+        print(f"wrote {path}")
+    return 1 if failed else 0
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise ValueError(message)
+
+
+def _number(text, what, kind=int):
+    try:
+        return kind(text)
+    except ValueError:
+        raise ValueError(f"{what} must be a {'positive integer' if kind is int else 'number'}, "
+                         f"not {text!r}") from None
+
+
+def main(argv=None):
+    parser = _Parser(prog="python -m ihcube.stress",
+                     description="Stress the fabric with saturating traffic and check every "
+                                 "delivery.")
+    parser.add_argument("--nodes", "-n", default="26", metavar="N", help="number of nodes")
+    parser.add_argument("--cycles", default="20000", metavar="CYCLES",
+                        help="cycles of saturating injection before the drain (default 20000)")
+    parser.add_argument("--depth", "-d", default="1", metavar="DEPTH",
+                        help="messages per input buffer (default 1)")
+    parser.add_argument("--order", default=topology.MSB_FIRST, help="msb (default) or lsb")
+    parser.add_argument("--seed", default="1", metavar="S", help="random seed (default 1)")
+    parser.add_argument("--backend", default="model", metavar="B",
+                        help="model (default) or rtl (the Amaranth simulation, small n)")
+    parser.add_argument("--broadcast", default=None, metavar="P",
+                        help="probability that a message is a broadcast (default 1/(2n); "
+                             "0 for lsb from n = 4)")
+    parser.add_argument("--eject-ready", default="0.75", metavar="P",
+                        help="probability that a PE accepts a delivery in a cycle (default 0.75)")
+    parser.add_argument("--watchdog", default="200", metavar="K",
+                        help="cycles without a transfer that count as a stall (default 200)")
+    parser.add_argument("--campaign", action="store_true",
+                        help="run the whole campaign instead of one configuration")
+    parser.add_argument("--quick", action="store_true", help="with --campaign: a small slice")
+    parser.add_argument("--jobs", "-j", default="2", metavar="J",
+                        help="with --campaign: processes (default 2)")
+    parser.add_argument("--out", default=None, metavar="FILE",
+                        help="with --campaign: JSON to write (default "
+                             "results/stress_campaign.json, or none with --quick)")
+    try:
+        args = parser.parse_args(argv)
+        if args.campaign:
+            jobs = check_positive_integer(_number(args.jobs, "Processes"), "Processes")
+            out = args.out or (None if args.quick else "results/stress_campaign.json")
+            return _run_campaign(args.quick, jobs, out)
+
+        from .sim.stress import StressConfig, run_model, run_rtl
+        n = topology.check_node_count(_number(args.nodes, "Node count"))
+        order = topology.check_routing_order(args.order)
+        if args.backend not in ("model", "rtl"):
+            raise ValueError(f"Backend must be model or rtl, not {args.backend!r}")
+        broadcast = (None if args.broadcast is None
+                     else _number(args.broadcast, "Broadcast probability", float))
+        if broadcast is None and order == topology.LSB_FIRST and n >= 4:
+            broadcast = 0.0
+        config = StressConfig(
+            n, check_depth(_number(args.depth, "Buffer depth")), order,
+            _number(args.cycles, "Cycles"), seed=_number(args.seed, "Seed"),
+            broadcast=broadcast,
+            eject_ready=_number(args.eject_ready, "Eject-ready probability", float),
+            watchdog=_number(args.watchdog, "Watchdog"))
+        if args.backend == "rtl":
+            result = run_rtl(config)
+        else:
+            result = run_model(config)
+    except (TypeError, ValueError) as error:
+        print(f"ihcube stress: error: {error}", file=sys.stderr)
+        return 2
+    print(result.summary())
+    return 0 if result.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

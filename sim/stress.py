@@ -1,0 +1,606 @@
+"""Stress campaign: saturating traffic, a scoreboard, a progress watchdog and a deadlock report.
+
+One configuration (:class:`StressConfig`) runs on the fast model (:func:`run_model`, any
+``n``) or on the RTL in the Amaranth simulator (:func:`run_rtl`, small ``n``), with the same
+traffic and the same checks:
+
+- **Traffic.** For ``cycles`` cycles every PE always offers a message: a unicast to a node
+  drawn uniformly from the others, or with probability ``broadcast`` a broadcast. Each PE
+  accepts a delivery with probability ``eject_ready`` per cycle. Then the PEs stop offering
+  and accept every delivery, and the fabric drains.
+- **Scoreboard** (:func:`score`). Each message's payload is its number with a check word
+  (:func:`payload_of`). Every message taken must reach every PE it is owed to (its
+  destination, or every node but the origin for a broadcast) exactly once, with the fields
+  and payload it was sent with. The counts: injected, delivered, lost, duplicated,
+  corrupted (a payload that fails its check or fields that differ from what was sent) and
+  misdelivered (at a PE it was not owed to), and the largest latency from injection to
+  delivery.
+- **Drain bound.** With every PE accepting, a fabric whose channel dependency graph is
+  acyclic moves at least one message in every cycle while it holds one: the head in the
+  occupied buffer of highest level waits only for an output whose far buffer is empty, or
+  for its PE. So the drain takes at most as many cycles as it has transfers (hops and
+  deliveries) left, and no drain cycle is idle: :func:`score` counts the idle ones.
+- **Watchdog.** If no message crosses a link or reaches a PE for ``watchdog`` cycles while
+  deliveries are owed, the run stops and :func:`stall_report` rebuilds, from the recorded
+  injections, hops and deliveries, where every undelivered copy sits, which buffers are
+  blocked and on what, and the cycle of waits among full buffers.
+
+The routing rules come from :mod:`ihcube.topology` (and a deadlock-prone variant from
+:mod:`ihcube.deadlock`); nothing here restates them.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import topology
+from ..deadlock import EJECT, INJECT, Channel
+from ..params import check_depth, check_positive_integer
+from ..rtl.message import Kind
+from .model import DELIVERY, HOP, Model
+from .model_kernel import run_queues
+
+__all__ = ["StressConfig", "StressResult", "Records", "Stall", "payload_of", "score",
+           "find_stall", "stall_report", "run_model", "run_rtl", "PAYLOAD_WIDTH"]
+
+#: Payload width of the model's runs: a 32-bit message number and a 32-bit check word.
+PAYLOAD_WIDTH = 64
+#: The records of a run: what was injected and what was seen.
+INJECTION = np.dtype([("cycle", np.int64), ("node", np.int64), ("id", np.int64)])
+
+
+@dataclass(frozen=True)
+class StressConfig:
+    """One stress configuration.
+
+    ``broadcast`` is the probability that a message is a broadcast; by default ``1 / (2n)``
+    (none for ``n = 1``), so that broadcasts make about a third of the deliveries at any
+    size. ``watchdog`` is K, the cycles without any transfer, while deliveries are owed,
+    after which the run counts as stalled. ``drain_limit`` caps the drain phase.
+    """
+    n: int
+    depth: int = 1
+    order: str = topology.MSB_FIRST
+    cycles: int = 2000
+    seed: int = 1
+    broadcast: float = None
+    eject_ready: float = 0.75
+    watchdog: int = 200
+    drain_limit: int = 100_000
+
+    def __post_init__(self):
+        topology.check_node_count(self.n)
+        check_depth(self.depth)
+        topology.check_routing_order(self.order)
+        check_positive_integer(self.cycles, "Cycles")
+        check_positive_integer(self.watchdog, "Watchdog")
+        if not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"Seed must be a non-negative integer, not {self.seed!r}")
+        if self.broadcast is None:
+            object.__setattr__(self, "broadcast", 0.0 if self.n == 1 else 1 / (2 * self.n))
+        if not 0.0 <= self.broadcast <= 1.0:
+            raise ValueError(f"Broadcast probability must be from 0 to 1, not {self.broadcast!r}")
+        if not 0.0 < self.eject_ready <= 1.0:
+            raise ValueError(f"Eject-ready probability must be above 0 and at most 1, "
+                             f"not {self.eject_ready!r}")
+
+
+@dataclass
+class Records:
+    """What a run did: the messages drawn (``src``, ``dest``, ``kind`` by message number),
+    the injections (:data:`INJECTION`), hops (:data:`~ihcube.sim.model.HOP`) and deliveries
+    (:data:`~ihcube.sim.model.DELIVERY`), and where it stopped. ``hop_ids`` and
+    ``delivery_ids`` are the message numbers the payloads carry (-1 where the check word
+    fails)."""
+    n: int
+    depth: int
+    payload_width: int
+    src: np.ndarray
+    dest: np.ndarray
+    kind: np.ndarray
+    injections: np.ndarray
+    hops: np.ndarray
+    deliveries: np.ndarray
+    offer_until: int         # the first cycle of the drain
+    cycles: int              # cycles simulated
+    stalled_at: int = None   # the cycle the watchdog stopped the run, if it did
+
+    def __post_init__(self):
+        self.hop_ids = _ids_of(self.hops["payload"], self.payload_width)
+        self.delivery_ids = _ids_of(self.deliveries["payload"], self.payload_width)
+
+
+@dataclass
+class StressResult:
+    """The counts of a run, the problems found, the stall report if it stalled, and the
+    run's records."""
+    config: StressConfig
+    backend: str
+    counts: dict
+    problems: list = field(default_factory=list)
+    stall: str = None
+    records: Records = field(default=None, repr=False)
+
+    @property
+    def ok(self):
+        return not self.problems and self.stall is None
+
+    def summary(self):
+        """One line per figure, as ``make stress`` prints them."""
+        c = self.counts
+        lines = [f"{self.backend}: n={self.config.n} depth={self.config.depth} "
+                 f"order={self.config.order} cycles={self.config.cycles} "
+                 f"seed={self.config.seed} broadcast={self.config.broadcast:.4g} "
+                 f"eject_ready={self.config.eject_ready:g}"]
+        lines += [f"  {name:<22}{c[name]:>12,}" for name in COUNT_NAMES]
+        lines.append("  result                " + ("PASS" if self.ok else "FAIL"))
+        lines += [f"  problem: {problem}" for problem in self.problems]
+        if self.stall:
+            lines.append(self.stall)
+        return "\n".join(lines)
+
+
+#: The counts a run reports, in print order.
+COUNT_NAMES = ("messages injected", "broadcasts injected", "deliveries owed", "delivered",
+               "lost", "duplicated", "corrupted", "misdelivered", "hops", "max latency",
+               "drain cycles", "idle drain cycles", "cycles")
+
+
+# --- Payloads ------------------------------------------------------------------------------
+
+def _check_word(ids, bits):
+    """A check word of ``bits`` bits for each message number (a multiplicative hash)."""
+    ids = np.asarray(ids, np.uint64)
+    mixed = (ids + np.uint64(0x632BE59BD9B4E019)) * np.uint64(0x9E3779B97F4A7C15)
+    return (mixed >> np.uint64(64 - bits)).astype(np.int64)
+
+
+def _split(payload_width):
+    """Bits of the message number and of the check word in a payload."""
+    id_bits = payload_width // 2
+    return id_bits, payload_width - id_bits
+
+
+def payload_of(ids, payload_width):
+    """The payloads that carry message numbers ``ids``: the number below its check word."""
+    id_bits, check_bits = _split(payload_width)
+    ids = np.asarray(ids, np.int64)
+    if len(ids) and ids.max() >= 1 << id_bits:
+        raise ValueError(f"{ids.max() + 1} messages do not fit a {payload_width}-bit payload "
+                         f"with its check word; run fewer cycles")
+    return (ids | _check_word(ids, check_bits) << id_bits).astype(np.uint64)
+
+
+def _ids_of(payloads, payload_width):
+    """The message number in each payload, or -1 where the check word does not match."""
+    id_bits, check_bits = _split(payload_width)
+    payloads = np.asarray(payloads, np.uint64)
+    ids = (payloads & np.uint64((1 << id_bits) - 1)).astype(np.int64)
+    good = (payloads >> np.uint64(id_bits)).astype(np.int64) == _check_word(ids, check_bits)
+    return np.where(good, ids, -1)
+
+
+# --- Traffic -------------------------------------------------------------------------------
+
+class _Traffic:
+    """Draws the messages of a run, numbered in drawing order, from the run's seed."""
+
+    def __init__(self, config):
+        self._n = config.n
+        self._broadcast = config.broadcast
+        self._random = np.random.default_rng(config.seed)
+        self._src, self._dest, self._kind = [], [], []
+        self.count = 0
+
+    def draw(self, src):
+        """Draw one message at each node of ``src``; return their numbers, destinations and
+        kinds."""
+        src = np.asarray(src, np.int64)
+        k = len(src)
+        if self._n == 1:
+            dest = np.zeros(k, np.int64)  # the only node: a unicast to itself
+        else:
+            dest = self._random.integers(0, self._n - 1, k)
+            dest += dest >= src
+        kind = np.where(self._random.random(k) < self._broadcast,
+                        Kind.BROADCAST.value, Kind.UNICAST.value).astype(np.int64)
+        self._src.append(src)
+        self._dest.append(dest)
+        self._kind.append(kind)
+        ids = np.arange(self.count, self.count + k, dtype=np.int64)
+        self.count += k
+        return ids, dest, kind
+
+    def tables(self):
+        """``src``, ``dest`` and ``kind`` indexed by message number."""
+        return tuple(np.concatenate(parts) if parts else np.zeros(0, np.int64)
+                     for parts in (self._src, self._dest, self._kind))
+
+
+def _owed(n, kind):
+    """The deliveries each message owes: n - 1 for a broadcast, 1 for a unicast."""
+    return np.where(kind == Kind.BROADCAST.value, n - 1, 1)
+
+
+# --- Scoreboard ----------------------------------------------------------------------------
+
+def score(records, limit=10):
+    """Count what a run delivered against what it owed; return ``(counts, problems)``.
+
+    ``problems`` lists up to ``limit`` sentences, one per kind of failure, with an example.
+    """
+    n = records.n
+    src, dest, kind = records.src, records.dest, records.kind
+    taken = records.injections["id"]
+    taken_at = np.full(len(src), -1, np.int64)
+    taken_at[taken] = records.injections["cycle"]
+    broadcast = kind[taken] == Kind.BROADCAST.value
+
+    # The (message, node) pairs owed, as keys id * n + node.
+    owed = [taken[~broadcast] * n + dest[taken[~broadcast]]]
+    for i in taken[broadcast]:
+        nodes = np.arange(n, dtype=np.int64)
+        owed.append(i * n + nodes[nodes != src[i]])
+    owed = np.concatenate(owed) if owed else np.zeros(0, np.int64)
+
+    got = records.deliveries
+    ids = records.delivery_ids
+    good = ids >= 0
+    known = good & (ids < len(src))
+    known[known] = taken_at[ids[known]] >= 0
+    fields_ok = np.zeros(len(got), bool)
+    i = ids[known]
+    fields_ok[known] = ((got["src"][known] == src[i]) & (got["kind"][known] == kind[i])
+                       & ((kind[i] == Kind.BROADCAST.value) | (got["dest"][known] == dest[i])))
+    corrupted = ~(known & fields_ok)
+    keys = np.sort(ids[~corrupted] * n + got["node"][~corrupted])
+    first = np.flatnonzero(np.diff(keys, prepend=-1))
+    unique_keys, counts = keys[first], np.diff(first, append=len(keys))
+    owed = np.sort(owed)
+    delivered_owed = _contains(owed, unique_keys)
+    lost_keys = owed[~_contains(unique_keys, owed)]
+
+    latency = got["cycle"][~corrupted] - taken_at[ids[~corrupted]]
+    drain = _drain(records)
+    counts_ = {
+        "messages injected": int(len(taken)),
+        "broadcasts injected": int(broadcast.sum()),
+        "deliveries owed": int(len(owed)),
+        "delivered": int(len(got)),
+        "lost": int(len(lost_keys)),
+        "duplicated": int((counts[delivered_owed] - 1).sum()),
+        "corrupted": int(corrupted.sum()),
+        "misdelivered": int(counts[~delivered_owed].sum()),
+        "hops": int(len(records.hops)),
+        "max latency": int(latency.max()) if len(latency) else 0,
+        "drain cycles": drain[0],
+        "idle drain cycles": drain[1],
+        "cycles": int(records.cycles),
+    }
+
+    problems = []
+    if len(lost_keys):
+        i, node = divmod(int(lost_keys[0]), n)
+        problems.append(f"{len(lost_keys)} deliveries lost, e.g. {_describe(records, i)} "
+                        f"never reached node {node}")
+    if counts_["duplicated"]:
+        key = int(unique_keys[delivered_owed & (counts > 1)][0])
+        problems.append(f"{counts_['duplicated']} deliveries duplicated, e.g. "
+                        f"{_describe(records, key // n)} reached node {key % n} more than once")
+    if counts_["corrupted"]:
+        row = got[corrupted][0]
+        problems.append(f"{counts_['corrupted']} deliveries corrupted, e.g. at node "
+                        f"{row['node']} in cycle {row['cycle']}: dest {row['dest']}, "
+                        f"src {row['src']}, kind {row['kind']}, payload {row['payload']:#x}")
+    if counts_["misdelivered"]:
+        key = int(unique_keys[~delivered_owed][0])
+        problems.append(f"{counts_['misdelivered']} deliveries at a node not owed them, e.g. "
+                        f"{_describe(records, key // n)} at node {key % n}")
+    if counts_["idle drain cycles"]:
+        problems.append(f"{counts_['idle drain cycles']} cycles of the drain moved nothing "
+                        f"while messages were in the fabric")
+    return counts_, problems[:limit]
+
+
+def _contains(sorted_keys, keys):
+    """Whether each of ``keys`` is in the sorted array ``sorted_keys``."""
+    at = np.minimum(np.searchsorted(sorted_keys, keys), max(len(sorted_keys) - 1, 0))
+    return (sorted_keys[at] == keys) if len(sorted_keys) else np.zeros(len(keys), bool)
+
+
+def _describe(records, i):
+    if records.kind[i] == Kind.BROADCAST.value:
+        return f"broadcast #{i} from node {records.src[i]}"
+    return f"unicast #{i} from node {records.src[i]} to node {records.dest[i]}"
+
+
+def _drain(records):
+    """Cycles from the start of the drain to its last transfer, and how many of them moved
+    nothing (each one breaks the drain bound)."""
+    start = records.offer_until
+    moved = np.concatenate([records.hops["cycle"], records.deliveries["cycle"]])
+    moved = np.unique(moved[moved >= start])
+    if not len(moved):
+        return 0, 0
+    length = int(moved[-1]) - start + 1
+    return length, length - len(moved)
+
+
+# --- Where a stalled run's messages are ----------------------------------------------------
+
+class Stall(NamedTuple):
+    """Where a stalled run's undelivered copies are.
+
+    A buffer is named by the channel that fills it (:class:`ihcube.deadlock.Channel`: a link,
+    or a PE's injection). ``held`` maps each nonempty buffer to its copies, head first, as
+    ``(arrival cycle, message number, channels still owed)``; ``waits`` maps a buffer to the
+    full buffers its head waits for; ``cycle`` is a cycle of such waits, or None.
+    """
+    at: int
+    held: dict
+    waits: dict
+    cycle: list
+
+
+def find_stall(records, routing):
+    """Rebuild, from the records, where each undelivered copy sits and what it waits for.
+
+    A copy sits in the injection buffer at its origin, or in the input of the link it last
+    crossed, until it has sent every copy it owes (the next link of a unicast, or its PE;
+    the links of its travel vector and its PE for a broadcast). A buffer's head is its
+    earliest arrival. ``routing(n, node, dest)`` is the fabric's unicast routing (as in
+    :mod:`ihcube.deadlock`). Returns a :class:`Stall`, or None if nothing is left.
+    """
+    n = records.n
+    copies = {}  # (id, node) -> [channel it arrived on, arrival cycle, owed, sent]
+
+    def owes(i, node, travel, at_origin):
+        if records.kind[i] == Kind.BROADCAST.value:
+            owed = {Channel(node, dim) for dim in topology.links(n, node) if travel >> dim & 1}
+            return owed if at_origin else owed | {Channel(node, EJECT)}
+        step = routing(n, node, int(records.dest[i]))
+        return {Channel(node, EJECT if step is None else step)}
+
+    full = topology.full_travel(n)
+    for cycle, node, i in records.injections.tolist():
+        copies[i, node] = [Channel(node, INJECT), cycle, owes(i, node, full, True), set()]
+    hops = records.hops
+    for cycle, node, dim, travel, i in zip(*(hops[name].tolist() for name in
+                                             ("cycle", "node", "dim", "travel")),
+                                           records.hop_ids.tolist()):
+        channel = Channel(node, dim)
+        if (i, node) in copies:
+            copies[i, node][3].add(channel)
+        copies[i, channel.far] = [channel, cycle, owes(i, channel.far, travel, False), set()]
+    for node, i in zip(records.deliveries["node"].tolist(), records.delivery_ids.tolist()):
+        if (i, node) in copies:
+            copies[i, node][3].add(Channel(node, EJECT))
+
+    held = defaultdict(list)
+    for i, node in sorted(copies):
+        channel, arrival, owed, sent = copies[i, node]
+        if owed - sent:
+            held[channel].append((arrival, i, owed - sent))
+    if not held:
+        return None
+    for copies_held in held.values():
+        copies_held.sort()
+    waits = {}
+    for channel, copies_held in held.items():
+        for wanted in copies_held[0][2]:
+            if wanted.is_link and len(held.get(wanted, ())) >= records.depth:
+                waits.setdefault(channel, []).append(wanted)
+    return Stall(records.stalled_at, dict(held), waits, _wait_cycle(waits))
+
+
+def _buffer_name(channel):
+    if channel.dim == INJECT:
+        return f"node {channel.node} injection"
+    return f"node {channel.far} input dim {channel.dim}"
+
+
+def stall_report(records, routing, limit=12):
+    """:func:`find_stall` as text: the cycle of waits, then the blocked buffers."""
+    stall = find_stall(records, routing)
+    if stall is None:
+        return None
+    copies = sum(len(held) for held in stall.held.values())
+    text = [f"  stalled at cycle {stall.at}: {copies} copies in {len(stall.held)} buffers"]
+    if stall.cycle:
+        text.append("  cycle of waits: " + " -> ".join(
+            _buffer_name(channel) for channel in stall.cycle + stall.cycle[:1]))
+        text.append("  (channels: " + ", ".join(map(str, stall.cycle)) + ")")
+    else:
+        text.append("  no cycle of waits among full buffers")
+    text.append("  blocked buffers:")
+    lines = []
+    for channel in sorted(stall.held, key=lambda c: (c.far, c.dim)):
+        held = stall.held[channel]
+        _, i, left = held[0]
+        wanted = []
+        for output in sorted(left, key=lambda c: c.dim):
+            if not output.is_link:
+                wanted.append(f"PE {output.node}")
+            elif output in stall.waits.get(channel, ()):
+                wanted.append(f"dim {output.dim} ({_buffer_name(output)} full)")
+            else:
+                wanted.append(f"dim {output.dim}")
+        lines.append(f"    {_buffer_name(channel)} holds {len(held)}: head "
+                     f"{_describe(records, i)} waits for {', '.join(wanted)}")
+    text += lines[:limit]
+    if len(lines) > limit:
+        text.append(f"    ... and {len(lines) - limit} more")
+    return "\n".join(text)
+
+
+def _wait_cycle(waits):
+    """A cycle in the graph ``waits`` (buffer -> buffers it waits for), or None."""
+    state = {}
+    for start in sorted(waits):
+        if start in state:
+            continue
+        path, stack = [], [(start, iter(waits.get(start, ())))]
+        state[start] = "open"
+        path.append(start)
+        while stack:
+            buffer, successors = stack[-1]
+            for nxt in successors:
+                if state.get(nxt) == "open":
+                    return path[path.index(nxt):]
+                if nxt not in state:
+                    state[nxt] = "open"
+                    path.append(nxt)
+                    stack.append((nxt, iter(waits.get(nxt, ()))))
+                    break
+            else:
+                state[buffer] = "closed"
+                path.pop()
+                stack.pop()
+    return None
+
+
+# --- Backends ------------------------------------------------------------------------------
+
+def run_model(config, model_class=Model, mutant=None):
+    """Run ``config`` on the fast model; return a :class:`StressResult`.
+
+    The run goes in steps of ``watchdog`` cycles. Before each step of the injection phase the
+    PEs' queues are topped up to a message per cycle of the step, so that every PE always has
+    one to offer. ``mutant`` makes the eject port of the run lose (``"drop"``) or repeat
+    (``"duplicate"``) one delivery: the negative controls of the scoreboard.
+    """
+    if mutant not in (None, "drop", "duplicate"):
+        raise ValueError(f"Mutant must be None, 'drop' or 'duplicate', not {mutant!r}")
+    n, K = config.n, config.watchdog
+    model = model_class(n, PAYLOAD_WIDTH, config.depth, config.order)
+    traffic = _Traffic(config)
+    backpressure = np.random.default_rng([config.seed, 1])
+    queued = np.zeros((4, 0), np.int64)  # rows id, src, dest, kind; each PE's in id order
+    injections, hops, deliveries = [], [], []
+    owed = delivered = 0
+    last_move = -1
+    stalled_at = None
+    while True:
+        t = model.cycle
+        draining = t >= config.cycles
+        if owed > delivered and t - last_move - 1 >= K:
+            stalled_at = t
+            break
+        if draining and (delivered >= owed or t - config.cycles >= config.drain_limit):
+            break
+        length = K if draining else min(K, config.cycles - t)
+        if draining:
+            queued = queued[:, :0]
+            ready = np.ones((length, n), np.uint8)
+        else:
+            # A PE takes at most one message a cycle: `length` queued messages suffice.
+            need = np.maximum(length - np.bincount(queued[1], minlength=n), 0)
+            src = np.repeat(np.arange(n, dtype=np.int64), need)
+            ids, dest, kind = traffic.draw(src)
+            queued = np.concatenate([queued, np.stack([ids, src, dest, kind])], axis=1)
+            # By PE, each PE's messages in the order drawn (the new ones come last).
+            queued = queued[:, np.argsort(queued[1], kind="stable")]
+            ready = (backpressure.random((length, n)) < config.eject_ready).astype(np.uint8)
+        run = model.run_arrays(length, queued[1], queued[2], queued[3],
+                               payload_of(queued[0], PAYLOAD_WIDTH), eject_ready=ready,
+                               record_hops=True)
+        taken = np.zeros(len(run.injections), INJECTION)
+        taken["cycle"] = run.injections["cycle"]
+        taken["node"] = run.injections["node"]
+        taken["id"] = queued[0, run.injections["request"]]
+        owed += int(_owed(n, queued[3, run.injections["request"]]).sum())
+        keep = np.ones(queued.shape[1], bool)
+        keep[run.injections["request"]] = False
+        queued = queued[:, keep]
+        got = run.deliveries
+        if mutant and len(got) and not any(len(d) for d in deliveries):
+            got = _mutate(got, mutant)
+        injections.append(taken)
+        hops.append(run.hops)
+        deliveries.append(got)
+        delivered += len(got)
+        moves = np.concatenate([run.hops["cycle"], got["cycle"]])
+        if len(moves):
+            last_move = int(moves.max())
+
+    src, dest, kind = traffic.tables()
+    records = Records(n, config.depth, PAYLOAD_WIDTH, src, dest, kind,
+                      np.concatenate(injections) if injections else np.zeros(0, INJECTION),
+                      np.concatenate(hops) if hops else np.zeros(0, HOP),
+                      np.concatenate(deliveries) if deliveries else np.zeros(0, DELIVERY),
+                      offer_until=config.cycles, cycles=model.cycle, stalled_at=stalled_at)
+    return _result(config, "model", records, routing_for_order(config.order))
+
+
+def _mutate(deliveries, mutant):
+    """The first delivery lost, or repeated in the same cycle."""
+    if mutant == "drop":
+        return deliveries[1:]
+    return np.concatenate([deliveries[:1], deliveries])
+
+
+def _result(config, backend, records, routing):
+    counts, problems = score(records)
+    stall = None
+    if records.stalled_at is not None:
+        problems.insert(0, f"no transfer for {config.watchdog} cycles from cycle "
+                           f"{records.stalled_at - config.watchdog} while deliveries were owed")
+        stall = stall_report(records, routing)
+    return StressResult(config, backend, counts, problems, stall, records)
+
+
+def routing_for_order(order):
+    """The fabric's unicast routing in ``order``, as ``routing(n, node, dest)``."""
+    return lambda n, node, dest: topology.route_step(n, node, dest, order)
+
+
+def run_rtl(config, fabric=None, routing=None, payload_width=32):
+    """Run ``config`` on the RTL in the Amaranth simulator; return a :class:`StressResult`.
+
+    ``fabric`` is a flat :class:`~ihcube.rtl.Fabric` (by default the one ``config``
+    describes, with ``payload_width``), and ``routing(n, node, dest)`` the unicast routing
+    its routers implement (by default ``config.order``'s), for the stall report. Each PE
+    is given ``cycles`` messages, more than it can inject in the injection phase.
+    """
+    from ..rtl import Fabric
+    from .harness import FabricHarness, Request
+
+    n = config.n
+    if fabric is None:
+        fabric = Fabric(n, payload_width, config.depth, config.order,
+                        broadcasts=config.broadcast > 0)
+    traffic = _Traffic(config)
+    src = np.repeat(np.arange(n, dtype=np.int64), config.cycles)
+    ids, dest, kind = traffic.draw(src)
+    payloads = payload_of(ids, fabric.payload_width)
+    harness = FabricHarness(fabric, eject_ready=config.eject_ready, seed=config.seed)
+    for node, d, k, payload in zip(src.tolist(), dest.tolist(), kind.tolist(),
+                                   payloads.tolist()):
+        harness.send(node, Request(payload, d, Kind(k)))
+    harness.run(config.cycles + config.drain_limit, offer_until=config.cycles,
+                watchdog=config.watchdog)
+
+    injections = np.zeros(len(harness.injected), INJECTION)
+    for row, (cycle, node, request) in zip(injections, harness.injected):
+        row["cycle"], row["node"] = cycle, node
+    injections["id"] = _ids_of([request.payload for _, _, request in harness.injected],
+                               fabric.payload_width)
+    hops = np.zeros(len(harness.hops), HOP)
+    for row, hop in zip(hops, harness.hops):
+        row["cycle"], row["node"], row["dim"] = hop.cycle, hop.node, hop.dim
+        _message_fields(row, hop.message)
+    deliveries = np.zeros(len(harness.deliveries), DELIVERY)
+    for row, delivery in zip(deliveries, harness.deliveries):
+        row["cycle"], row["node"] = delivery.cycle, delivery.node
+        _message_fields(row, delivery.message)
+    records = Records(n, fabric.depth, fabric.payload_width, *traffic.tables(), injections,
+                      hops, deliveries, offer_until=config.cycles, cycles=harness.cycles,
+                      stalled_at=harness.stalled_at)
+    return _result(config, "rtl", records, routing or routing_for_order(config.order))
+
+
+def _message_fields(row, message):
+    row["dest"], row["src"], row["kind"] = message.dest, message.src, message.kind.value
+    row["travel"], row["payload"] = message.travel, message.payload

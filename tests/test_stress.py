@@ -1,0 +1,277 @@
+"""The stress harness (:mod:`ihcube.sim.stress`): a slice of the campaign on the model and the
+RTL, and the negative controls that show its scoreboard and watchdog can fail: deadlock-prone
+routings stall with a reported cycle of waits, and a fabric or eject port that drops or
+duplicates one message is caught. ``make stress-campaign`` runs the whole campaign."""
+
+import subprocess
+import sys
+from dataclasses import replace
+from unittest import mock
+
+import numpy as np
+import pytest
+from amaranth.hdl import Module, Signal
+
+from ihcube import deadlock, topology
+from ihcube.deadlock import Channel, FirstSetBitRouting
+from ihcube.rtl import Fabric, LinkBuffer, Router
+from ihcube.rtl import fabric as fabric_module
+from ihcube.sim.stress import (StressConfig, find_stall, payload_of, routing_for_order,
+                               run_model, run_rtl, score)
+
+
+def assert_clean(result, min_per_node_cycle=0.05):
+    """A run with nothing lost, duplicated, corrupted or misdelivered, that drained without an
+    idle cycle, and that carried real traffic."""
+    counts = result.counts
+    assert result.ok, result.summary()
+    assert counts["delivered"] == counts["deliveries owed"] > 0
+    for name in ("lost", "duplicated", "corrupted", "misdelivered", "idle drain cycles"):
+        assert counts[name] == 0, name
+    config = result.config
+    assert counts["messages injected"] >= min_per_node_cycle * config.n * config.cycles
+    if config.broadcast > 0 and config.n > 1:
+        assert counts["broadcasts injected"] > 0
+
+
+# --- The slice: sizes, depths and both orders on the model; small sizes on the RTL ----------
+
+MODEL_SLICE = [(n, depth, order) for n in (1, 2, 3, 4, 5, 7, 8, 13, 26, 33, 64, 100, 129, 257)
+               for depth in (1, 2) for order in topology.ROUTING_ORDERS]
+
+
+@pytest.mark.parametrize("n, depth, order", MODEL_SLICE)
+def test_model_under_saturating_traffic(n, depth, order):
+    # Least-significant-first carries no broadcasts from n = 4: the fabric refuses them.
+    broadcast = 0.0 if order == topology.LSB_FIRST and n >= 4 else None
+    config = StressConfig(n, depth, order, cycles=1500 if n <= 64 else 600, seed=n + depth,
+                          broadcast=broadcast)
+    assert_clean(run_model(config))
+
+
+@pytest.mark.parametrize("n, depth, order, eject_ready", [
+    (3, 1, "msb", 0.5), (5, 2, "msb", 0.75), (6, 1, "lsb", 0.75), (8, 1, "msb", 0.9)])
+def test_rtl_under_saturating_traffic(n, depth, order, eject_ready):
+    broadcast = 0.0 if order == topology.LSB_FIRST and n >= 4 else None
+    config = StressConfig(n, depth, order, cycles=150, seed=n, broadcast=broadcast,
+                          eject_ready=eject_ready)
+    assert_clean(run_rtl(config))
+
+
+def test_traffic_is_reproducible_from_the_seed():
+    config = StressConfig(13, 2, cycles=400, seed=7)
+    assert run_model(config).counts == run_model(config).counts
+    assert run_model(config).counts != run_model(replace(config, seed=8)).counts
+
+
+# --- Deadlock-prone variants stall, and the report names a real cycle of waits --------------
+
+def assert_real_wait_cycle(stall, depth):
+    """Each buffer of the cycle is full, and its head waits for the next one, across a link."""
+    assert stall is not None and stall.cycle
+    for held, wanted in zip(stall.cycle, stall.cycle[1:] + stall.cycle[:1]):
+        assert wanted.is_link and wanted.node == held.far
+        assert wanted in stall.waits[held]
+        assert wanted in stall.held[held][0][2]  # the head still owes that link
+        assert len(stall.held[held]) == depth
+
+
+def unchecked():
+    """Build fabrics without the elaboration-time deadlock check: for deadlock-prone
+    variants on purpose."""
+    return mock.patch.object(fabric_module.deadlock, "check_deadlock_free", lambda *_, **__: None)
+
+
+@pytest.mark.parametrize("n, depth", [(8, 1), (16, 2)])
+def test_model_with_lsb_broadcasts_deadlocks_and_reports_the_cycle(n, depth):
+    """Least-significant-first unicasts with Algorithm 6 broadcasts: the static check finds
+    a cycle (test_deadlock.py), and saturating traffic closes it."""
+    config = StressConfig(n, depth, "lsb", cycles=3000, seed=3, broadcast=0.1, watchdog=100)
+    result = run_model(config)
+    assert not result.ok
+    assert result.problems[0].startswith("no transfer for 100 cycles from cycle ")
+    assert result.counts["lost"] > 0
+    assert "cycle of waits: node " in result.stall
+    assert_real_wait_cycle(find_stall(result.records, routing_for_order("lsb")), depth)
+
+
+def _records_of(config):
+    return run_model(config).records
+
+
+WEIGHT_PARITY = FirstSetBitRouting(
+    lambda node: "msb" if bin(node).count("1") % 2 == 0 else "lsb", name="weight parity")
+
+
+def weight_parity_router(n, node, payload_width, depth, order, strap=False):
+    return Router(n, node, payload_width, depth, WEIGHT_PARITY.order_at(node), strap=strap)
+
+
+def test_rtl_with_a_deadlock_prone_unicast_routing_stalls_and_reports_the_cycle():
+    """The order flips at every hop (it follows the parity of the node's weight): the static
+    check finds a cycle from n = 4, and in the RTL saturating unicasts close it."""
+    with pytest.raises(ValueError, match="can deadlock"):
+        Fabric(4, router=weight_parity_router, routing=WEIGHT_PARITY)
+    with unchecked():
+        fabric = Fabric(4, 32, 1, router=weight_parity_router, routing=WEIGHT_PARITY)
+    config = StressConfig(4, 1, cycles=400, seed=2, broadcast=0.0, eject_ready=0.9,
+                          watchdog=40)
+    result = run_rtl(config, fabric=fabric, routing=WEIGHT_PARITY)
+    assert not result.ok
+    assert result.problems[0].startswith("no transfer for 40 cycles")
+    assert "cycle of waits: node " in result.stall
+    assert "(channels: " in result.stall
+
+
+def test_msb_rtl_under_the_same_traffic_does_not_stall():
+    """The control of the control: the same traffic on the real routing drains."""
+    config = StressConfig(4, 1, cycles=400, seed=2, broadcast=0.0, eject_ready=0.9,
+                          watchdog=40)
+    assert_clean(run_rtl(config))
+
+
+# --- Drops, duplicates and corruption are caught --------------------------------------------
+
+@pytest.mark.parametrize("mutant, count", [("drop", "lost"), ("duplicate", "duplicated")])
+def test_scoreboard_catches_an_eject_port_that_drops_or_duplicates_one_message(mutant, count):
+    result = run_model(StressConfig(26, 1, cycles=500, seed=4), mutant=mutant)
+    assert not result.ok
+    assert result.counts[count] == 1
+    others = {"lost", "duplicated", "corrupted", "misdelivered"} - {count}
+    assert all(result.counts[name] == 0 for name in others)
+
+
+class OnceFaultyBuffer(LinkBuffer):
+    """Negative control: a buffer that, once, forgets the 20th message written into it
+    (``fault = "drop"``) or hands its 20th message on twice (``fault = "duplicate"``)."""
+
+    fault = None
+
+    def elaborate(self, platform):
+        m = Module()
+        inner = m.submodules.inner = LinkBuffer(self._layout, self.depth)
+        seen = Signal(range(22))
+        strike = seen == 19
+        event = (self.w.valid & self.w.ready if self.fault == "drop"
+                 else self.r.valid & self.r.ready)
+        with m.If(event & (seen != 21)):
+            m.d.sync += seen.eq(seen + 1)
+        m.d.comb += [
+            inner.w.payload.eq(self.w.payload),
+            inner.w.valid.eq(self.w.valid & ~(strike & (self.fault == "drop"))),
+            self.w.ready.eq(inner.w.ready),
+            self.r.payload.eq(inner.r.payload),
+            self.r.valid.eq(inner.r.valid),
+            inner.r.ready.eq(self.r.ready & ~(strike & (self.fault == "duplicate"))),
+        ]
+        return m
+
+
+@pytest.mark.parametrize("fault, count", [("drop", "lost"), ("duplicate", "duplicated")])
+def test_scoreboard_catches_a_router_that_drops_or_duplicates_one_message(fault, count):
+    buffer = type(f"Once{fault.title()}Buffer", (OnceFaultyBuffer,), {"fault": fault})
+
+    def router(n, node, payload_width, depth, order, strap=False):
+        # Only node 2's router is faulty; its buffers each misbehave once.
+        if node != 2:
+            return Router(n, node, payload_width, depth, order, strap=strap)
+        faulty = type("FaultyRouter", (Router,), {"link_buffer": buffer})
+        return faulty(n, node, payload_width, depth, order, strap=strap)
+
+    config = StressConfig(5, 1, cycles=150, seed=5, watchdog=40)
+    result = run_rtl(config, fabric=Fabric(5, 32, 1, router=router))
+    assert not result.ok
+    assert result.counts[count] >= 1
+    assert_clean(run_rtl(config))  # the same traffic on sound routers
+
+
+def test_scoreboard_catches_corrupted_fields_and_payloads():
+    config = StressConfig(13, 1, cycles=300, seed=6)
+    records = _records_of(config)
+    counts, problems = score(records)
+    assert counts["corrupted"] == 0 and not problems
+
+    for field, flip in [("payload", 1 << 40), ("payload", 1 << 3), ("src", 1), ("dest", 2)]:
+        deliveries = records.deliveries.copy()
+        unicast = np.flatnonzero(deliveries["kind"] == 0)[7]
+        deliveries[field][unicast] ^= flip
+        broken = replace(records, deliveries=deliveries)
+        counts, problems = score(broken)
+        assert counts["corrupted"] == 1, field
+        assert counts["lost"] == 1  # the corrupted delivery does not count
+        assert any("corrupted" in problem for problem in problems)
+
+    # A delivery at a node it was not owed to.
+    deliveries = records.deliveries.copy()
+    unicast = np.flatnonzero(deliveries["kind"] == 0)[7]
+    deliveries["node"][unicast] = (deliveries["node"][unicast] + 1) % 13
+    counts, _ = score(replace(records, deliveries=deliveries))
+    assert counts["misdelivered"] == 1 and counts["lost"] == 1
+
+
+def test_drain_bound_catches_an_idle_drain_cycle():
+    """With every PE accepting, something moves in every drain cycle until the fabric is
+    empty; a gap in the records breaks that."""
+    records = _records_of(StressConfig(26, 1, cycles=300, seed=6))
+    counts, _ = score(records)
+    assert counts["drain cycles"] > 2 and counts["idle drain cycles"] == 0
+    start = records.offer_until
+    # Move the drain's last transfers one cycle later: the cycle before them is idle.
+    last = records.deliveries["cycle"].max()
+    deliveries = records.deliveries.copy()
+    deliveries["cycle"][deliveries["cycle"] == last] += 1
+    hops = records.hops.copy()
+    hops["cycle"][hops["cycle"] == last] += 1
+    counts, problems = score(replace(records, deliveries=deliveries, hops=hops))
+    assert last > start and counts["idle drain cycles"] == 1
+    assert any("moved nothing" in problem for problem in problems)
+
+
+def test_payload_check_word():
+    ids = np.arange(1000)
+    from ihcube.sim.stress import _ids_of
+    for width in (32, 64):
+        payloads = payload_of(ids, width)
+        assert list(_ids_of(payloads, width)) == list(ids)
+        assert (_ids_of(payloads ^ np.uint64(1 << (width - 1)), width) == -1).all()
+    with pytest.raises(ValueError, match="do not fit a 32-bit payload"):
+        payload_of([1 << 16], 32)
+
+
+# --- Command line ---------------------------------------------------------------------------
+
+def stress(*args):
+    return subprocess.run([sys.executable, "-m", "ihcube.stress", *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_command_line_prints_the_counts():
+    result = stress("--nodes", "13", "--cycles", "2000", "--depth", "2")
+    assert result.returncode == 0, result.stderr
+    for name in ("messages injected", "delivered", "lost", "duplicated", "corrupted",
+                 "max latency"):
+        assert name in result.stdout
+    assert "result                PASS" in result.stdout
+
+
+def test_command_line_fails_on_a_deadlock():
+    result = stress("--nodes", "8", "--order", "lsb", "--broadcast", "0.1", "--cycles", "2000")
+    assert result.returncode == 1
+    assert "result                FAIL" in result.stdout
+    assert "cycle of waits: " in result.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--nodes", "0"], "Node count must be a positive integer, not 0"),
+    (["--nodes", "abc"], "Node count must be a positive integer, not 'abc'"),
+    (["--cycles", "1.5"], "Cycles must be a positive integer, not '1.5'"),
+    (["--depth", "0"], "Buffer depth must be a positive integer, not 0"),
+    (["--order", "up"], "Routing order must be one of 'msb' or 'lsb', not 'up'"),
+    (["--backend", "fpga"], "Backend must be model or rtl, not 'fpga'"),
+    (["--eject-ready", "0"], "Eject-ready probability must be above 0 and at most 1, not 0.0"),
+])
+def test_command_line_rejects_bad_parameters_in_one_line(args, message):
+    result = stress(*args)
+    assert result.returncode == 2
+    assert result.stderr == f"ihcube stress: error: {message}\n"
+    assert result.stdout == ""
