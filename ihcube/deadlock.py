@@ -9,14 +9,16 @@ end of ``c2``:
 - a unicast for ``d`` that crossed ``c1 = a -(i)-> b`` waits for ``c2 = b -(j)-> ...`` when
   the route at ``b`` is ``j``;
 - a broadcast copy that crossed ``c1`` with travel vector ``T`` waits for *every* link it is
-  forked onto at ``b`` (Katseff, Algorithm 6): the router releases an input buffer only when
-  the last copy has left, so one blocked copy holds the buffer.
+  forked onto at ``b`` (Katseff, Algorithm 6, mirrored for least-significant-first routers:
+  :func:`ihcube.topology.travel_mask`): the router releases an input buffer only when the
+  last copy has left, so one blocked copy holds the buffer.
 
 If the graph is acyclic the network cannot deadlock (Dally and Seitz): some message on a
 longest chain of waits can always move. Every dependency found here is made by a message the
 network carries, so a cycle is a real hazard: its buffers can all fill with messages that each
-wait for the next. (For the lsb routing with broadcasts, four messages injected in the same
-cycle do this to a 4-node fabric of one-message buffers in the simulator.)
+wait for the next. (Least-significant-first unicasts with Algorithm 6 broadcasts, which
+descend the dimensions while the unicasts climb them, do this from n = 4; hence the mirrored
+travel rule for that order.)
 
 Two ways to build the graph:
 
@@ -96,21 +98,28 @@ class FirstSetBitRouting:
     The same order at every node is the router's routing (:func:`routing_for`); the tests
     mix orders to make routings that can deadlock.
 
+    Broadcast copies are forked by the travel-vector rule of each node's order
+    (:func:`ihcube.topology.travel_mask`), as the router does; ``travel`` fixes one rule for
+    every node instead, for the tests' deadlock-prone variants.
+
     Parameters
     ----------
     order : ``"msb"``, ``"lsb"`` or callable
         The scan order of every node, or a function from a node number to its scan order.
     name : str or None
         What messages call this routing; by default the order, or the function's name.
+    travel : ``"msb"``, ``"lsb"`` or None
+        The travel-vector rule of every node; None: each node's scan order.
     """
 
-    def __init__(self, order=topology.MSB_FIRST, name=None):
+    def __init__(self, order=topology.MSB_FIRST, name=None, travel=None):
         if callable(order):
             self._order, self._order_of = None, order
             self._name = name if name is not None else getattr(order, "__name__", repr(order))
         else:
             self._order, self._order_of = topology.check_routing_order(order), None
             self._name = name if name is not None else order
+        self._travel = None if travel is None else topology.check_routing_order(travel)
 
     name = property(lambda self: self._name)
 
@@ -119,6 +128,10 @@ class FirstSetBitRouting:
         if self._order is not None:
             return self._order
         return topology.check_routing_order(self._order_of(node))
+
+    def travel_order_at(self, node):
+        """The travel-vector rule at ``node``: ``"msb"`` (Algorithm 6) or ``"lsb"``."""
+        return self._travel if self._travel is not None else self.order_at(node)
 
     def msb_first(self, n):
         """Whether each of the ``n`` nodes scans from the most significant bit, as an array."""
@@ -151,6 +164,13 @@ def _first_set_bit_routing(routing):
     return routing
 
 
+def travel_order(routing, node):
+    """The travel-vector rule of the router at ``node``: as a :class:`FirstSetBitRouting`
+    says, Algorithm 6 (``"msb"``) for any other route function."""
+    travel_order_at = getattr(routing, "travel_order_at", None)
+    return travel_order_at(node) if travel_order_at is not None else topology.MSB_FIRST
+
+
 def _name_of(routing):
     """What a message calls ``routing``."""
     return getattr(routing, "name", None) or getattr(routing, "__name__", None) or repr(routing)
@@ -162,22 +182,29 @@ def _name_of(routing):
 # them against it.
 
 
-def link_tables(n):
+def link_tables(n, msb_first=None):
     """The link-existence vector of every node and the travel masks of every link.
+
+    ``msb_first`` says, per node, whether its router routes most-significant-first (the
+    travel mask follows the order: :func:`ihcube.topology.travel_mask`); all of them if None.
 
     Returns
     -------
     exists : numpy.ndarray of int64, shape ``(n,)``
         ``exists[a] == topology.exists_mask(n, a)``.
     travel : numpy.ndarray of int64, shape ``(n, D)``
-        ``travel[a, l] == topology.travel_mask(n, a, l)``.
+        ``travel[a, l] == topology.travel_mask(n, a, l, order of a)``.
     """
     dims = topology.dimensions(n)
     node = np.arange(n, dtype=np.int64)
     bit = np.int64(1) << np.arange(dims, dtype=np.int64)
     exists = (((node[:, None] ^ bit) < n) * bit).sum(axis=1, dtype=np.int64)
     full = np.int64(topology.full_travel(n))
-    travel = (bit - 1)[None, :] | (full & ~exists)[:, None]
+    below, above = bit - 1, full & ~((bit << 1) - 1)
+    if msb_first is None:
+        msb_first = np.ones(n, dtype=bool)
+    keep = np.where(np.asarray(msb_first, dtype=bool)[:, None], below[None, :], above[None, :])
+    travel = keep | (full & ~exists)[:, None]
     return exists, travel
 
 
@@ -221,8 +248,8 @@ def channel_dependencies(n, routing=None, *, broadcast=True):
         ``routing(n, node, dest)`` returns the link a unicast at ``node`` for ``dest`` leaves
         on, or None to deliver it; :func:`routing_for` ``("msb")`` if None.
     broadcast : bool
-        Include the broadcasts of Katseff's Algorithm 6 (which the router forwards by their
-        travel vectors whatever the unicast routing).
+        Include the broadcasts (Algorithm 6, or its mirror image at least-significant-first
+        routers: :func:`travel_order`).
 
     Returns
     -------
@@ -254,7 +281,8 @@ def channel_dependencies(n, routing=None, *, broadcast=True):
         copies = set()
         frontier = []
         for origin in range(n):
-            for dim, travel in topology.broadcast_step(n, origin, topology.full_travel(n)):
+            for dim, travel in topology.broadcast_step(n, origin, topology.full_travel(n),
+                                                       travel_order(routing, origin)):
                 depends_on[Channel(origin, INJECT)].add(Channel(origin, dim))
                 frontier.append((Channel(origin, dim), travel))
         while frontier:
@@ -264,7 +292,8 @@ def channel_dependencies(n, routing=None, *, broadcast=True):
             copies.add((channel, travel))
             node = channel.far
             depends_on[channel].add(Channel(node, EJECT))
-            for dim, copy_travel in topology.broadcast_step(n, node, travel):
+            for dim, copy_travel in topology.broadcast_step(n, node, travel,
+                                                            travel_order(routing, node)):
                 depends_on[channel].add(Channel(node, dim))
                 frontier.append((Channel(node, dim), copy_travel))
     return depends_on
@@ -331,7 +360,8 @@ def dependency_table(n, routing=None, *, broadcast=True):
     topology.check_node_count(n)
     routing = _first_set_bit_routing(routing)
     dims = topology.dimensions(n)
-    exists, travel = link_tables(n)
+    exists, travel = link_tables(
+        n, [routing.travel_order_at(a) == topology.MSB_FIRST for a in range(n)])
     depends = np.zeros((n, dims, dims), dtype=bool)
     witness = np.full((n, dims, dims), -1, dtype=np.int64)
     _dependency_kernel(n, exists, travel, routing.msb_first(n), bool(broadcast), depends,
@@ -563,9 +593,12 @@ def explain_cycle(n, cycle, routing=None, *, broadcast=True):
         if broadcast:
             # The broadcast that node a originates carries every travel bit any copy on
             # this channel can carry (see dependency_table).
-            for dim, travel in topology.broadcast_step(n, a, topology.full_travel(n)):
-                if dim == held.dim and any(dim_ == wanted.dim
-                                           for dim_, _ in topology.broadcast_step(n, b, travel)):
+            steps = topology.broadcast_step(n, a, topology.full_travel(n),
+                                            travel_order(routing, a))
+            for dim, travel in steps:
+                if dim == held.dim and any(
+                        dim_ == wanted.dim for dim_, _ in
+                        topology.broadcast_step(n, b, travel, travel_order(routing, b))):
                     phrases.append(f"at node {b} a broadcast from node {a} waits for dim "
                                    f"{wanted.dim}")
                     break

@@ -30,11 +30,10 @@ CAMPAIGN_RTL_SIZES = tuple(range(1, 9))
 def campaign(quick=False):
     """The campaign's configurations, as ``(backend, StressConfig)`` pairs.
 
-    Every size on the model with depth 1 and 2 and both routing orders; least-significant-
-    first without broadcasts from n = 4, where the fabric refuses broadcasts in that order
-    (they could deadlock: see README). Cycles shrink with the size, so that each run carries
-    some tens of thousands of messages or more. The RTL runs sizes 1 to 8, both depths,
-    most-significant-first. ``quick`` keeps a slice that runs in a minute or two.
+    Every size on the model with depth 1 and 2 and both routing orders. Cycles shrink with
+    the size, so that each run carries some tens of thousands of messages or more. The RTL
+    runs sizes 1 to 8, both depths, both orders. ``quick`` keeps a slice that runs in a
+    minute or two.
     """
     from .sim.stress import StressConfig
 
@@ -47,15 +46,17 @@ def campaign(quick=False):
             cycles = min(cycles, 1000)
         for depth in (1, 2):
             for order in topology.ROUTING_ORDERS:
-                broadcast = 0.0 if order == topology.LSB_FIRST and n >= 4 else None
-                configs.append(("model", StressConfig(n, depth, order, cycles, seed=n * 10 + depth,
-                                                      broadcast=broadcast)))
+                configs.append(("model", StressConfig(n, depth, order, cycles,
+                                                      seed=n * 10 + depth)))
     for n in CAMPAIGN_RTL_SIZES:
         if quick and n not in (5, 8):
             continue
         for depth in (1, 2):
-            configs.append(("rtl", StressConfig(n, depth, topology.MSB_FIRST,
-                                                cycles=150 if quick else 400, seed=n)))
+            for order in topology.ROUTING_ORDERS:
+                if quick and order != topology.MSB_FIRST:
+                    continue
+                configs.append(("rtl", StressConfig(n, depth, order,
+                                                    cycles=150 if quick else 400, seed=n)))
     return configs
 
 
@@ -138,8 +139,7 @@ def main(argv=None):
     parser.add_argument("--backend", default="model", metavar="B",
                         help="model (default) or rtl (the Amaranth simulation, small n)")
     parser.add_argument("--broadcast", default=None, metavar="P",
-                        help="probability that a message is a broadcast (default 1/(2n); "
-                             "0 for lsb from n = 4)")
+                        help="probability that a message is a broadcast (default 1/(2n))")
     parser.add_argument("--eject-ready", default="0.75", metavar="P",
                         help="probability that a PE accepts a delivery in a cycle (default 0.75)")
     parser.add_argument("--watchdog", default="200", metavar="K",
@@ -166,8 +166,6 @@ def main(argv=None):
             raise ValueError(f"Backend must be model or rtl, not {args.backend!r}")
         broadcast = (None if args.broadcast is None
                      else _number(args.broadcast, "Broadcast probability", float))
-        if broadcast is None and order == topology.LSB_FIRST and n >= 4:
-            broadcast = 0.0
         config = StressConfig(
             n, check_depth(_number(args.depth, "Buffer depth")), order,
             _number(args.cycles, "Cycles"), seed=_number(args.seed, "Seed"),

@@ -14,7 +14,7 @@ __all__ = [
     "MSB_FIRST", "LSB_FIRST", "ROUTING_ORDERS",
     "check_node_count", "check_node", "check_routing_order",
     "dimensions", "address_bits", "link_exists", "links", "exists_mask", "neighbor",
-    "first_set_bit", "route_step", "path",
+    "first_set_bit", "route_step", "path", "distance", "distances",
     "full_travel", "travel_mask", "broadcast_step", "broadcast_tree",
 ]
 
@@ -115,39 +115,64 @@ def path(n, src, dest, order=MSB_FIRST):
     return nodes
 
 
+def distance(n, a, b):
+    """The hops of the unicast path from ``a`` to ``b``: ``popcount(a XOR b)``.
+
+    Katseff, Theorem 1: every route step clears one bit of ``a XOR b``, in any incomplete
+    cube and either routing order, so this is also the shortest distance.
+    """
+    check_node(n, a)
+    check_node(n, b)
+    return bin(a ^ b).count("1")
+
+
+def distances(n, a):
+    """:func:`distance` from ``a`` to every node, as a list indexed by node."""
+    check_node(n, a)
+    return [bin(a ^ b).count("1") for b in range(n)]
+
+
 def full_travel(n):
     """The travel vector of a broadcast at its origin: all ``D`` bits set."""
     return (1 << dimensions(n)) - 1
 
 
-def travel_mask(n, a, l):
+def travel_mask(n, a, l, order=MSB_FIRST):
     """The mask that a copy sent on link ``l`` from ``a`` applies to its travel vector.
 
-    Katseff, Algorithm 6: bit ``i`` survives iff ``i < l`` or link ``i`` does not exist
-    from ``a``.
+    Katseff, Algorithm 6 (``order="msb"``): bit ``i`` survives iff ``i < l`` or link ``i``
+    does not exist from ``a``, so a copy goes on to lower dimensions only, as a
+    most-significant-first unicast does. Least-significant-first routing uses the mirror
+    image, ``i > l`` or link ``i`` missing, so that its copies climb the dimensions as its
+    unicasts do: with Algorithm 6 they would descend them, and the two directions close a
+    cycle of channel dependencies from ``n = 4`` (see :mod:`ihcube.deadlock`). The tests
+    check Theorems 3 and 4 (every node reached once, along its unicast path) for both.
     """
-    return sum(1 << i for i in range(dimensions(n)) if i < l or not link_exists(n, a, i))
+    keep = (lambda i: i < l) if check_routing_order(order) == MSB_FIRST else (lambda i: i > l)
+    return sum(1 << i for i in range(dimensions(n)) if keep(i) or not link_exists(n, a, i))
 
 
-def broadcast_step(n, a, travel):
+def broadcast_step(n, a, travel, order=MSB_FIRST):
     """The copies a router at ``a`` sends for a broadcast holding ``travel``.
 
-    Returns ``(l, travel')`` pairs, one for every existing link ``l`` with ``travel[l]`` set.
+    Returns ``(l, travel')`` pairs, one for every existing link ``l`` with ``travel[l]`` set,
+    with the travel vectors of :func:`travel_mask` in ``order``.
     """
-    return [(l, travel & travel_mask(n, a, l)) for l in links(n, a) if travel >> l & 1]
+    return [(l, travel & travel_mask(n, a, l, order)) for l in links(n, a) if travel >> l & 1]
 
 
-def broadcast_tree(n, origin):
+def broadcast_tree(n, origin, order=MSB_FIRST):
     """The link messages of a broadcast from ``origin``, as ``(from, to, travel)`` triples.
 
     Follows :func:`broadcast_step` from the origin; Katseff's Theorems 3 and 4 say every
-    other node is reached exactly once, along its unicast path from ``origin``.
+    other node is reached exactly once, along its unicast path from ``origin`` (in
+    ``order``: the tests check the mirrored rule too).
     """
     sends = []
     frontier = [(origin, full_travel(n))]
     while frontier:
         a, travel = frontier.pop()
-        for l, copy_travel in broadcast_step(n, a, travel):
+        for l, copy_travel in broadcast_step(n, a, travel, order):
             sends.append((a, neighbor(a, l), copy_travel))
             frontier.append((neighbor(a, l), copy_travel))
     return sends

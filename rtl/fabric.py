@@ -44,10 +44,6 @@ class Fabric(wiring.Component):
         channel dependency graph, broadcasts included, is checked at construction, which
         raises ``ValueError`` naming a cycle if there is one. The tests pass deadlock-prone
         variants here.
-    broadcasts : bool
-        Whether the PEs will inject broadcasts. False is a promise that they will not, and
-        limits the deadlock check to unicasts: least-significant-first routing is safe for
-        unicasts alone, but not with broadcasts (see :mod:`ihcube.deadlock`).
 
     Members
     -------
@@ -67,13 +63,13 @@ class Fabric(wiring.Component):
     """
 
     def __init__(self, n, payload_width=32, depth=1, order=topology.MSB_FIRST, router=Router,
-                 router_modules=None, routing=None, broadcasts=True):
+                 router_modules=None, routing=None):
         self._n = topology.check_node_count(n)
         self._payload_width = check_payload_width(payload_width)
         self._depth = check_depth(depth)
         self._order = topology.check_routing_order(order)
         # A cycle of channel dependencies can deadlock the fabric: refuse to build it.
-        deadlock.check_deadlock_free(n, order, routing, broadcast=broadcasts)
+        deadlock.check_deadlock_free(n, order, routing)
         self._router_modules = router_modules
         self._dims = [topology.links(n, node) for node in range(n)]
         if router_modules is None:

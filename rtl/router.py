@@ -48,7 +48,8 @@ class Router(wiring.Component):
       ``dest == node``.
     - A broadcast head is delivered to the PE (unless this node is its origin) and copied
       to every existing link ``l`` whose travel bit is set, each copy carrying
-      ``travel AND travel_mask(l)`` (Katseff, Algorithm 6). Copies may leave in different
+      ``travel AND travel_mask(l)`` (Katseff, Algorithm 6, mirrored for least-significant-
+      first routing: :func:`ihcube.topology.travel_mask`). Copies may leave in different
       cycles; the head leaves its buffer when its last copy has left.
     - Each output (every link, and the PE's eject port) has a :class:`RoundRobinArbiter`
       over the ``k + 1`` inputs (``k`` links and the PE). **Fairness bound**: a head that
@@ -135,7 +136,7 @@ class Router(wiring.Component):
 
     def travel_mask(self, dim):
         """The travel-vector mask of a broadcast copy sent on link ``dim``."""
-        return topology.travel_mask(self._n, self._node, dim)
+        return topology.travel_mask(self._n, self._node, dim, self._order)
 
     def elaborate(self, platform):
         m = Module()

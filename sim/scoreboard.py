@@ -44,7 +44,8 @@ def check_run(n, injected, hops, deliveries, order=topology.MSB_FIRST, limit=20)
                              f"needs unique payloads")
         known.add(key)
         if request.kind == Kind.BROADCAST:
-            problems += _check_broadcast(n, src, request, hops_of[key], deliveries_of[key])
+            problems += _check_broadcast(n, src, request, hops_of[key], deliveries_of[key],
+                                         order)
         else:
             problems += _check_unicast(n, src, request, hops_of[key], deliveries_of[key], order)
 
@@ -82,7 +83,7 @@ def _check_unicast(n, src, request, hops, deliveries, order):
     return problems
 
 
-def _check_broadcast(n, src, request, hops, deliveries):
+def _check_broadcast(n, src, request, hops, deliveries, order):
     name = f"broadcast {request.payload} from {src}"
     problems = []
     delivered = defaultdict(int)
@@ -98,8 +99,8 @@ def _check_broadcast(n, src, request, hops, deliveries):
             problems.append(f"{name} was delivered {copies} times to node {node}")
 
     # Katseff, Theorem 4: the copy for each node comes along the unicast path to it, so the
-    # link into node v is the last link of path(src, v), and there is exactly one. Algorithm 6
-    # follows the most-significant-first path whatever order unicasts are routed in.
+    # link into node v is the last link of path(src, v), and there is exactly one. (The
+    # travel rule of each order follows that order's paths: topology.travel_mask.)
     arrivals = defaultdict(list)
     for hop in hops:
         arrivals[hop.far].append(hop.node)
@@ -108,7 +109,7 @@ def _check_broadcast(n, src, request, hops, deliveries):
             if arrivals[node]:
                 problems.append(f"{name} came back to its origin from {arrivals[node]}")
             continue
-        expected_from = topology.path(n, src, node)[-2]
+        expected_from = topology.path(n, src, node, order)[-2]
         if arrivals[node] != [expected_from]:
             problems.append(f"{name} reached node {node} from {arrivals[node]}, "
                             f"its unicast path comes from {expected_from}")

@@ -569,8 +569,7 @@ def run_rtl(config, fabric=None, routing=None, payload_width=32):
 
     n = config.n
     if fabric is None:
-        fabric = Fabric(n, payload_width, config.depth, config.order,
-                        broadcasts=config.broadcast > 0)
+        fabric = Fabric(n, payload_width, config.depth, config.order)
     traffic = _Traffic(config)
     src = np.repeat(np.arange(n, dtype=np.int64), config.cycles)
     ids, dest, kind = traffic.draw(src)

@@ -33,13 +33,22 @@ def test_depth_and_order_show_in_the_name(tmp_path):
     assert (tmp_path / "ihcube_n3_w32_d2_lsb.v").exists()
 
 
-def test_a_routing_that_can_deadlock_is_refused_in_one_line(tmp_path):
-    # Least-significant-first unicasts with Algorithm 6 broadcasts form a cycle from n = 4.
-    result = ihcube("verilog", "--nodes=4", "--order=lsb", f"--out={tmp_path}")
-    assert result.returncode == 2
-    assert result.stderr.startswith("ihcube: error: Routing 'lsb' of 4 nodes can deadlock: ")
-    assert "0 -(dim 0)-> 1 -(dim 1)-> 3 -(dim 0)-> 2 -(dim 1)-> 0" in result.stderr
-    assert len(result.stderr.splitlines()) == 1
+def test_a_routing_that_can_deadlock_is_refused_in_one_line(tmp_path, capsys):
+    """The generator runs the deadlock check first. No option selects a cyclic routing, so
+    the check is made to see one: lsb unicasts with Algorithm 6 broadcasts, cyclic from 4."""
+    from unittest import mock
+
+    from ihcube import cli, deadlock
+    cyclic = deadlock.FirstSetBitRouting("lsb", name="lsb with Algorithm 6", travel="msb")
+    with mock.patch.object(deadlock, "routing_for", lambda order: cyclic):
+        status = cli.main(["verilog", "--nodes=4", "--order=lsb", f"--out={tmp_path}"])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.startswith("ihcube: error: Routing 'lsb with Algorithm 6' of 4 nodes can "
+                          "deadlock: ")
+    assert "0 -(dim 0)-> 1 -(dim 1)-> 3 -(dim 0)-> 2 -(dim 1)-> 0" in err
+    assert len(err.splitlines()) == 1
+    assert not list(tmp_path.iterdir())
 
 
 @pytest.mark.parametrize("args, message", [

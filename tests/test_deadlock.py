@@ -5,6 +5,7 @@ rules that are themselves checked against :mod:`ihcube.topology`."""
 import random
 import re
 import time
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -29,6 +30,11 @@ MSB = deadlock.routing_for("msb")
 LSB = deadlock.routing_for("lsb")
 WEIGHT_PARITY = FirstSetBitRouting(by_weight_parity, name="weight parity")
 NODE_PARITY = FirstSetBitRouting(by_node_parity, name="node parity")
+# Deadlock-prone variants: every node forks broadcasts by Algorithm 6 (the msb rule), whatever
+# its scan order.
+LSB_ALGORITHM_6 = FirstSetBitRouting("lsb", name="lsb with Algorithm 6", travel="msb")
+NODE_PARITY_ALGORITHM_6 = FirstSetBitRouting(by_node_parity, name="node parity with "
+                                             "Algorithm 6", travel="msb")
 
 #: Sizes beyond the exhaustive ranges: the issue's, powers of two and their neighbours,
 #: Tzeng and Kumar's incomplete sizes, and a few odd ones.
@@ -125,13 +131,14 @@ def test_theorem_1_routes_are_shortest(order):
             assert len(nodes) - 1 == (src ^ dest).bit_count() <= topology.dimensions(n)
 
 
-def broadcast_from_every_origin(n):
-    """Run a broadcast from every node at once, by Algorithm 6 over the link tables.
+def broadcast_from_every_origin(n, order="msb"):
+    """Run a broadcast from every node at once, by the travel rule of ``order`` (Algorithm 6
+    or its mirror image) over the link tables.
 
     Returns ``(received, parent)``: how many copies node ``v`` got of the broadcast from ``o``,
     and from which node it got (the last of) them.
     """
-    exists, travel = deadlock.link_tables(n)
+    exists, travel = deadlock.link_tables(n, np.full(n, order == "msb"))
     received = np.zeros((n, n), np.int64)
     parent = np.full((n, n), -1, np.int64)
     origin = np.arange(n)
@@ -151,14 +158,16 @@ def broadcast_from_every_origin(n):
     return received, parent
 
 
-def test_theorems_3_and_4_for_every_origin_up_to_256():
+@pytest.mark.parametrize("order", topology.ROUTING_ORDERS)
+def test_theorems_3_and_4_for_every_origin_up_to_256(order):
     """Katseff, Theorems 3 and 4, for every origin of every n <= 256: each other node gets
-    exactly one copy, and the copy came along the whole unicast (msb) path from the origin:
-    every hop of that path is an edge of the broadcast tree."""
+    exactly one copy, and the copy came along the whole unicast path from the origin: every
+    hop of that path is an edge of the broadcast tree. For msb that is Algorithm 6; for lsb
+    the mirrored travel rule of topology.travel_mask, for which this is the evidence."""
     for n in range(1, 257):
-        received, parent = broadcast_from_every_origin(n)
+        received, parent = broadcast_from_every_origin(n, order)
         assert (received == 1 - np.eye(n, dtype=np.int64)).all(), n
-        table = deadlock.route_table(n, MSB)
+        table = deadlock.route_table(n, deadlock.routing_for(order))
         origin = np.broadcast_to(np.arange(n)[:, None], (n, n))
         dest = np.broadcast_to(np.arange(n), (n, n))
         at = origin.copy()
@@ -171,18 +180,21 @@ def test_theorems_3_and_4_for_every_origin_up_to_256():
         assert (at == dest).all()
 
 
-def test_vectorized_broadcast_is_broadcast_tree():
+@pytest.mark.parametrize("order", topology.ROUTING_ORDERS)
+def test_vectorized_broadcast_is_broadcast_tree(order):
     for n in [1, 2, 3, 5, 13, 26, 40]:
-        received, parent = broadcast_from_every_origin(n)
+        received, parent = broadcast_from_every_origin(n, order)
         for origin in range(n):
-            assert sorted((frm, to) for frm, to, _ in topology.broadcast_tree(n, origin)) == \
+            tree = topology.broadcast_tree(n, origin, order)
+            assert sorted((frm, to) for frm, to, _ in tree) == \
                 sorted((int(parent[origin, v]), v) for v in range(n) if v != origin)
 
 
 # --- The channel dependency graph: fast table against enumeration ------------------------------
 
 
-@pytest.mark.parametrize("routing", [MSB, LSB, WEIGHT_PARITY, NODE_PARITY], ids=str)
+@pytest.mark.parametrize("routing", [MSB, LSB, WEIGHT_PARITY, NODE_PARITY, LSB_ALGORITHM_6,
+                                     NODE_PARITY_ALGORITHM_6], ids=str)
 @pytest.mark.parametrize("broadcast", [True, False], ids=["broadcast", "unicast"])
 def test_dependency_table_is_the_enumerated_graph(routing, broadcast):
     """The bit-reasoning graph equals the one enumerated from the route function and
@@ -198,7 +210,7 @@ def test_dependency_table_is_the_enumerated_graph(routing, broadcast):
             deadlock.channel_dependencies(n, routing, broadcast=broadcast), n
 
 
-@pytest.mark.parametrize("routing", [MSB, LSB, WEIGHT_PARITY], ids=str)
+@pytest.mark.parametrize("routing", [MSB, LSB, WEIGHT_PARITY, LSB_ALGORITHM_6], ids=str)
 def test_dependencies_of_large_sizes_against_the_route_function(routing):
     """For large n, sampled: every unicast witness makes its dependency under
     ``topology.route_step``; a channel's dependencies are exactly the next hops of the
@@ -217,8 +229,11 @@ def test_dependencies_of_large_sizes_against_the_route_function(routing):
             b = topology.neighbor(a, i)
             nexts = {routing(n, b, d) for d in range(n) if routing(n, a, d) == i}
             assert nexts - {None} == set(np.flatnonzero(unicast[a, i]).tolist())
-            travel = dict(topology.broadcast_step(n, a, topology.full_travel(n)))[i]
-            forks = {dim for dim, _ in topology.broadcast_step(n, b, travel)}
+            steps = topology.broadcast_step(n, a, topology.full_travel(n),
+                                            deadlock.travel_order(routing, a))
+            travel = dict(steps)[i]
+            forks = {dim for dim, _ in topology.broadcast_step(
+                n, b, travel, deadlock.travel_order(routing, b))}
             assert set(np.flatnonzero(depends[a, i]).tolist()) == \
                 set(np.flatnonzero(unicast[a, i]).tolist()) | forks
 
@@ -229,19 +244,23 @@ def test_dependencies_of_large_sizes_against_the_route_function(routing):
 SIZES = [*range(1, 1025), *LARGE_SIZES]
 
 
-def test_msb_routing_with_broadcasts_is_deadlock_free():
-    """The default routing, unicasts and Algorithm 6 broadcasts together: acyclic for every
-    n <= 1024 and the large sizes. (``python -m ihcube.deadlock`` does every n <= 4096.)"""
-    [result] = deadlock.sweep(0, ["msb"], sizes=SIZES)
+@pytest.mark.parametrize("order", topology.ROUTING_ORDERS)
+def test_routing_with_broadcasts_is_deadlock_free(order):
+    """The router's routing, unicasts and broadcasts together (Algorithm 6 for msb, its
+    mirror image for lsb): acyclic for every n <= 1024 and the large sizes. (``python -m
+    ihcube.deadlock`` does every n <= 4096.)"""
+    [result] = deadlock.sweep(0, [order], sizes=SIZES)
     assert result.cyclic == []
 
 
-def test_msb_broadcasts_add_no_dependency():
-    """Theorems 3 and 4 in graph form: every broadcast dependency of the msb routing is also a
-    unicast one, since each copy follows a unicast path."""
+@pytest.mark.parametrize("order", topology.ROUTING_ORDERS)
+def test_broadcasts_add_no_dependency(order):
+    """Theorems 3 and 4 in graph form: every broadcast dependency is also a unicast one,
+    since each copy follows a unicast path of the same order."""
+    routing = deadlock.routing_for(order)
     for n in SIZES[::7] + LARGE_SIZES:
-        with_broadcasts, _ = deadlock.dependency_table(n, MSB)
-        unicast, _ = deadlock.dependency_table(n, MSB, broadcast=False)
+        with_broadcasts, _ = deadlock.dependency_table(n, routing)
+        unicast, _ = deadlock.dependency_table(n, routing, broadcast=False)
         assert (with_broadcasts == unicast).all(), n
 
 
@@ -251,7 +270,7 @@ def test_unicast_routing_alone_is_deadlock_free(order):
     assert result.cyclic == []
 
 
-LSB_CYCLE = ("0 -(dim 0)-> 1 -(dim 1)-> 3 -(dim 0)-> 2 -(dim 1)-> 0 "
+LSB_ALGORITHM_6_CYCLE = ("0 -(dim 0)-> 1 -(dim 1)-> 3 -(dim 0)-> 2 -(dim 1)-> 0 "
              "(at node 1 a unicast for node 3 waits for dim 1; "
              "at node 3 a broadcast from node 1 waits for dim 0; "
              "at node 2 a unicast for node 0 waits for dim 1; "
@@ -259,23 +278,25 @@ LSB_CYCLE = ("0 -(dim 0)-> 1 -(dim 1)-> 3 -(dim 0)-> 2 -(dim 1)-> 0 "
 
 
 def test_lsb_unicasts_with_algorithm_6_broadcasts_can_deadlock():
-    """A finding: least-significant-first unicasts climb the dimensions while broadcast copies
-    descend them (Algorithm 6 follows msb paths), and from n = 4 on the two close a cycle.
-    Every size from 4 up is cyclic; n <= 3 (a path graph) is not."""
-    [result] = deadlock.sweep(0, ["lsb"], sizes=SIZES)
-    assert result.cyclic == [n for n in SIZES if n >= 4]
-    assert result.first_cycle == (4, [Channel(0, 0), Channel(1, 1), Channel(3, 0),
-                                      Channel(2, 1)])
-    with pytest.raises(ValueError, match=rf"^Routing 'lsb' of 4 nodes can deadlock: its channel "
-                                         rf"dependency graph has the cycle "
-                                         rf"{re.escape(LSB_CYCLE)}$"):
-        deadlock.check_deadlock_free(4, "lsb")
+    """Why lsb routers mirror the travel rule: least-significant-first unicasts climb the
+    dimensions while Algorithm 6 copies descend them (they follow msb paths), and from n = 4
+    on the two close a cycle. Every size from 4 up is cyclic; n <= 3 (a path graph) is not."""
+    sizes = [*range(1, 65), *LARGE_SIZES]
+    assert [n for n in sizes if deadlock.find_cycle(n, LSB_ALGORITHM_6) is not None] == \
+        [n for n in sizes if n >= 4]
+    assert deadlock.find_cycle(4, LSB_ALGORITHM_6) == [Channel(0, 0), Channel(1, 1),
+                                                       Channel(3, 0), Channel(2, 1)]
+    with pytest.raises(ValueError, match=rf"^Routing 'lsb with Algorithm 6' of 4 nodes can "
+                                         rf"deadlock: its channel dependency graph has the "
+                                         rf"cycle {re.escape(LSB_ALGORITHM_6_CYCLE)}$"):
+        deadlock.check_deadlock_free(4, routing=LSB_ALGORITHM_6)
 
 
 def test_cycles_are_real_dependency_cycles():
-    for n, routing, broadcast in [(4, LSB, True), (300, LSB, True), (4096, LSB, True),
-                                  (4, WEIGHT_PARITY, False), (1048, WEIGHT_PARITY, False),
-                                  (8, NODE_PARITY, True)]:
+    for n, routing, broadcast in [(4, LSB_ALGORITHM_6, True), (300, LSB_ALGORITHM_6, True),
+                                  (4096, LSB_ALGORITHM_6, True), (4, WEIGHT_PARITY, False),
+                                  (1048, WEIGHT_PARITY, False),
+                                  (8, NODE_PARITY_ALGORITHM_6, True)]:
         cycle = deadlock.find_cycle(n, routing, broadcast=broadcast)
         depends, _ = deadlock.dependency_table(n, routing, broadcast=broadcast)
         for held, wanted in zip(cycle, cycle[1:] + cycle[:1]):
@@ -308,14 +329,16 @@ def test_weight_parity_routing_is_found_cyclic():
         deadlock.check_deadlock_free(4, routing=WEIGHT_PARITY, broadcast=False)
 
 
-def test_node_parity_routing_is_cyclic_only_with_broadcasts():
+def test_node_parity_routing_is_cyclic_only_with_algorithm_6_broadcasts():
     """The issue's example, msb at even nodes and lsb at odd ones, is acyclic for unicasts:
-    a path changes order at most once, on a dim-0 hop. With broadcasts its lsb nodes close a
-    cycle as the lsb routing does, from n = 8."""
+    a path changes order at most once, on a dim-0 hop. With Algorithm 6 broadcasts at every
+    node its lsb nodes close a cycle from n = 8; with each node's own travel rule it stays
+    acyclic."""
     assert all(deadlock.find_cycle(n, NODE_PARITY, broadcast=False) is None
                for n in range(1, 257))
-    assert [n for n in range(1, 17) if deadlock.find_cycle(n, NODE_PARITY)] == \
+    assert [n for n in range(1, 17) if deadlock.find_cycle(n, NODE_PARITY_ALGORITHM_6)] == \
         list(range(8, 17))
+    assert all(deadlock.find_cycle(n, NODE_PARITY) is None for n in range(1, 257))
 
 
 def test_any_route_function_is_enumerated():
@@ -343,27 +366,19 @@ def test_fabric_refuses_a_cyclic_routing():
                                          rf"its channel dependency graph has the cycle "
                                          rf"0 -\(dim 1\)-> 2 -\(dim 0\)-> 3 .*\)$"):
         Fabric(4, routing=WEIGHT_PARITY)
-    with pytest.raises(ValueError, match=r"^Routing 'node parity' of 8 nodes can deadlock: "):
-        Fabric(8, routing=NODE_PARITY)
-    with pytest.raises(ValueError, match=rf"^Routing 'lsb' of 4 nodes can deadlock: its channel "
-                                         rf"dependency graph has the cycle "
-                                         rf"{re.escape(LSB_CYCLE)}$"):
-        Fabric(4, order="lsb")
-
-
-def test_fabric_without_broadcasts_checks_unicasts_only():
-    """A fabric whose PEs promise no broadcasts may use least-significant-first routing."""
-    assert Fabric(6, order="lsb", broadcasts=False).order == "lsb"
-    with pytest.raises(ValueError, match=r"^Routing 'lsb' of 6 nodes can deadlock: "):
-        Fabric(6, order="lsb", broadcasts=True)
-    with pytest.raises(ValueError, match=r"^Routing 'weight parity' of 4 nodes can deadlock: "):
-        Fabric(4, routing=WEIGHT_PARITY, broadcasts=False)
+    with pytest.raises(ValueError, match=r"^Routing 'node parity with Algorithm 6' of 8 nodes "
+                                         r"can deadlock: "):
+        Fabric(8, routing=NODE_PARITY_ALGORITHM_6)
+    with pytest.raises(ValueError, match=rf"^Routing 'lsb with Algorithm 6' of 4 nodes can "
+                                         rf"deadlock: its channel dependency graph has the "
+                                         rf"cycle {re.escape(LSB_ALGORITHM_6_CYCLE)}$"):
+        Fabric(4, order="lsb", routing=LSB_ALGORITHM_6)
 
 
 def test_fabric_builds_with_the_default_routing():
-    for n in [1, 2, 3, 26]:
-        assert Fabric(n).n == n
-    assert Fabric(3, order="lsb").order == "lsb"  # too small for a cycle
+    for n in [1, 2, 3, 4, 26, 1048]:
+        for order in topology.ROUTING_ORDERS:
+            assert Fabric(n, order=order).order == order
 
 
 def test_elaboration_check_is_cheap_and_cached():
@@ -395,9 +410,15 @@ def test_command_line_summary(capsys):
     out = capsys.readouterr().out
     assert re.search(r"^  msb: acyclic for all 40 sizes; longest dependency chain \d+ channels "
                      r"\(n = \d+\); [\d.]+ s$", out, re.M)
-    assert deadlock.main(["--max-nodes", "40", "--order", "lsb"]) == 1
+    assert deadlock.main(["--max-nodes", "40", "--order", "lsb"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^  lsb: acyclic for all 40 sizes; ", out, re.M)
+    # A cyclic routing is reported with its smallest cycle and the messages that make it.
+    with mock.patch.object(deadlock, "routing_for", lambda order: LSB_ALGORITHM_6):
+        assert deadlock.main(["--max-nodes", "40", "--order", "lsb"]) == 1
     out = capsys.readouterr().out
     assert "  lsb: CYCLIC for 37 of 40 sizes; smallest n = 4: 0 -(dim 0)-> 1 -(dim 1)-> 3" in out
+    assert "    at node 3 a broadcast from node 1 waits for dim 0" in out
     assert deadlock.main(["--max-nodes", "12", "--unicast-only", "--cross-check", "12"]) == 0
 
 

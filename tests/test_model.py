@@ -30,39 +30,37 @@ from ihcube.sim.scoreboard import check_run
 CYCLES = 2000
 
 #: The lockstep configurations: every size from 1 to 16, and 26 and 32, with the buffer
-#: depths, routing orders and payload widths spread over them. ``broadcasts`` is False where
-#: the fabric would refuse the routing order because broadcasts could deadlock it.
+#: depths, routing orders and payload widths spread over them.
 LOCKSTEP = [
-    # n, depth, order, payload_width, broadcasts
-    (1, 1, "msb", 32, True), (2, 2, "lsb", 32, True), (3, 1, "msb", 7, True),
-    (4, 2, "msb", 32, True), (5, 1, "lsb", 32, False), (6, 3, "msb", 32, True),
-    (7, 1, "msb", 64, True), (8, 2, "lsb", 32, False), (9, 1, "msb", 32, True),
-    (10, 2, "msb", 1, True), (11, 1, "lsb", 32, False), (12, 1, "msb", 32, True),
-    (13, 2, "msb", 32, True), (14, 1, "lsb", 16, False), (15, 3, "msb", 32, True),
-    (16, 1, "msb", 32, True), (26, 1, "msb", 32, True), (32, 2, "msb", 32, True),
+    # n, depth, order, payload_width
+    (1, 1, "msb", 32), (2, 2, "lsb", 32), (3, 1, "msb", 7), (4, 2, "msb", 32),
+    (5, 1, "lsb", 32), (6, 3, "msb", 32), (7, 1, "msb", 64), (8, 2, "lsb", 32),
+    (9, 1, "msb", 32), (10, 2, "msb", 1), (11, 1, "lsb", 32), (12, 1, "msb", 32),
+    (13, 2, "msb", 32), (14, 1, "lsb", 16), (15, 3, "msb", 32), (16, 1, "msb", 32),
+    (26, 1, "msb", 32), (32, 2, "lsb", 32),
 ]
 if os.environ.get("IHCUBE_LOCKSTEP") == "quick":
     LOCKSTEP = [config for config in LOCKSTEP if config[0] <= 8]
 
 #: The configuration that the broken model variants are compared on.
-CONTROL = (6, 3, "msb", 32, True)
+CONTROL = (6, 3, "msb", 32)
 
 
 # Traffic and backpressure, drawn up front and fed to both.
 
-def lockstep_traffic(n, payload_width, broadcasts, cycles, seed):
+def lockstep_traffic(n, payload_width, cycles, seed):
     """Return ``(requests, eject_ready)``: ``(node, Request)`` pairs in queue order, and an
     ``(cycles, n)`` eject-ready pattern of 0s and 1s.
 
     The offered load comes in phases: a burst from the first cycle (when the buffers are not
     ready yet), a pause, light, saturating and medium load. About one request in twelve is a
-    broadcast (if ``broadcasts``), and one unicast in ten names a node that does not exist
+    broadcast, and one unicast in ten names a node that does not exist
     where the address width allows. Each PE accepts with its own probability, and every so
     often a third of them stall for 50 cycles.
     """
     rng = random.Random(seed)
     addresses = 1 << topology.address_bits(n)
-    broadcast_share = (0.08 if n > 1 else 0.3) if broadcasts else 0.0
+    broadcast_share = 0.08 if n > 1 else 0.3
     phases = [(0.5, 8), (0.0, 40), (0.05, cycles // 4), (0.6, cycles // 4), (0.2, cycles // 4)]
     requests = []
     start = 0
@@ -94,13 +92,6 @@ def lockstep_traffic(n, payload_width, broadcasts, cycles, seed):
 
 
 # The RTL side: one Amaranth simulation that records every cycle.
-
-def build_fabric(n, payload_width, depth, order, broadcasts):
-    """The fabric under test. Without broadcasts, least-significant-first routing cannot
-    deadlock (Tzeng and Kumar's Algorithm R), but the fabric refuses that order with
-    broadcasts from n = 4: say whether it carries any."""
-    return Fabric(n, payload_width, depth, order, broadcasts=broadcasts)
-
 
 def run_rtl(fabric, requests, eject_ready):
     """Simulate ``fabric`` for ``len(eject_ready)`` cycles with PEs that offer their queues as
@@ -178,12 +169,11 @@ def run_rtl(fabric, requests, eject_ready):
 
 
 @functools.lru_cache(maxsize=None)
-def rtl_record(n, depth, order, payload_width, broadcasts):
+def rtl_record(n, depth, order, payload_width):
     """The traffic of a lockstep configuration and what the RTL did with it (one Amaranth
     simulation per configuration, shared by the tests that use it)."""
-    requests, eject_ready = lockstep_traffic(n, payload_width, broadcasts, CYCLES,
-                                             seed=n * 1000 + depth)
-    fabric = build_fabric(n, payload_width, depth, order, broadcasts)
+    requests, eject_ready = lockstep_traffic(n, payload_width, CYCLES, seed=n * 1000 + depth)
+    fabric = Fabric(n, payload_width, depth, order)
     events, refused_count = run_rtl(fabric, requests, eject_ready)
     return requests, eject_ready, events, refused_count
 
@@ -229,29 +219,27 @@ def first_difference(rtl, model):
     return None
 
 
-def lockstep(model_class, n, depth, order, payload_width, broadcasts):
+def lockstep(model_class, n, depth, order, payload_width):
     """Compare ``model_class`` with the RTL on a configuration; return the first difference
     (or None), the RTL's refusal counts and the model."""
-    requests, eject_ready, rtl, refused_count = rtl_record(n, depth, order, payload_width,
-                                                           broadcasts)
+    requests, eject_ready, rtl, refused_count = rtl_record(n, depth, order, payload_width)
     model = model_class(n, payload_width, depth, order)
     return first_difference(rtl, model_events(model, requests, eject_ready)), refused_count, model
 
 
-@pytest.mark.parametrize("n, depth, order, payload_width, broadcasts", LOCKSTEP)
-def test_lockstep_with_rtl(n, depth, order, payload_width, broadcasts):
+@pytest.mark.parametrize("n, depth, order, payload_width", LOCKSTEP)
+def test_lockstep_with_rtl(n, depth, order, payload_width):
     """Every handshake, hop and delivery of 2,000 cycles of mixed traffic under eject
     backpressure happens in the same cycle, with the same message, in the model and the RTL."""
-    difference, refused_count, model = lockstep(Model, n, depth, order, payload_width,
-                                                broadcasts)
+    difference, refused_count, model = lockstep(Model, n, depth, order, payload_width)
     assert difference is None
     assert list(model.refused_count) == refused_count
     # The run exercised what it should: hops, broadcasts, refusals where possible.
-    _, _, events, _ = rtl_record(n, depth, order, payload_width, broadcasts)
+    _, _, events, _ = rtl_record(n, depth, order, payload_width)
     kinds = {event[0] for event in events}
     assert kinds == ({"inject", "deliver"} if n == 1 else {"inject", "deliver", "hop"})
-    assert broadcasts == any(event[0] == "deliver" and event[5] == Kind.BROADCAST.value
-                             for event in events) or n == 1
+    assert any(event[0] == "deliver" and event[5] == Kind.BROADCAST.value
+               for event in events) or n == 1
     assert (sum(refused_count) > 0) == (1 << topology.address_bits(n) > n)
 
 
@@ -315,12 +303,11 @@ def as_harness_records(run):
 @pytest.mark.parametrize("n, order", [(n, "msb") for n in (*range(1, 41), 70, 100, 129)]
                          + [(n, "lsb") for n in (*range(1, 41), 70, 100, 129)])
 def test_model_follows_the_topology_rules(n, order):
-    """All-pairs unicasts (and, most-significant-first, broadcasts from every node) arrive
-    once each, along the Algorithm 2 path (and the Algorithm 6 tree), with right fields."""
+    """All-pairs unicasts and broadcasts from every node arrive once each, along the
+    Algorithm 2 path (and the broadcast tree of the order), with the right fields."""
     requests = [(src, Request(payload=src * n + dest, dest=dest))
                 for src in range(n) for dest in range(n)]
-    if order == topology.MSB_FIRST:
-        requests += [(src, Request(payload=src, kind=Kind.BROADCAST)) for src in range(n)]
+    requests += [(src, Request(payload=src, kind=Kind.BROADCAST)) for src in range(n)]
     model = Model(n, depth=2, order=order)
     run = model.run(40 * n + 100, requests, record_hops=True)
     assert run.pending == 0
@@ -328,8 +315,7 @@ def test_model_follows_the_topology_rules(n, order):
     injected = [(int(r["cycle"]), int(r["node"]), requests[int(r["request"])][1])
                 for r in run.injections]
     assert check_run(n, injected, hops, deliveries, order) == []
-    broadcasts = n if order == topology.MSB_FIRST else 0
-    assert len(deliveries) == n * n + broadcasts * (n - 1)
+    assert len(deliveries) == n * n + n * (n - 1)
 
 
 def test_route_table_is_route_step():
@@ -350,7 +336,7 @@ def test_step_is_run():
     """Driving the ports cycle by cycle with :meth:`Model.step` gives what :meth:`Model.run`
     records for the same queues."""
     n, cycles = 7, 300
-    requests, eject_ready = lockstep_traffic(n, 32, True, cycles, seed=5)
+    requests, eject_ready = lockstep_traffic(n, 32, cycles, seed=5)
     expected = Model(n, depth=2).run(cycles, requests, eject_ready, record_hops=True)
 
     model = Model(n, depth=2)

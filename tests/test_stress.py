@@ -15,6 +15,7 @@ from amaranth.hdl import Module, Signal
 from ihcube import deadlock, topology
 from ihcube.deadlock import Channel, FirstSetBitRouting
 from ihcube.rtl import Fabric, LinkBuffer, Router
+from ihcube.sim.model import Model
 from ihcube.rtl import fabric as fabric_module
 from ihcube.sim.stress import (StressConfig, find_stall, payload_of, routing_for_order,
                                run_model, run_rtl, score)
@@ -42,19 +43,14 @@ MODEL_SLICE = [(n, depth, order) for n in (1, 2, 3, 4, 5, 7, 8, 13, 26, 33, 64, 
 
 @pytest.mark.parametrize("n, depth, order", MODEL_SLICE)
 def test_model_under_saturating_traffic(n, depth, order):
-    # Least-significant-first carries no broadcasts from n = 4: the fabric refuses them.
-    broadcast = 0.0 if order == topology.LSB_FIRST and n >= 4 else None
-    config = StressConfig(n, depth, order, cycles=1500 if n <= 64 else 600, seed=n + depth,
-                          broadcast=broadcast)
+    config = StressConfig(n, depth, order, cycles=1500 if n <= 64 else 600, seed=n + depth)
     assert_clean(run_model(config))
 
 
 @pytest.mark.parametrize("n, depth, order, eject_ready", [
     (3, 1, "msb", 0.5), (5, 2, "msb", 0.75), (6, 1, "lsb", 0.75), (8, 1, "msb", 0.9)])
 def test_rtl_under_saturating_traffic(n, depth, order, eject_ready):
-    broadcast = 0.0 if order == topology.LSB_FIRST and n >= 4 else None
-    config = StressConfig(n, depth, order, cycles=150, seed=n, broadcast=broadcast,
-                          eject_ready=eject_ready)
+    config = StressConfig(n, depth, order, cycles=150, seed=n, eject_ready=eject_ready)
     assert_clean(run_rtl(config))
 
 
@@ -82,12 +78,21 @@ def unchecked():
     return mock.patch.object(fabric_module.deadlock, "check_deadlock_free", lambda *_, **__: None)
 
 
+class Algorithm6Model(Model):
+    """Negative control: least-significant-first unicasts with Algorithm 6 broadcasts (the
+    msb travel rule), which the static check finds cyclic from n = 4 (test_deadlock.py)."""
+
+    def _travel_mask(self, node, dim):
+        return topology.travel_mask(self.n, node, dim, topology.MSB_FIRST)
+
+
 @pytest.mark.parametrize("n, depth", [(8, 1), (16, 2)])
-def test_model_with_lsb_broadcasts_deadlocks_and_reports_the_cycle(n, depth):
-    """Least-significant-first unicasts with Algorithm 6 broadcasts: the static check finds
-    a cycle (test_deadlock.py), and saturating traffic closes it."""
+def test_model_with_algorithm_6_broadcasts_under_lsb_deadlocks_and_reports_the_cycle(n, depth):
+    """Saturating traffic closes the cycle that the static check finds; the same traffic on
+    the real lsb model (mirrored travel rule) drains."""
     config = StressConfig(n, depth, "lsb", cycles=3000, seed=3, broadcast=0.1, watchdog=100)
-    result = run_model(config)
+    assert_clean(run_model(config))
+    result = run_model(config, model_class=Algorithm6Model)
     assert not result.ok
     assert result.problems[0].startswith("no transfer for 100 cycles from cycle ")
     assert result.counts["lost"] > 0
@@ -254,11 +259,18 @@ def test_command_line_prints_the_counts():
     assert "result                PASS" in result.stdout
 
 
-def test_command_line_fails_on_a_deadlock():
-    result = stress("--nodes", "8", "--order", "lsb", "--broadcast", "0.1", "--cycles", "2000")
-    assert result.returncode == 1
-    assert "result                FAIL" in result.stdout
-    assert "cycle of waits: " in result.stdout
+def test_command_line_fails_on_a_deadlock(capsys):
+    from ihcube import stress as command
+    from ihcube.sim import stress as harness
+    real = harness.run_model
+    with mock.patch.object(harness, "run_model",
+                           lambda config: real(config, model_class=Algorithm6Model)):
+        status = command.main(["--nodes", "8", "--order", "lsb", "--broadcast", "0.1",
+                               "--cycles", "2000"])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "result                FAIL" in out
+    assert "cycle of waits: " in out
 
 
 @pytest.mark.parametrize("args, message", [

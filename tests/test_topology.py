@@ -37,6 +37,30 @@ def test_theorem_1_every_pair_has_a_shortest_route(order):
                     assert (a ^ b).bit_count() == 1 and b < n
 
 
+@pytest.mark.parametrize("n", list(range(1, 41)) + [64, 100, 129])
+def test_distance_is_the_route_length_and_the_shortest_path(n):
+    """``distance`` equals the unicast path length in both orders and the breadth-first
+    distance over the existing links (so no route is longer than it must be)."""
+    for src in range(n):
+        hops = {src: 0}
+        frontier = [src]
+        while frontier:
+            following = []
+            for a in frontier:
+                for i in topology.links(n, a):
+                    b = topology.neighbor(a, i)
+                    if b not in hops:
+                        hops[b] = hops[a] + 1
+                        following.append(b)
+            frontier = following
+        row = topology.distances(n, src)
+        assert row == [hops[dest] for dest in range(n)]
+        for dest in range(n):
+            assert topology.distance(n, src, dest) == row[dest]
+            for order in topology.ROUTING_ORDERS:
+                assert len(topology.path(n, src, dest, order)) - 1 == row[dest]
+
+
 def test_msb_route_takes_highest_usable_bit():
     # n = 26, node 12 to node 16: bits 4, 3, 2 differ; 12 XOR 16 = 28 does not exist,
     # 12 XOR 8 = 4 does, so link 3. Least-significant-first takes link 2 (to node 8).

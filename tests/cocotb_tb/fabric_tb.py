@@ -354,7 +354,7 @@ async def broadcast_from_every_source(dut):
     for src in range(n):
         seen = sorted((hop.node, hop.far, hop.message.travel)
                       for hop in bench.hops if hop.message.payload == src)
-        if seen != sorted(topology.broadcast_tree(n, src)):
+        if seen != sorted(topology.broadcast_tree(n, src, settings.order)):
             wrong.append((src, seen))
     _fail_if(wrong, "(origin, link messages) whose travel vectors are not Algorithm 6's")
 
