@@ -33,7 +33,7 @@ from .. import topology
 from ..params import check_depth, check_payload_width
 from ..rtl.message import Kind
 from . import model_kernel
-from .model_kernel import COUNT, MAX_DEPTH, POPPED, WROTE, record_words
+from .model_kernel import COUNT, MAX_DEPTH, POPPED, record_words
 
 __all__ = ["Model", "ModelRun", "DELIVERY", "HOP", "INJECTION", "MAX_PAYLOAD_WIDTH",
            "MAX_ADDRESS_BITS"]
@@ -139,7 +139,7 @@ class Model:
     # The rules, from ihcube.topology. Negative-control variants in the tests replace these.
 
     def _travel_mask(self, node, dim):
-        return topology.travel_mask(self._n, node, dim)
+        return topology.travel_mask(self._n, node, dim, self._order)
 
     def _first_set_bit(self, bits):
         return topology.first_set_bit(bits, self._order)
@@ -168,15 +168,15 @@ class Model:
         words = record_words(depth)
         cells = np.zeros(n * S * words, np.int64)
         cells16 = cells.view(np.int16)
-        for field in (WROTE, POPPED):
-            cells16[field::4 * words] = -1
+        cells16[POPPED::4 * words] = -1
         self._state = (
             cells, cells.view(np.int32), cells16,
             np.full(n * S, self._arbiter_start(), np.int8),  # last
             np.full(n * S, -1, np.int8),                      # held (-1: not locked)
-            np.zeros(n, np.int64),                            # occupied
+            np.zeros(n, np.int64),                            # requested
             np.zeros(n, np.uint8),                            # refused
             np.zeros(n, np.int32),                            # refused_count
+            np.zeros(n * S, np.int32),                        # requests
         )
         self._cycle = 0
 

@@ -10,36 +10,40 @@ Layout
 Node ``a`` has ``S = D + 1`` *slots*: slot ``i < D`` is link ``i`` (the input buffer that
 link ``i`` feeds, and the output that drives link ``i``), slot ``D`` is the PE (the
 injection buffer, and the eject port). Slots of links that do not exist are never used.
-Row ``a * S + s`` is slot ``s`` of node ``a``; its fields are ``slots[row * FIELDS + f]``,
-and its buffer's ``depth`` entries are ``(row * depth + k) * 2 + 0`` (header) and ``+ 1``
-(payload bits) in ``entries``. A mask over slots has bit ``s`` for slot ``s``. The RTL
-numbers a router's ports ``0 .. k``, existing links in increasing dimension and then the
-PE; slot order is that order with gaps, so the arbiters' "first requester after ``last``"
-chooses the same input here.
+Row ``a * S + s`` is slot ``s`` of node ``a``. A mask over slots has bit ``s`` for slot
+``s``. The RTL numbers a router's ports ``0 .. k``, existing links in increasing dimension
+and then the PE; slot order is that order with gaps, so the arbiters' "first requester
+after ``last``" chooses the same input here.
 
-Slot fields (int32):
+A row's record in ``cells`` is :func:`record_words` int64 words: two words of fields, read
+through the views ``cells16`` and ``cells32``, then the buffer's ``depth`` entries, a header
+word and a payload word each. The fields:
 
-- ``COUNT``, ``HEAD``, ``TAIL``: the buffer's ring (LinkBuffer ``count``, ``head``,
+- ``COUNT``, ``HEAD``, ``TAIL`` (int16): the buffer's ring (LinkBuffer ``count``, ``head``,
   ``tail``).
-- ``PENDING``: the copies the head still has to send, the Router's ``want & ~done``. It is
-  set when a message becomes the head and loses a bit with each copy sent, so the RTL's
-  ``done`` is ``want & ~PENDING``.
-- ``WROTE``, ``POPPED``: the cycle (modulo ``2**31``) of the buffer's last write and pop.
-- ``LAST``: the output's arbiter ``last`` (a slot; the PE after reset).
-- ``HELD``: the input that the output's arbiter is locked on, or -1 when not locked.
+- ``POPPED`` (int16): the cycle (modulo ``2**15 - 1``) of the buffer's last pop.
+- ``PENDING`` (int32): the copies the head still has to send, the Router's
+  ``want & ~done``. It is set when a message becomes the head and loses a bit with each
+  copy sent, so the RTL's ``done`` is ``want & ~PENDING``.
+
+Per row, as an output: ``last`` and ``held``, its arbiter's ``last`` (a slot; the PE after
+reset) and the input it is locked on (-1 when not locked); ``requests``, the mask of the
+inputs whose head still wants it (the Router's ``want & ~done``, column by column). Per
+node: ``requested``, the mask of its outputs with a request.
 
 A header packs ``dest``, ``src`` and ``travel`` in ``A`` bits each, then ``kind``.
-``occupied[a]`` has a bit for each slot of node ``a`` whose buffer holds a message.
 
 Registers
 ---------
 One call of :func:`cycle` is one clock cycle. Every decision of the cycle must read the
 registers as they were when it began, although the nodes are visited one after another and
-a write into a neighbour's buffer, or a pop from one's own, changes it at once. A buffer has
-one writer (the far end of its link, or its own PE) and one reader, each acting at most once
-per cycle, so its count when the cycle began is ``COUNT - (WROTE == t) + (POPPED == t)``
-whichever of the two was visited first; the reader, which scans before it pops, needs only
-``COUNT - (WROTE == t)``.
+a write into a neighbour's buffer, or a pop from one's own, changes it at once:
+
+- A message that becomes a head is not valid before the next cycle. Its requests are posted
+  at once, and masked out while its node is still to be visited in this cycle (``fresh``).
+- Whether a link's far buffer has room: this node is its only writer, and writes after the
+  check, so its count when the cycle began is ``COUNT``, plus one if its own node has
+  popped it in this cycle (``POPPED``).
 
 ``room`` is not stored: the LinkBuffer register ``room <= count_next != depth`` holds
 ``count != depth`` in every cycle but the first after reset, where it is low.
@@ -53,11 +57,11 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-__all__ = ["COUNT", "HEAD", "TAIL", "WROTE", "POPPED", "PENDING", "ENTRIES", "MAX_DEPTH",
+__all__ = ["COUNT", "HEAD", "TAIL", "POPPED", "PENDING", "ENTRIES", "MAX_DEPTH",
            "record_words", "cycle", "run_queues", "run_uniform"]
 
 #: A slot's fields: int16 words of its record, and an int32 word, then int64 words.
-COUNT, HEAD, TAIL, WROTE, POPPED = range(5)
+COUNT, HEAD, TAIL, POPPED = range(4)
 PENDING = 3
 ENTRIES = 2
 
@@ -131,8 +135,9 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
     """Simulate clock cycle ``t`` of the whole fabric.
 
     ``dims`` is ``(n, D, A, depth, ready_in_reset)``, ``tables`` ``(exists, route,
-    link_set, travel_masks)``, ``state`` ``(cells, cells32, cells16, last, held, occupied,
-    refused, refused_count)`` (``cells32`` and ``cells16`` are views of ``cells``).
+    link_set, travel_masks)``, ``state`` ``(cells, cells32, cells16, last, held, requested,
+    refused, refused_count, requests)`` (``cells32`` and ``cells16`` are views of ``cells``;
+    the module's docstring describes them).
 
     The PE of node ``a`` offers ``inj_header[a]`` (dest and kind packed as in a header;
     ``src`` and ``travel`` are stamped here) and ``inj_payload[a]`` when ``inj_valid[a]``;
@@ -143,7 +148,7 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
     """
     n, D, A, depth, ready_in_reset = dims
     exists, route, link_set, travel_masks = tables
-    cells, cells32, cells16, last, held, occupied, refused, refused_count = state
+    cells, cells32, cells16, last, held, requested, refused, refused_count, requests = state
     S = D + 1
     pe = D
     pe_bit = 1 << D
@@ -154,7 +159,6 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
     if stamp == 0:
         # Old stamps could equal this cycle's: forget them (only this cycle's matter).
         for row in range(n * S):
-            cells16[row * R16 + WROTE] = -1
             cells16[row * R16 + POPPED] = -1
     rooms = t > 0 or ready_in_reset  # room is low in the first cycle after reset
     travel_shift = 2 * A
@@ -163,21 +167,26 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
     masks = max(D, 1)  # the row length of travel_masks
     n_deliveries = 0
     n_hops = 0
-    requests = np.zeros(S, np.int64)
+    # The slots of each node whose head arrived in this cycle, written before the node's visit.
+    arrived = np.zeros(n, np.int64)
 
     for a in range(n):
         base = a * S
         ex = exists[_at(a)]
-        holding = occupied[_at(a)]
+        outputs = requested[_at(a)]
+        # The heads that are not valid before the next cycle: arrived in this cycle, and (as
+        # the visit goes on) injected or moved up in this one. Their requests are masked out.
+        fresh = arrived[_at(a)]
 
-        # The PE's injection: the handshake happens iff the injection buffer has room.
+        # The PE's injection: the handshake happens iff the injection buffer has room. Its
+        # only writer is this PE and its only reader this node: neither has acted yet.
+        took = 0
         if inj_valid[_at(a)]:
             row = base + pe
             r = row * R16
-            count = (cells16[_at(r + COUNT)] - (cells16[_at(r + WROTE)] == stamp)
-                     + (cells16[_at(r + POPPED)] == stamp))
+            count = cells16[_at(r + COUNT)]
             if rooms and count != depth:
-                taken[_at(a)] = 1
+                took = 1
                 header = inj_header[_at(a)]
                 if header >> (3 * A) & 1 == 0 and header & address >= n:
                     # A destination that does not exist: taken, dropped, counted.
@@ -191,77 +200,77 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                     cells[_at(e)] = header
                     cells[_at(e + 1)] = inj_payload[_at(a)]
                     cells16[_at(r + TAIL)] = _advance(tail, depth)
-                    cells16[_at(r + WROTE)] = stamp
-                    count = cells16[_at(r + COUNT)] + 1
-                    cells16[_at(r + COUNT)] = count
-                    if count == 1:  # the head from the next cycle
-                        cells32[_at(row * R32 + PENDING)] = _wants(
-                            header, a, ex, route[_at((a ^ header) & ex)], pe, A, pe)
-                        holding |= pe_bit
-            else:
-                taken[_at(a)] = 0
-        if holding == 0:
+                    cells16[_at(r + COUNT)] = count + 1
+                    if count == 0:  # the head from the next cycle
+                        wants = _wants(header, a, ex, route[_at((a ^ header) & ex)], pe, A, pe)
+                        cells32[_at(row * R32 + PENDING)] = wants
+                        outputs |= wants
+                        w = wants
+                        while w:
+                            o = _lowest(w)
+                            w &= w - 1
+                            requests[_at(base + o)] |= pe_bit
+                        fresh |= pe_bit
+        taken[_at(a)] = took
+
+        if ex == 0:
+            # A node without links (n = 1): a broadcast from its PE has nothing to send and
+            # leaves as soon as it is valid (Router: nothing left to send pops the head).
+            row = base + pe
+            q = row * R16
+            if (cells16[_at(q + COUNT)] > (fresh >> pe & 1)
+                    and cells32[_at(row * R32 + PENDING)] == 0):
+                head = _advance(cells16[_at(q + HEAD)], depth)
+                cells16[_at(q + HEAD)] = head
+                cells16[_at(q + POPPED)] = stamp
+                cells16[_at(q + COUNT)] -= 1
+                if cells16[_at(q + COUNT)]:
+                    header = cells[_at(row * R64 + ENTRIES + 2 * head)]
+                    wants = _wants(header, a, ex, route[0], pe, A, pe)
+                    cells32[_at(row * R32 + PENDING)] = wants
+                    if wants:  # a unicast to itself, valid from the next cycle
+                        requests[_at(base + pe)] |= pe_bit
+                        outputs |= pe_bit
+                        fresh |= pe_bit
+        if outputs == 0:
             continue
 
-        # The valid heads and their requests (Router: valid & want & ~done). A head that
-        # arrived in this cycle is not valid yet.
-        wanted = 0
-        leaving = 0  # the heads whose last copy has left
-        scan = holding
+        # Each requested output: its round-robin arbiter (RoundRobinArbiter) over the valid
+        # heads that still want it (Router: valid & want & ~done) grants one; the copy moves
+        # if the output is ready, else the arbiter holds the grant. The eject port is ready
+        # if the PE is; a link if the buffer at its far end has room: this node is that
+        # buffer's only writer, so its count when the cycle began is COUNT, plus one if its
+        # own node popped in this cycle.
+        eject = eject_ready[_at(a)]
+        scan = outputs
         while scan:
-            j = _lowest(scan)
+            o = _lowest(scan)
             scan &= scan - 1
-            row = base + j
-            r = row * R16
-            if cells16[_at(r + COUNT)] - (cells16[_at(r + WROTE)] == stamp) == 0:
+            port = base + o
+            waiting = requests[_at(port)]
+            req = waiting & ~fresh
+            if req == 0:
                 continue
-            w = cells32[_at(row * R32 + PENDING)]
-            wanted |= w
-            if w == 0:  # a broadcast at an origin without links: nothing to send
-                leaving |= 1 << j
-            while w:
-                o = _lowest(w)
-                w &= w - 1
-                requests[_at(o)] |= 1 << j
-
-        # Which of the wanted outputs can move: the eject port if the PE is ready, a link if
-        # the buffer at its far end has room. Found before any transfer of the node, with no
-        # branch on the answers, so that the loads overlap.
-        ready = pe_bit if eject_ready[_at(a)] else 0
-        if rooms:
-            links = wanted & ~pe_bit
-            while links:
-                o = _lowest(links)
-                links &= links - 1
-                r = ((a ^ (1 << o)) * S + o) * R16
-                count = (cells16[_at(r + COUNT)] - (cells16[_at(r + WROTE)] == stamp)
-                         + (cells16[_at(r + POPPED)] == stamp))
-                ready |= (count != depth) << o
-
-        # Each output's round-robin arbiter (RoundRobinArbiter). A stalled one holds its
-        # grant; a granted head moves.
-        stalled = wanted & ~ready
-        while stalled:
-            o = _lowest(stalled)
-            stalled &= stalled - 1
-            port = base + o
-            req = requests[_at(o)]
-            requests[_at(o)] = 0
-            if held[_at(port)] < 0:
-                after = req & ~((2 << last[_at(port)]) - 1)
-                held[_at(port)] = _lowest(after if after else req)
-        moving = wanted & ready
-        while moving:
-            o = _lowest(moving)
-            moving &= moving - 1
-            port = base + o
-            req = requests[_at(o)]
-            requests[_at(o)] = 0
             locked = held[_at(port)]
             after = req & ~((2 << last[_at(port)]) - 1)
             g = locked if locked >= 0 else _lowest(after if after else req)
+            if o == pe:
+                ready = eject != 0
+            else:
+                b = a ^ (1 << o)
+                far = b * S + o
+                r = far * R16
+                ready = rooms and (cells16[_at(r + COUNT)]
+                                   + (cells16[_at(r + POPPED)] == stamp)) != depth
+            if not ready:
+                held[_at(port)] = g
+                continue
             held[_at(port)] = -1
             last[_at(port)] = g
+            waiting &= ~(1 << g)
+            requests[_at(port)] = waiting
+            if waiting == 0:
+                outputs &= ~(1 << o)
             row = base + g
             q = row * R16
             e = row * R64 + ENTRIES + 2 * cells16[_at(q + HEAD)]
@@ -274,9 +283,6 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                 n_deliveries += 1
             else:
                 # The copy on link o keeps travel AND travel_mask(o) (Katseff, Algorithm 6).
-                b = a ^ (1 << o)
-                far = b * S + o
-                r = far * R16
                 keep = travel_masks[_at(link_set[_at(a)] * masks + o)]
                 header &= ~(address << travel_shift) | keep << travel_shift
                 tail = cells16[_at(r + TAIL)]
@@ -284,46 +290,50 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                 cells[_at(f)] = header
                 cells[_at(f + 1)] = payload
                 cells16[_at(r + TAIL)] = _advance(tail, depth)
-                cells16[_at(r + WROTE)] = stamp
                 count = cells16[_at(r + COUNT)] + 1
                 cells16[_at(r + COUNT)] = count
                 if count == 1:  # the head from the next cycle
                     ex_b = exists[_at(b)]
-                    cells32[_at(far * R32 + PENDING)] = _wants(
-                        header, b, ex_b, route[_at((b ^ header) & ex_b)], o, A, pe)
-                    occupied[_at(b)] |= 1 << o
+                    wants = _wants(header, b, ex_b, route[_at((b ^ header) & ex_b)], o, A, pe)
+                    cells32[_at(far * R32 + PENDING)] = wants
+                    requested[_at(b)] |= wants
+                    w = wants
+                    while w:
+                        p = _lowest(w)
+                        w &= w - 1
+                        requests[_at(b * S + p)] |= 1 << o
+                    # Not valid when b is visited later in this cycle.
+                    arrived[_at(b)] |= (b > a) << o
                 if record_hops:
                     hops[n_hops, 0] = a
                     hops[n_hops, 1] = o
                     hops[n_hops, 2] = header
                     hops[n_hops, 3] = payload
                 n_hops += 1
-            # The copy is done; the head leaves with its last copy.
+            # The copy is done; the head leaves with its last copy, and the next message is
+            # the head from the next cycle.
             p = row * R32 + PENDING
             pending = cells32[_at(p)] & ~(1 << o)
             cells32[_at(p)] = pending
             if pending == 0:
-                leaving |= 1 << g
-
-        # The heads whose last copy has left are popped.
-        while leaving:
-            j = _lowest(leaving)
-            leaving &= leaving - 1
-            row = base + j
-            q = row * R16
-            head = _advance(cells16[_at(q + HEAD)], depth)
-            cells16[_at(q + HEAD)] = head
-            cells16[_at(q + POPPED)] = stamp
-            count = cells16[_at(q + COUNT)] - 1
-            cells16[_at(q + COUNT)] = count
-            if count == 0:
-                holding &= ~(1 << j)
-            else:  # the next message is the head from the next cycle
-                header = cells[_at(row * R64 + ENTRIES + 2 * head)]
-                cells32[_at(row * R32 + PENDING)] = _wants(
-                    header, a, ex, route[_at((a ^ header) & ex)], j, A, pe)
-        # Writes by nodes visited later set bits in occupied[a] only after this.
-        occupied[_at(a)] = holding
+                head = _advance(cells16[_at(q + HEAD)], depth)
+                cells16[_at(q + HEAD)] = head
+                cells16[_at(q + POPPED)] = stamp
+                count = cells16[_at(q + COUNT)] - 1
+                cells16[_at(q + COUNT)] = count
+                if count:
+                    header = cells[_at(row * R64 + ENTRIES + 2 * head)]
+                    wants = _wants(header, a, ex, route[_at((a ^ header) & ex)], g, A, pe)
+                    cells32[_at(p)] = wants
+                    outputs |= wants
+                    w = wants
+                    while w:
+                        k = _lowest(w)
+                        w &= w - 1
+                        requests[_at(base + k)] |= 1 << g
+                    fresh |= 1 << g
+        # Writes by nodes visited later set bits in requested[a] only after this.
+        requested[_at(a)] = outputs
     return n_deliveries, n_hops
 
 
@@ -415,11 +425,18 @@ def _xorshift(x):
     return x
 
 
+#: Unused entries at the end of each source queue's row, so that rows are not a power of two
+#: apart and the queues' heads and tails spread over the cache sets (a few per cent at n =
+#: 1024).
+_QUEUE_PAD = 8
+
+
 @njit(cache=True)
 def _grow_queues(queue, q_head, q_count):
     """Double every source queue's ring, keeping each queue in order."""
-    n, size = queue.shape
-    bigger = np.zeros((n, 2 * size), np.int64)
+    n = queue.shape[0]
+    size = queue.shape[1] - _QUEUE_PAD
+    bigger = np.zeros((n, 2 * size + _QUEUE_PAD), np.int64)
     for a in range(n):
         for k in range(q_count[a]):
             bigger[a, k] = queue[a, (q_head[a] + k) & (size - 1)]
@@ -449,50 +466,51 @@ def run_uniform(dims, tables, state, t0, cycles, rate, seed, payload_mask, total
     step_deliveries = np.zeros((n, 3), np.int64)
     step_hops = np.zeros((0, 4), np.int64)
     # A source queue entry packs the generation cycle above the destination.
-    queue = np.zeros((n, 16), np.int64)
+    queue = np.zeros((n, 16 + _QUEUE_PAD), np.int64)
     q_head = np.zeros(n, np.int64)
     q_count = np.zeros(n, np.int64)
     fullest = 0
-    dest_bits = 32
-    dest_mask = (1 << dest_bits) - 1
+    dest_mask = np.int64(0xFFFFFFFF)
 
     x = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) | np.uint64(1)
-    # P(draw < threshold) = rate, drawing 53-bit numbers; rate 1 always generates.
-    threshold = np.int64(rate * (1 << 53)) if n > 1 else 0
+    # One draw per node and cycle: P(high 32 bits < threshold) = rate (rate 1 always
+    # generates); the low 32 bits pick the destination.
+    threshold = np.uint64(rate * (1 << 32)) if n > 1 else np.uint64(0)
     others = np.uint64(max(n - 1, 1))
     generated = injected = delivered = latency_sum = hops = latency_max = 0
 
     for c in range(cycles):
         t = t0 + c
-        if fullest == queue.shape[1]:  # a queue may get one more message
+        size = queue.shape[1] - _QUEUE_PAD
+        if fullest == size:  # a queue may get one more message
             queue = _grow_queues(queue, q_head, q_count)
-        mask = queue.shape[1] - 1
+            size *= 2
+        mask = size - 1
+        # No branch on the random outcomes (the CPU cannot predict them) but the rarer one
+        # on whether the PE's offer changes.
         for a in range(n):
-            count = q_count[a]
-            if taken[a]:
-                taken[a] = 0
-                q_head[a] = (q_head[a] + 1) & mask
-                count -= 1
-                injected += 1
+            took = np.int64(taken[a])
+            head = (q_head[a] + took) & mask
+            count = q_count[a] - took
+            injected += took
             x = _xorshift(x)
-            if np.int64(x >> np.uint64(11)) < threshold:
-                x = _xorshift(x)
-                # Lemire's multiply-shift: uniform over the others to within n / 2**32.
-                d = np.int64(((x >> np.uint64(32)) * others) >> np.uint64(32))
-                if d >= a:
-                    d += 1
-                queue[a, (q_head[a] + count) & mask] = t << dest_bits | d
-                count += 1
-                generated += 1
-                fullest = max(fullest, count)
+            new = np.int64((x >> np.uint64(32)) < threshold)
+            # Lemire's multiply-shift: uniform over the others to within n / 2**32.
+            d = np.int64(((x & np.uint64(0xFFFFFFFF)) * others) >> np.uint64(32))
+            d += d >= a
+            # Written even when nothing is generated, just past the queue's end: the ring has
+            # room there (count <= fullest < the ring's size).
+            queue[a, (head + count) & mask] = t << 32 | d
+            count += new
+            generated += new
+            fullest = max(fullest, count)
+            q_head[a] = head
             q_count[a] = count
-            if count:
-                entry = queue[a, q_head[a]]
-                inj_valid[a] = 1
+            inj_valid[a] = count != 0
+            if took or count == new:  # a new head (the old one taken, or the queue was empty)
+                entry = queue[a, head]
                 inj_header[a] = entry & dest_mask
-                inj_payload[a] = (entry >> dest_bits) & payload_mask
-            else:
-                inj_valid[a] = 0
+                inj_payload[a] = (entry >> 32) & payload_mask
         got_d, got_h = cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken,
                              eject_ready, step_deliveries, step_hops, False)
         delivered += got_d
@@ -514,3 +532,4 @@ def run_uniform(dims, tables, state, t0, cycles, rate, seed, payload_mask, total
     totals[4] += hops
     totals[5] = max(totals[5], latency_max)
     totals[6] = queued
+
