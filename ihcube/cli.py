@@ -8,7 +8,7 @@ import argparse
 import pathlib
 import sys
 
-from . import topology
+from . import experiments, topology
 from .params import check_depth, check_payload_width
 
 __all__ = ["main"]
@@ -51,6 +51,7 @@ def _parser():
                          help="routing order: msb (default) or lsb")
     verilog.add_argument("--out", "-o", default="gen", metavar="DIR",
                          help="directory to write into (default gen)")
+    experiments.add_commands(commands)
     return parser
 
 
@@ -85,7 +86,9 @@ def main(argv=None):
         args = _parser().parse_args(argv)
         if args.command == "verilog":
             _verilog(args)
-    except UsageError as error:
+        elif args.command in experiments.COMMANDS:
+            experiments.run(args)
+    except (UsageError, experiments.UsageError) as error:
         print(f"ihcube: error: {error}", file=sys.stderr)
         return 2
     return 0

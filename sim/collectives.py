@@ -1,0 +1,304 @@
+"""Collective communication on the fabric model, against the bounds of SPEC section 7.
+
+Collectives (each PE offers its messages in a fixed order, back to back, from cycle 0):
+
+- ``broadcast``: single-node broadcast from node 0, one hardware broadcast (Katseff,
+  Algorithm 6).
+- ``scatter``: single-node scatter from node 0, ``n - 1`` unicasts, farthest first. It is
+  also the single-node broadcast done with ``n - 1`` unicasts (the same messages).
+- ``multinode``: multinode broadcast, every node one hardware broadcast.
+- ``exchange``: total exchange, every node a unicast to every other, node ``a`` sending to
+  ``a XOR k`` for ``k`` in bit-reversed order (``k = 2**(D-1), 2**(D-2), 3 * 2**(D-2),
+  ...``; numbers that are not nodes skipped). In a complete cube the nodes' ``k``-th
+  messages form a permutation, and successive messages of a node alternate between the two
+  halves of the top dimension, so that the top links are busy all along.
+
+The *completion* ``C`` of a run is the cycle of the last delivery minus the cycle of the first
+injection minus one: the one cycle that every message spends between the injection buffer and
+its first link is not counted, so that a single message over ``h`` hops completes in ``h``,
+the unit of the bounds (one message per link direction per cycle).
+
+Bounds (derivation in ``docs/collectives.md``); ``e_i`` is the number of links of dimension
+``i``, ``L_i`` and ``U_i`` the nodes with bit ``i`` clear and set, ``deg(a)`` the links of
+``a``, ``ecc(a)`` the largest distance from ``a``, ``diam`` the largest distance:
+
+- link bounds, for any routing with one message per link direction per cycle:
+  broadcast ``ecc(0)``; scatter ``max(ecc(0), ceil((n-1)/deg(0)), max_i ceil(F_i/e_i))``
+  with ``F_i`` the nodes on the other side of cut ``i`` from node 0; multinode broadcast
+  ``max(diam, max_a ceil((n-1)/deg(a)), max_i ceil(max(|L_i|, |U_i|)/e_i))``; total
+  exchange ``max(diam, max_a ceil((n-1)/deg(a)), max_i ceil(|L_i| |U_i| / e_i))``. For a
+  complete ``d``-cube they are SPEC section 7's ``d``, ``ceil((2**d-1)/d)`` (twice) and
+  ``2**(d-1)``.
+- route bound: the messages that the routes put on the busiest link direction (counted
+  in the run), one per cycle (every other cycle at depth 1).
+- port bounds, from the PE port (SPEC section 5): a PE injects at most one message every
+  ``g`` cycles (``g = 2`` at depth 1, else 1) and accepts at most one per cycle, so a PE
+  that injects ``k`` messages needs ``C >= g (k - 1) + 1`` and one that accepts ``k``
+  needs ``C >= k``.
+"""
+
+import functools
+import math
+
+import numpy as np
+from numba import njit
+
+from .. import topology
+from . import model_kernel
+from .model import Model
+
+__all__ = ["COLLECTIVES", "link_bound", "port_bound", "route_bound", "Run", "run", "run_all",
+           "write_csv", "table"]
+
+COLLECTIVES = ("broadcast", "scatter", "multinode", "exchange")
+
+
+@functools.lru_cache(maxsize=4)
+def _structure(n):
+    """Degrees, link counts per dimension, the sizes of the upper sides of each dimension's
+    cut, and the diameter."""
+    D = topology.dimensions(n)
+    degree = [len(topology.links(n, a)) for a in range(n)]
+    edges = [sum(1 for a in range(n) if topology.link_exists(n, a, i) and a >> i & 1 == 0)
+             for i in range(D)]
+    upper = [sum(1 for a in range(n) if a >> i & 1) for i in range(D)]
+    diameter = max(max(topology.distances(n, a)) for a in range(n))
+    return D, degree, edges, upper, diameter
+
+
+def link_bound(n, collective, origin=0):
+    """The fewest cycles ``collective`` can take on ``n`` nodes with one message per link
+    direction per cycle (see the module docstring)."""
+    if collective not in COLLECTIVES:
+        raise ValueError(f"Collective must be one of {', '.join(COLLECTIVES)}, "
+                         f"not {collective!r}")
+    topology.check_node(n, origin, "Origin")
+    if n == 1:
+        return 0
+    D, degree, edges, upper, diameter = _structure(n)
+    ecc = max(topology.distances(n, origin))
+    if collective == "broadcast":
+        return ecc
+    if collective == "scatter":
+        far = [upper[i] if origin >> i & 1 == 0 else n - upper[i] for i in range(D)]
+        return max([ecc, math.ceil((n - 1) / degree[origin])]
+                   + [math.ceil(far[i] / edges[i]) for i in range(D)])
+    receive = max(math.ceil((n - 1) / k) for k in degree)
+    if collective == "multinode":
+        cuts = [math.ceil(max(n - upper[i], upper[i]) / edges[i]) for i in range(D)]
+    else:
+        cuts = [math.ceil((n - upper[i]) * upper[i] / edges[i]) for i in range(D)]
+    return max([diameter, receive] + cuts)
+
+
+def port_bound(n, collective, depth):
+    """The fewest cycles ``collective`` can take through single-message PE ports."""
+    if n == 1:
+        return 0
+    gap = 2 if depth == 1 else 1
+    inject = {"broadcast": 1, "scatter": n - 1, "multinode": 1, "exchange": n - 1}[collective]
+    accept = {"broadcast": 1, "scatter": 1, "multinode": n - 1, "exchange": n - 1}[collective]
+    return max(gap * (inject - 1) + 1, accept)
+
+
+def _bit_reversed(D):
+    """``0 .. 2**D - 1`` in bit-reversed order: consecutive entries differ in the top bit."""
+    k = np.arange(1 << D, dtype=np.int64)
+    out = np.zeros_like(k)
+    for bit in range(D):
+        out |= (k >> bit & 1) << (D - 1 - bit)
+    return out
+
+
+def _requests(n, collective, A, origin=0):
+    """Each node's messages as packed headers: ``start`` (n + 1) and ``header`` arrays,
+    and the expected ``(src, dest)`` deliveries as an ``(n, n)`` matrix."""
+    broadcast_header = 1 << (3 * A)
+    expected = np.zeros((n, n), np.int32)
+    if collective == "broadcast":
+        counts = np.zeros(n, np.int64)
+        counts[origin] = 1
+        header = np.array([broadcast_header], np.int64)
+        expected[origin] = 1
+    elif collective == "scatter":
+        counts = np.zeros(n, np.int64)
+        counts[origin] = n - 1
+        distance = np.array(topology.distances(n, origin))
+        others = np.array([b for b in range(n) if b != origin], np.int64)
+        header = others[np.argsort(-distance[others], kind="stable")]
+        expected[origin] = 1
+    elif collective == "multinode":
+        counts = np.ones(n, np.int64)
+        header = np.full(n, broadcast_header, np.int64)
+        expected[:] = 1
+    else:
+        D = topology.dimensions(n)
+        dests = np.arange(n, dtype=np.int64)[:, None] ^ _bit_reversed(D)[1:]
+        keep = dests < n
+        counts = keep.sum(axis=1)
+        header = dests[keep]
+        expected[:] = 1
+    np.fill_diagonal(expected, 0)
+    start = np.zeros(n + 1, np.int64)
+    start[1:] = np.cumsum(counts)
+    return start, np.ascontiguousarray(header, np.int64), expected
+
+
+@njit(cache=True)
+def _run(dims, tables, state, t0, max_cycles, q_start, q_header, expected_total, received,
+         link_count, links):
+    n, D, A = dims[0], dims[1], dims[2]
+    field = (1 << A) - 1
+    inj_valid = np.zeros(n, np.uint8)
+    inj_header = np.zeros(n, np.int64)
+    inj_payload = np.zeros(n, np.int64)
+    taken = np.zeros(n, np.uint8)
+    eject_ready = np.ones(n, np.uint8)
+    step_deliveries = np.zeros((n, 3), np.int64)
+    step_hops = np.zeros((links, 4), np.int64)
+    q_next = q_start[:n].copy()
+    first = -1
+    last = -1
+    got = 0
+    misrouted = 0
+    hops = 0
+    after = -1  # cycles still to watch after the last expected delivery, for extra ones
+    c = 0
+    while c < max_cycles:
+        t = t0 + c
+        for a in range(n):
+            i = q_next[a]
+            if i < q_start[a + 1]:
+                inj_valid[a] = 1
+                inj_header[a] = q_header[i]
+                inj_payload[a] = i
+            else:
+                inj_valid[a] = 0
+            taken[a] = 0
+        got_d, got_h = model_kernel.cycle(dims, tables, state, t, inj_valid, inj_header,
+                                          inj_payload, taken, eject_ready, step_deliveries,
+                                          step_hops, True)
+        hops += got_h
+        for k in range(got_h):
+            link_count[step_hops[k, 0] * D + step_hops[k, 1]] += 1
+        for a in range(n):
+            if taken[a]:
+                if first < 0:
+                    first = t
+                q_next[a] += 1
+        for k in range(got_d):
+            node = step_deliveries[k, 0]
+            header = step_deliveries[k, 1]
+            if header >> (3 * A) & 1 == 0 and header & field != node:
+                misrouted += 1
+            received[header >> A & field, node] += 1
+            got += 1
+            if got <= expected_total:
+                last = t
+        c += 1
+        if after < 0 and got >= expected_total:
+            after = 2 * D + 4
+        elif after > 0:
+            after -= 1
+            if after == 0:
+                break
+    return c, first, last, got, misrouted, hops
+
+
+class Run:
+    """What :func:`run` measured: ``completion`` (``C``, or None if not every message
+    arrived), ``complete`` (every expected message exactly once, nothing misrouted),
+    ``delivered``, ``expected``, ``hops`` (link messages), ``cycles`` simulated."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+
+def run(n, collective, depth=2, order=topology.MSB_FIRST, max_cycles=None):
+    """Simulate ``collective`` on a fresh ``n``-node model; return a :class:`Run`."""
+    if collective not in COLLECTIVES:
+        raise ValueError(f"Collective must be one of {', '.join(COLLECTIVES)}, "
+                         f"not {collective!r}")
+    model = Model(n, payload_width=32, depth=depth, order=order)
+    A = topology.address_bits(n)
+    start, header, expected = _requests(n, collective, A)
+    if max_cycles is None:
+        max_cycles = 4 * (link_bound(n, collective) + port_bound(n, collective, depth)) + 100
+    received = np.zeros((n, n), np.int32)
+    link_count = np.zeros(n * max(topology.dimensions(n), 1), np.int64)
+    cycles, first, last, got, misrouted, hops = _run(
+        model._dims, model._tables, model._state, model.cycle, max_cycles, start, header,
+        int(expected.sum()), received, link_count, model.links)
+    complete = bool(misrouted == 0 and np.array_equal(received, expected))
+    busiest = int(link_count.max()) if len(link_count) else 0
+    return Run(n=n, collective=collective, depth=depth, order=order, cycles=cycles,
+               completion=last - first - 1 if complete else None, complete=complete,
+               delivered=got, expected=int(expected.sum()), misrouted=misrouted, hops=hops,
+               received=received, expected_matrix=expected,
+               link_count=link_count.reshape(n, -1), busiest=busiest,
+               route_bound=route_bound(busiest, depth))
+
+
+def route_bound(busiest, depth):
+    """The fewest cycles for ``busiest`` messages across one link direction: one per cycle,
+    one every other cycle at depth 1 (SPEC section 3)."""
+    if busiest == 0:
+        return 0
+    return (2 if depth == 1 else 1) * (busiest - 1) + 1
+
+
+def run_all(task):
+    """Every collective on ``n`` nodes at ``depth``, as rows (for a process pool)."""
+    n, depth = task
+    rows = []
+    for collective in COLLECTIVES:
+        result = run(n, collective, depth)
+        links = link_bound(n, collective)
+        ports = port_bound(n, collective, depth)
+        bound = max(links, ports, result.route_bound)
+        C = result.completion
+        rows.append(dict(
+            n=n, complete_cube=int(n & (n - 1) == 0), d=topology.dimensions(n), depth=depth,
+            collective=collective, completion=C, exactly_once=int(result.complete),
+            link_bound=links, port_bound=ports, busiest_link=result.busiest,
+            route_bound=result.route_bound, bound=bound,
+            ratio_link=None if C is None else round(C / links, 3),
+            ratio_port=None if C is None else round(C / max(links, ports), 3),
+            ratio_bound=None if C is None else round(C / bound, 3),
+            link_messages=result.hops))
+    return rows
+
+
+_COLUMNS = ("n", "complete_cube", "d", "depth", "collective", "completion", "exactly_once",
+            "link_bound", "port_bound", "busiest_link", "route_bound", "bound", "ratio_link",
+            "ratio_port", "ratio_bound", "link_messages")
+
+
+def write_csv(path, rows):
+    with open(path, "w") as out:
+        out.write(",".join(_COLUMNS) + "\n")
+        for row in rows:
+            out.write(",".join("" if row[c] is None else str(row[c]) for c in _COLUMNS) + "\n")
+
+
+def table(rows):
+    """A Markdown table: per size and depth and collective, ``C`` and its ratios to the link
+    bound, to the larger of the link and port bounds, and to the largest of all three."""
+    lines = ["| n | depth | " + " | ".join(f"{c}: C, C/link, C/max(link, port), C/max(all)"
+                                          for c in COLLECTIVES)
+             + " |", "|---:|---:|" + "---:|" * len(COLLECTIVES)]
+    keys = []
+    for row in rows:
+        if (row["n"], row["depth"]) not in keys:
+            keys.append((row["n"], row["depth"]))
+    for n, depth in keys:
+        cells = []
+        for c in COLLECTIVES:
+            row = next(r for r in rows if (r["n"], r["depth"], r["collective"]) == (n, depth, c))
+            if row["completion"] is None:
+                cells.append("incomplete")
+            else:
+                cells.append(f"{row['completion']}, {row['ratio_link']:.2f}, "
+                             f"{row['ratio_port']:.2f}, {row['ratio_bound']:.2f}")
+        lines.append(f"| {n} | {depth} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

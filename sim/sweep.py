@@ -1,0 +1,331 @@
+"""Latency-throughput sweeps of the fabric model (Tzeng and Kumar, Section 5; SPEC section 6).
+
+A *point* is one fabric (``n``, buffer depth, routing order) under one traffic pattern
+(:mod:`.traffic`) at one generation rate. :func:`measure` runs it:
+
+1. a warm-up of ``warmup`` cycles from empty, not counted;
+2. measurement windows of ``window`` cycles, at least ``min_windows`` and at most
+   ``max_windows``. The run stops when the mean latency of the last window is within
+   ``tolerance`` (relative) of the window before it (*converged*), or when the point is
+   saturated.
+
+A point is *saturated* when, over the measurement windows so far, the fabric accepted fewer
+than ``1 - tolerance`` of the messages generated, or the source queues grew by more than
+``tolerance`` of them: the queues then grow without bound and a latency would only say how
+long the run was. Saturated points report throughput (what the fabric accepted) but no
+latency or hops.
+
+Measures, over all measurement windows: mean latency (generation to acceptance, source
+queueing included), throughput (messages accepted per node per cycle), mean hops of the
+delivered messages, and per-link traffic density (messages crossing a link per cycle, both
+directions together) with its mean, its peak and the fraction of links above 1.0.
+
+:func:`sweep` runs a list of points in parallel processes and :func:`write_csv` writes them;
+each point's random seed is derived from the sweep's seed and the point's parameters alone,
+so the same seed gives the same CSV bytes however the points are scheduled.
+"""
+
+import dataclasses
+import functools
+import math
+import multiprocessing
+import sys
+import time
+import zlib
+
+import numpy as np
+
+from .. import topology
+from .model import Model
+from .traffic import SPHERE_RADIUS, SPHERE_ZETA, Pattern, TrafficSource, distance_table
+
+__all__ = ["Point", "Settings", "RATES", "QUICK", "FULL", "SETS", "injection_limit", "points",
+           "measure", "sweep", "write_csv", "CSV_COLUMNS", "link_density", "Progress",
+           "zero_load", "saturation"]
+
+#: Generation rates of the sweeps; at depth 1 only those up to the injection limit 0.5 (an
+#: injection buffer of one message takes a message every other cycle).
+RATES = (0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8)
+
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+    """One sweep point."""
+    n: int
+    depth: int
+    order: str
+    pattern: str
+    rate: float
+    radius: int = SPHERE_RADIUS
+    zeta: float = SPHERE_ZETA
+
+    def seed(self, base):
+        """The point's seed: a function of ``base`` and the parameters only."""
+        text = f"{base}:{self.n}:{self.depth}:{self.order}:{self.pattern}:{self.rate!r}"
+        if self.pattern == "sphere":
+            text += f":{self.radius}:{self.zeta!r}"
+        return zlib.crc32(text.encode())
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """Windows and convergence of every point of a sweep."""
+    warmup: int = 2000
+    window: int = 2000
+    min_windows: int = 2
+    max_windows: int = 6
+    tolerance: float = 0.02
+    seed: int = 1
+
+
+#: A named set: sizes, depths, orders, patterns, rates, settings.
+SETS = {
+    "quick": dict(sizes=(1024, 1048), depths=(1, 3), orders=("msb",),
+                  patterns=("uniform", "sphere", "decreasing"),
+                  rates=(0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8),
+                  settings=Settings(warmup=1000, window=1000, max_windows=4)),
+    "full": dict(sizes=(1024, 1048, 1114, 1818, 2048), depths=(1, 3), orders=("msb",),
+                 patterns=("uniform", "sphere", "decreasing"), rates=RATES,
+                 settings=Settings()),
+}
+QUICK, FULL = SETS["quick"], SETS["full"]
+
+
+def injection_limit(depth):
+    """The most messages per cycle a PE can inject: every other cycle at depth 1."""
+    return 0.5 if depth == 1 else 1.0
+
+
+def points(sizes, depths, orders, patterns, rates, radius=SPHERE_RADIUS, zeta=SPHERE_ZETA):
+    """The points of a sweep, grouped by size (so that a process reuses its tables)."""
+    out = []
+    for n in sizes:
+        for pattern in patterns:
+            for depth in depths:
+                for order in orders:
+                    for rate in rates:
+                        if rate <= injection_limit(depth):
+                            out.append(Point(n, depth, order, pattern, rate, radius, zeta))
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _distances(n):
+    return distance_table(n)
+
+
+@functools.lru_cache(maxsize=3)
+def _pattern(n, name, radius, zeta):
+    return Pattern(n, name, radius, zeta, distances=_distances(n))
+
+
+@functools.lru_cache(maxsize=2)
+def _links(n):
+    """The undirected links of ``n`` nodes as arrays ``(a, i)`` with ``a < a XOR 2**i``."""
+    pairs = [(a, i) for a in range(n) for i in topology.links(n, a)
+             if a < topology.neighbor(a, i)]
+    return (np.array([a for a, _ in pairs], np.int64), np.array([i for _, i in pairs], np.int64))
+
+
+def link_density(n, link_count, cycles):
+    """Messages per cycle on each undirected link (both directions together).
+
+    ``link_count`` is ``(n, D)``, messages sent on each link direction. Returns the densities
+    and the link ends ``(a, i)`` they belong to.
+    """
+    a, i = _links(n)
+    both = link_count[a, i] + link_count[a ^ (1 << i), i]
+    return both / cycles, (a, i)
+
+
+def measure(point, settings=Settings(), keep_links=False):
+    """Run one point; return its CSV row as a dict (and the link densities if ``keep_links``)."""
+    seed = point.seed(settings.seed)
+    model = Model(point.n, payload_width=64, depth=point.depth, order=point.order)
+    source = TrafficSource(model, _pattern(point.n, point.pattern, point.radius, point.zeta),
+                           point.rate, seed)
+    source.run(settings.warmup)
+    queued_start = source.queued
+    D = max(topology.dimensions(point.n), 1)
+    totals = dict(generated=0, delivered=0, latency_sum=0, hops_sum=0, transfers=0)
+    links = np.zeros((point.n, D), np.int64)
+    means = []
+    windows = 0
+    converged = saturated = False
+    while windows < settings.max_windows:
+        got = source.run(settings.window, record_links=True)
+        windows += 1
+        for key in totals:
+            totals[key] += got[key]
+        links += got["link_count"]
+        means.append(got["latency_sum"] / got["delivered"] if got["delivered"] else math.inf)
+        if windows < settings.min_windows:
+            continue
+        slack = settings.tolerance * max(totals["generated"], 1)
+        saturated = (totals["generated"] - totals["delivered"] > slack
+                     or source.queued - queued_start > slack)
+        if saturated:
+            break
+        if abs(means[-1] - means[-2]) <= settings.tolerance * means[-2]:
+            converged = True
+            break
+    cycles = windows * settings.window
+    density, ends = link_density(point.n, links, cycles)
+    delivered = totals["delivered"]
+    row = dict(
+        n=point.n, complete=int(point.n & (point.n - 1) == 0), depth=point.depth,
+        order=point.order, pattern=point.pattern,
+        radius=point.radius if point.pattern == "sphere" else "",
+        zeta=point.zeta if point.pattern == "sphere" else "",
+        rate=point.rate, seed=seed, warmup=settings.warmup, cycles=cycles, windows=windows,
+        converged=int(converged), saturated=int(saturated),
+        throughput=delivered / (point.n * cycles),
+        mean_latency="" if saturated or not delivered else totals["latency_sum"] / delivered,
+        mean_hops="" if saturated or not delivered else totals["hops_sum"] / delivered,
+        mean_density=float(density.mean()) if len(density) else 0.0,
+        peak_density=float(density.max()) if len(density) else 0.0,
+        links_above_1=float((density > 1.0).mean()) if len(density) else 0.0,
+        queued=source.queued, generated=totals["generated"], delivered=delivered,
+    )
+    if keep_links:
+        return row, (density, ends)
+    return row
+
+
+CSV_COLUMNS = ("n", "complete", "depth", "order", "pattern", "radius", "zeta", "rate", "seed",
+               "warmup", "cycles", "windows", "converged", "saturated", "throughput",
+               "mean_latency", "mean_hops", "mean_density", "peak_density", "links_above_1",
+               "queued", "generated", "delivered")
+
+
+def _format(value):
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def write_csv(path, rows):
+    """Write ``rows`` (dicts with :data:`CSV_COLUMNS`) as CSV; the same rows give the same bytes."""
+    with open(path, "w", newline="") as out:
+        out.write(",".join(CSV_COLUMNS) + "\n")
+        for row in rows:
+            out.write(",".join(_format(row[column]) for column in CSV_COLUMNS) + "\n")
+
+
+def _work(task):
+    index, point, settings, keep = task
+    if keep:
+        row, links = measure(point, settings, keep_links=True)
+        return index, row, links
+    return index, measure(point, settings), None
+
+
+class Progress:
+    """A progress line on standard error: done, total, elapsed and estimated time left."""
+
+    def __init__(self, total, what, stream=sys.stderr):
+        self.total, self.what, self.stream = total, what, stream
+        self.done = 0
+        self.start = time.monotonic()
+        self.shown = -1.0
+
+    def step(self, count=1):
+        self.done += count
+        now = time.monotonic()
+        if self.done != self.total and now - self.shown < 0.5:
+            return
+        self.shown = now
+        elapsed = now - self.start
+        left = elapsed / self.done * (self.total - self.done) if self.done else 0.0
+        self.stream.write(f"\r{self.what}: {self.done}/{self.total} "
+                          f"({100 * self.done // max(self.total, 1)}%), "
+                          f"{_clock(elapsed)} elapsed, about {_clock(left)} left   ")
+        if self.done == self.total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def _clock(seconds):
+    seconds = int(round(seconds))
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+def sweep(point_list, settings=Settings(), jobs=2, keep_links=lambda point: False,
+          progress=True):
+    """Measure every point, ``jobs`` at a time in separate processes.
+
+    Returns the rows in the order of ``point_list`` and a dict from point to link densities
+    for the points where ``keep_links(point)`` is true.
+    """
+    tasks = [(k, point, settings, bool(keep_links(point))) for k, point in enumerate(point_list)]
+    rows = [None] * len(tasks)
+    kept = {}
+    bar = Progress(len(tasks), "sweep") if progress else None
+
+    def collect(results):
+        for index, row, links in results:
+            rows[index] = row
+            if links is not None:
+                kept[point_list[index]] = links
+            if bar:
+                bar.step()
+
+    if jobs <= 1:
+        collect(map(_work, tasks))
+    else:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            collect(pool.imap_unordered(_work, tasks, chunksize=1))
+    return rows, kept
+
+
+def zero_load(n, depth, order=topology.MSB_FIRST, rate=0.002, cycles=20000, seed=1):
+    """Latency per hop at (almost) zero load, uniform traffic.
+
+    Fits ``latency = overhead + per_hop * hops`` by least squares to every delivered message
+    of ``cycles`` cycles at generation rate ``rate`` (after ``cycles // 10`` of warm-up).
+    Returns ``per_hop``, ``overhead``, ``mean_latency``, ``mean_hops``, ``messages`` and
+    ``by_hops`` (mean latency of the messages that took ``h`` hops, ``h = 0 .. D``).
+    """
+    model = Model(n, payload_width=64, depth=depth, order=order)
+    source = TrafficSource(model, _pattern(n, "uniform", SPHERE_RADIUS, SPHERE_ZETA), rate,
+                           seed)
+    source.run(cycles // 10)
+    got = source.run(cycles)
+    count, latency = got["by_hops"]
+    hops = np.arange(len(count))
+    used = count > 0
+    per_hop, overhead = np.polyfit(hops[used], latency[used] / count[used], 1,
+                                   w=np.sqrt(count[used]))
+    return dict(n=n, depth=depth, order=order, rate=rate, cycles=cycles,
+                per_hop=float(per_hop), overhead=float(overhead),
+                mean_latency=got["latency_sum"] / got["delivered"],
+                mean_hops=got["hops_sum"] / got["delivered"], messages=got["delivered"],
+                by_hops=[float(latency[h] / count[h]) if count[h] else None
+                         for h in range(len(count))])
+
+
+def saturation(n, depth, order=topology.MSB_FIRST, pattern="uniform", settings=Settings(),
+               resolution=0.01):
+    """Saturation throughput, two ways.
+
+    ``backlogged``: what the fabric accepts per node per cycle when every source always has a
+    message waiting (generation rate 1), over ``max_windows`` windows after the warm-up.
+    ``highest_rate``, ``throughput``: the highest generation rate, to within ``resolution``,
+    at which :func:`measure` does not find the point saturated (bisection from the injection
+    limit down), and the throughput measured there.
+    """
+    backlogged = measure(Point(n, depth, order, pattern, 1.0),
+                         dataclasses.replace(settings, min_windows=settings.max_windows))
+    low, high = 0.0, injection_limit(depth)
+    best = None
+    while high - low > resolution:
+        rate = round((low + high) / 2, 6)
+        row = measure(Point(n, depth, order, pattern, rate), settings)
+        if row["saturated"]:
+            high = rate
+        else:
+            low, best = rate, row
+    return dict(n=n, depth=depth, order=order, pattern=pattern,
+                backlogged=backlogged["throughput"], highest_rate=low,
+                throughput=best["throughput"] if best else 0.0,
+                latency_there=best["mean_latency"] if best else None)

@@ -1,0 +1,332 @@
+"""Random traffic for the network experiments (Tzeng and Kumar, Section 5.1; SPEC section 6).
+
+A destination pattern is a table per source: the other nodes sorted into *classes* by their
+distance (:func:`ihcube.topology.distances`, the unicast path length), each class with a
+probability, and a destination is drawn by picking a class and then a node of it uniformly.
+The tables are NumPy arrays that the compiled loop of :class:`TrafficSource` reads.
+
+Patterns (``name``, classes, probabilities):
+
+- ``uniform``: one class, every other node.
+- ``sphere`` (sphere of locality, radius ``B``, locality ``zeta``): the nodes within ``B``
+  hops with probability ``zeta``, the nodes farther away with ``1 - zeta``.
+- ``decreasing`` (decreasing probability): the nodes 1, 2, 3 and 4 hops away with 0.34, 0.20,
+  0.16 and 0.10, and the nodes 5 or more hops away with 0.20.
+
+A class with no nodes (in a small or incomplete cube a node may have nothing at some
+distance) gets no messages, and the probabilities of the other classes of that source are
+scaled up in proportion so that they add up to 1. So a sphere with nothing outside it sends
+everything inside, and a node with nothing 4 hops away splits that 0.10 among its other
+classes in the ratio of their probabilities.
+
+:class:`TrafficSource` drives a :class:`~ihcube.sim.model.Model` with them: each node
+generates a unicast with probability ``rate`` per cycle into an unbounded source queue whose
+head its PE offers, and every PE accepts every cycle. It counts, per call, what was generated,
+injected and delivered, the latency (generation to acceptance, source queueing included) and
+hops of the delivered messages, and the messages that crossed each link direction.
+"""
+
+import numpy as np
+from numba import njit
+
+from .. import topology
+from . import model_kernel
+
+__all__ = ["PATTERNS", "DECREASING", "check_pattern", "Pattern", "distance_table",
+           "TrafficSource", "sample"]
+
+PATTERNS = ("uniform", "sphere", "decreasing")
+#: Decreasing probability: 1, 2, 3, 4 hops away, then everything farther.
+DECREASING = (0.34, 0.20, 0.16, 0.10, 0.20)
+#: Tzeng and Kumar's sphere of locality.
+SPHERE_RADIUS = 4
+SPHERE_ZETA = 0.8
+
+#: Statistics that :meth:`TrafficSource.run` returns, in the order of the compiled loop's array.
+STATS = ("generated", "injected", "delivered", "latency_sum", "hops_sum", "latency_max",
+         "transfers")
+
+
+def check_pattern(name):
+    """Return ``name`` if it is one of :data:`PATTERNS`, else raise."""
+    if name not in PATTERNS:
+        raise ValueError(f"Traffic pattern must be one of 'uniform', 'sphere' or "
+                         f"'decreasing', not {name!r}")
+    return name
+
+
+def _check_radius(radius):
+    if not isinstance(radius, int) or isinstance(radius, bool) or radius < 1:
+        raise ValueError(f"Sphere radius must be a positive integer, not {radius!r}")
+    return radius
+
+
+def _check_zeta(zeta):
+    if not isinstance(zeta, (int, float)) or isinstance(zeta, bool) or not 0 <= zeta <= 1:
+        raise ValueError(f"Sphere locality must be a number from 0 to 1, not {zeta!r}")
+    return float(zeta)
+
+
+def distance_table(n):
+    """The hops between every two nodes, an ``(n, n)`` int8 array (from the topology)."""
+    return np.array([topology.distances(n, a) for a in range(n)], np.int8)
+
+
+class Pattern:
+    """The destination table of a traffic pattern on ``n`` nodes.
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes (at least 2: a single node has nowhere to send).
+    name : str
+        One of :data:`PATTERNS`.
+    radius, zeta :
+        The sphere of locality's ``B`` and ``zeta`` (ignored by the other patterns).
+    distances : ndarray, optional
+        :func:`distance_table` of ``n``, if already at hand.
+
+    Members
+    -------
+    dests : ndarray of int32, shape ``(n, n - 1)``
+        Row ``a``: the nodes other than ``a``, class by class (by node number in a class).
+    start : ndarray of int64, shape ``(n, K + 1)``
+        Class ``k`` of source ``a`` is ``dests[a, start[a, k]:start[a, k + 1]]``.
+    cumulative : ndarray of float64, shape ``(n, K)``
+        Running sums of the class probabilities; 2.0 from the last nonempty class on.
+    probability : ndarray of float64, shape ``(n, K)``
+        Each class's probability after empty classes are dropped.
+    distances : ndarray of int8, shape ``(n, n)``
+        :func:`distance_table` of ``n``.
+    """
+
+    def __init__(self, n, name, radius=SPHERE_RADIUS, zeta=SPHERE_ZETA, distances=None):
+        topology.check_node_count(n)
+        if n < 2:
+            raise ValueError(f"Node count must be at least 2 for traffic, not {n!r}")
+        self.n, self.name = n, check_pattern(name)
+        self.radius, self.zeta = _check_radius(radius), _check_zeta(zeta)
+        hops = distance_table(n) if distances is None else distances
+        if name == "uniform":
+            weights = np.array([1.0])
+            key = np.zeros((n, n), np.int64)
+        elif name == "sphere":
+            weights = np.array([self.zeta, 1.0 - self.zeta])
+            key = (hops > radius).astype(np.int64)
+        else:
+            weights = np.array(DECREASING)
+            key = np.minimum(hops, len(DECREASING)).astype(np.int64) - 1
+        classes = len(weights)
+        np.fill_diagonal(key, classes)  # the source itself sorts last and is cut off
+        order = np.argsort(key, axis=1, kind="stable")
+        self.dests = np.ascontiguousarray(order[:, :n - 1], np.int32)
+        sizes = np.stack([(key == k).sum(axis=1) for k in range(classes)], axis=1)
+        self.start = np.zeros((n, classes + 1), np.int64)
+        self.start[:, 1:] = np.cumsum(sizes, axis=1)
+        probability = np.where(sizes > 0, weights, 0.0)
+        probability /= probability.sum(axis=1, keepdims=True)
+        self.probability = probability
+        cumulative = np.cumsum(probability, axis=1)
+        last = classes - 1 - np.argmax((sizes > 0)[:, ::-1], axis=1)
+        cumulative[np.arange(classes) >= last[:, None]] = 2.0  # no rounding gap at the end
+        self.cumulative = cumulative
+        self.distances = hops
+
+    @property
+    def tables(self):
+        return self.dests, self.start, self.cumulative
+
+
+@njit(cache=True, inline="always")
+def _splitmix(state):
+    """The next state and output of SplitMix64 (Steele, Lea and Flood, 2014)."""
+    state = state + np.uint64(0x9E3779B97F4A7C15)
+    z = state
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return state, z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, inline="always")
+def _unit(bits):
+    """A float in [0, 1) from the top 53 bits."""
+    return np.float64(bits >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True, inline="always")
+def _draw(dests, start, cumulative, a, u, v):
+    """A destination for source ``a`` from two uniform numbers ``u`` (class) and ``v``."""
+    k = 0
+    while u >= cumulative[a, k]:
+        k += 1
+    lo = start[a, k]
+    return dests[a, lo + np.int64((start[a, k + 1] - lo) * v)]
+
+
+@njit(cache=True)
+def _sample(dests, start, cumulative, sources, rng):
+    out = np.empty(len(sources), np.int64)
+    x = rng[0]
+    for i in range(len(sources)):
+        x, u = _splitmix(x)
+        x, v = _splitmix(x)
+        out[i] = _draw(dests, start, cumulative, sources[i], _unit(u), _unit(v))
+    rng[0] = x
+    return out
+
+
+def sample(pattern, sources, seed=0):
+    """Draw one destination for each entry of ``sources`` from ``pattern`` (a :class:`Pattern`)."""
+    rng = np.array([seed], np.uint64)
+    return _sample(*pattern.tables, np.ascontiguousarray(sources, np.int64), rng)
+
+
+@njit(cache=True)
+def _grow_queues(queue, q_head, q_count):
+    """Double every source queue's ring, keeping each queue in order."""
+    n, size = queue.shape
+    bigger = np.zeros((n, 2 * size), np.int64)
+    for a in range(n):
+        for k in range(q_count[a]):
+            bigger[a, k] = queue[a, (q_head[a] + k) & (size - 1)]
+        q_head[a] = 0
+    return bigger
+
+
+@njit(cache=True)
+def _run(dims, tables, state, t0, cycles, threshold, rng, dests, start, cumulative, hops_of,
+         queue, q_head, q_count, taken, stats, by_hops, link_count, record_links, links):
+    """Run ``cycles`` cycles from ``t0``; see :class:`TrafficSource`. Returns the queue ring.
+
+    ``stats`` accumulates :data:`STATS`, ``by_hops[0, h]`` and ``by_hops[1, h]`` the count
+    and latency sum of delivered messages that took ``h`` hops, ``link_count[a * D + i]``
+    the messages sent on link ``i`` from ``a`` (if ``record_links``).
+    """
+    n, D, A = dims[0], dims[1], dims[2]
+    inj_valid = np.zeros(n, np.uint8)
+    inj_header = np.zeros(n, np.int64)
+    inj_payload = np.zeros(n, np.int64)
+    eject_ready = np.ones(n, np.uint8)
+    step_deliveries = np.zeros((n, 3), np.int64)
+    step_hops = np.zeros((links if record_links else 0, 4), np.int64)
+    field = (1 << A) - 1
+    x = rng[0]
+    fullest = 0
+    for a in range(n):
+        fullest = max(fullest, q_count[a])
+    for c in range(cycles):
+        t = t0 + c
+        if fullest >= queue.shape[1] - 1:  # a queue may get one more message
+            queue = _grow_queues(queue, q_head, q_count)
+        mask = queue.shape[1] - 1
+        for a in range(n):
+            count = q_count[a]
+            if taken[a]:
+                taken[a] = 0
+                q_head[a] = (q_head[a] + 1) & mask
+                count -= 1
+                stats[1] += 1
+            x, bits = _splitmix(x)
+            if np.int64(bits >> np.uint64(11)) < threshold:
+                x, u = _splitmix(x)
+                x, v = _splitmix(x)
+                d = _draw(dests, start, cumulative, a, _unit(u), _unit(v))
+                # An entry is the generation cycle above the destination.
+                queue[a, (q_head[a] + count) & mask] = t << 32 | d
+                count += 1
+                stats[0] += 1
+                fullest = max(fullest, count)
+            q_count[a] = count
+            if count:
+                entry = queue[a, q_head[a]]
+                inj_valid[a] = 1
+                inj_header[a] = entry & 0xFFFFFFFF
+                inj_payload[a] = entry >> 32
+            else:
+                inj_valid[a] = 0
+        got_d, got_h = model_kernel.cycle(dims, tables, state, t, inj_valid, inj_header,
+                                          inj_payload, taken, eject_ready, step_deliveries,
+                                          step_hops, record_links)
+        stats[2] += got_d
+        stats[6] += got_h
+        for k in range(got_d):
+            latency = t - step_deliveries[k, 2]
+            h = hops_of[step_deliveries[k, 1] >> A & field, step_deliveries[k, 0]]
+            stats[3] += latency
+            stats[4] += h
+            stats[5] = max(stats[5], latency)
+            by_hops[0, h] += 1
+            by_hops[1, h] += latency
+        if record_links:
+            for k in range(got_h):
+                link_count[step_hops[k, 0] * D + step_hops[k, 1]] += 1
+    rng[0] = x
+    return queue
+
+
+class TrafficSource:
+    """Random traffic from a :class:`Pattern` into a :class:`~ihcube.sim.model.Model`.
+
+    The model's payload must be 64 bits wide: the payload carries the generation cycle.
+    Successive :meth:`run` calls continue the same traffic (queues and random stream).
+
+    Parameters
+    ----------
+    model : :class:`~ihcube.sim.model.Model`
+    pattern : :class:`Pattern` with the model's ``n``
+    rate : float
+        Generation probability per node per cycle, from 0 to 1.
+    seed : int
+    """
+
+    def __init__(self, model, pattern, rate, seed=0):
+        if model.payload_width != 64:
+            raise ValueError("Traffic needs a model with 64-bit payloads (the generation cycle)")
+        if pattern.n != model.n:
+            raise ValueError(f"Pattern is for {pattern.n} nodes, the model has {model.n}")
+        if not isinstance(rate, (int, float)) or not 0.0 <= rate <= 1.0:
+            raise ValueError(f"Generation rate must be from 0 to 1, not {rate!r}")
+        self.model, self.pattern, self.rate = model, pattern, float(rate)
+        n, D = model.n, max(topology.dimensions(model.n), 1)
+        # P(53-bit draw < threshold) = rate; rate 1 always generates.
+        self._threshold = np.int64(round(self.rate * (1 << 53)))
+        mixed = (int(seed) * 0x2545F4914F6CDD1D ^ 0x6A09E667F3BCC909) & ((1 << 64) - 1)
+        self._rng = np.array([mixed], np.uint64)
+        self._queue = np.zeros((n, 16), np.int64)
+        self._q_head = np.zeros(n, np.int64)
+        self._q_count = np.zeros(n, np.int64)
+        self._taken = np.zeros(n, np.uint8)
+        self._hops_of = np.ascontiguousarray(pattern.distances, np.int8)
+        self._dims_D = D
+
+    @property
+    def queued(self):
+        """Messages in the source queues, not yet taken by the fabric."""
+        return int(self._q_count.sum() - self._taken.sum())
+
+    def run(self, cycles, record_links=False):
+        """Simulate ``cycles`` cycles.
+
+        Returns
+        -------
+        dict
+            The counts of :data:`STATS` for these cycles (``injected`` counts a message
+            taken in a call's last cycle in the next call); ``by_hops``, an array ``(2, D + 1)``
+            of the delivered messages' count and latency sum by hops; ``link_count``, an
+            array ``(n, D)`` of messages sent on each link direction (zeros unless
+            ``record_links``); ``queued`` at the end.
+        """
+        model = self.model
+        stats = np.zeros(len(STATS), np.int64)
+        by_hops = np.zeros((2, self._dims_D + 1), np.int64)
+        link_count = np.zeros(model.n * self._dims_D, np.int64)
+        self._queue = _run(model._dims, model._tables, model._state, model.cycle, cycles,
+                           self._threshold, self._rng, *self.pattern.tables, self._hops_of,
+                           self._queue, self._q_head, self._q_count, self._taken, stats,
+                           by_hops, link_count, record_links, model.links)
+        model._cycle += cycles
+        out = dict(zip(STATS, map(int, stats)))
+        out["by_hops"] = by_hops
+        out["link_count"] = link_count.reshape(model.n, self._dims_D)
+        out["queued"] = self.queued
+        return out

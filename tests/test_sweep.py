@@ -1,0 +1,235 @@
+"""Traffic patterns, the traffic source and the latency-throughput sweep (issue 5).
+
+The destination distributions are checked against probabilities worked out here from SPEC
+section 6 and the Hamming distance (``bin(a ^ b).count("1")``, Katseff's Theorem 1), by the
+empirical frequencies of many draws; each check is shown to reject a wrong pattern.
+"""
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from ihcube import topology
+from ihcube.cli import main
+from ihcube.sim import sweep
+from ihcube.sim.model import Model
+from ihcube.sim.traffic import Pattern, TrafficSource, sample
+
+DRAWS = 200_000
+
+
+def hops(a, b):
+    return bin(a ^ b).count("1")
+
+
+def expected_uniform(n, a):
+    return {b: 1 / (n - 1) for b in range(n) if b != a}
+
+
+def expected_sphere(n, a, radius, zeta):
+    inside = [b for b in range(n) if b != a and hops(a, b) <= radius]
+    outside = [b for b in range(n) if hops(a, b) > radius]
+    if not outside:
+        return {b: 1 / len(inside) for b in inside}
+    if not inside:
+        return {b: 1 / len(outside) for b in outside}
+    probability = {b: zeta / len(inside) for b in inside}
+    probability.update({b: (1 - zeta) / len(outside) for b in outside})
+    return probability
+
+
+def expected_decreasing(n, a):
+    weights = {1: 0.34, 2: 0.20, 3: 0.16, 4: 0.10, 5: 0.20}  # 5: five hops or more
+    classes = {}
+    for b in range(n):
+        if b != a:
+            classes.setdefault(min(hops(a, b), 5), []).append(b)
+    total = sum(weights[k] for k in classes)
+    return {b: weights[k] / total / len(members) for k, members in classes.items()
+            for b in members}
+
+
+def frequencies_match(draws, probability):
+    """Whether the draws fit ``probability``: no draw outside it, every node's count within
+    5 standard deviations (binomial) of its expectation."""
+    counts = np.bincount(draws, minlength=max(probability) + 1)
+    if counts[[b for b in range(len(counts)) if b not in probability]].any():
+        return False
+    total = len(draws)
+    for b, p in probability.items():
+        mean = total * p
+        if abs(counts[b] - mean) > 5 * math.sqrt(mean * (1 - p)) + 1:
+            return False
+    return True
+
+
+CASES = [
+    # n, pattern, radius, zeta, source
+    (26, "uniform", 4, 0.8, 0),
+    (26, "uniform", 4, 0.8, 25),
+    (100, "sphere", 2, 0.7, 37),
+    (1048, "sphere", 4, 0.8, 1047),
+    (8, "sphere", 3, 0.8, 5),      # nothing farther than 3 hops: all inside
+    (1048, "decreasing", 4, 0.8, 3),
+    (1048, "decreasing", 4, 0.8, 1030),
+    (6, "decreasing", 4, 0.8, 0),  # nothing 3 or more hops away: 0.34 and 0.20 scaled up
+    (13, "decreasing", 4, 0.8, 12),
+]
+
+
+def expected(n, name, radius, zeta, a):
+    if name == "uniform":
+        return expected_uniform(n, a)
+    if name == "sphere":
+        return expected_sphere(n, a, radius, zeta)
+    return expected_decreasing(n, a)
+
+
+@pytest.mark.parametrize("n, name, radius, zeta, source", CASES)
+def test_destination_frequencies(n, name, radius, zeta, source):
+    pattern = Pattern(n, name, radius, zeta)
+    draws = sample(pattern, np.full(DRAWS, source), seed=n + source)
+    assert frequencies_match(draws, expected(n, name, radius, zeta, source))
+
+
+@pytest.mark.parametrize("n, name, wrong", [
+    (26, "uniform", ("decreasing", 4, 0.8)),
+    (1048, "sphere", ("uniform", 4, 0.8)),
+    (1048, "sphere", ("sphere", 4, 0.7)),     # zeta off by 0.1
+    (1048, "decreasing", ("sphere", 4, 0.8)),
+    (6, "decreasing", ("uniform", 4, 0.8)),
+])
+def test_frequency_check_rejects_a_wrong_pattern(n, name, wrong):
+    """Negative control: draws from another pattern do not pass as ``name``."""
+    draws = sample(Pattern(n, *wrong), np.full(DRAWS, 5 % n), seed=1)
+    assert not frequencies_match(draws, expected(n, name, 4, 0.8, 5 % n))
+
+
+def test_hand_worked_small_case():
+    """n = 6, source 0: nodes 1, 2, 4 are one hop away, 3 and 5 two, none farther; so the
+    decreasing pattern gives 0.34 / 0.54 / 3 to each of 1, 2, 4 and 0.20 / 0.54 / 2 to 3, 5."""
+    pattern = Pattern(6, "decreasing")
+    draws = sample(pattern, np.zeros(DRAWS, np.int64), seed=3)
+    share = np.bincount(draws, minlength=6) / DRAWS
+    assert share[0] == 0
+    assert share[[1, 2, 4]] == pytest.approx([0.34 / 0.54 / 3] * 3, abs=0.005)
+    assert share[[3, 5]] == pytest.approx([0.20 / 0.54 / 2] * 2, abs=0.005)
+
+
+def test_every_source_draws_from_its_own_row():
+    """Draws for many sources at once: never the source itself, and the distance mix of the
+    uniform pattern matches the distance counts of a complete cube (binomial)."""
+    n = 256
+    sources = np.arange(DRAWS) % n
+    draws = sample(Pattern(n, "uniform"), sources, seed=9)
+    assert not (draws == sources).any()
+    distance = np.array([hops(int(a), int(b)) for a, b in zip(sources, draws)])
+    share = np.bincount(distance, minlength=9) / DRAWS
+    assert share == pytest.approx([math.comb(8, k) / (n - 1) * (k > 0) for k in range(9)],
+                                  abs=0.005)
+
+
+def test_traffic_source_conserves_and_times_messages():
+    """Every generated message is delivered, queued or in a buffer; the generation rate is
+    as asked; at almost no load a message over h hops takes h + 1 cycles (README: taken in
+    cycle t, delivered in t + hops + 1, and taken in the cycle it was generated)."""
+    n, rate, cycles = 64, 0.002, 20_000
+    model = Model(n, payload_width=64, depth=2)
+    source = TrafficSource(model, Pattern(n, "uniform"), rate, seed=4)
+    got = source.run(cycles, record_links=True)
+    assert got["generated"] == got["delivered"] + source.queued + model.occupancy.sum()
+    mean = rate * n * cycles
+    assert abs(got["generated"] - mean) < 5 * math.sqrt(mean)
+    count, latency = got["by_hops"]
+    for h in range(1, 7):
+        assert latency[h] / count[h] == pytest.approx(h + 1, abs=0.05)
+    assert count[0] == 0
+    # From empty: the transfers are the delivered messages' hops and part of the rest's.
+    assert got["transfers"] == got["link_count"].sum()
+    in_fabric = model.occupancy.sum()
+    assert 0 <= got["transfers"] - got["hops_sum"] <= 6 * in_fabric
+
+
+def test_link_density_of_uniform_traffic():
+    """On a complete 6-cube under uniform traffic at rate r, each of the 192 links carries
+    r * n * (mean distance) / 192 messages per cycle on average, mean distance 6*32/63."""
+    n, rate = 64, 0.1
+    row = sweep.measure(sweep.Point(n, 2, "msb", "uniform", rate),
+                        sweep.Settings(warmup=500, window=4000, max_windows=2))
+    assert not row["saturated"]
+    assert row["mean_hops"] == pytest.approx(6 * 32 / 63, rel=0.02)
+    assert row["mean_density"] == pytest.approx(rate * n * (6 * 32 / 63) / 192, rel=0.03)
+    assert row["peak_density"] >= row["mean_density"]
+    assert row["throughput"] == pytest.approx(rate, rel=0.03)
+
+
+def test_saturation_is_detected():
+    """Depth 1 injects at most every other cycle, so rate 0.6 must saturate; rate 0.05 must
+    not, and converges."""
+    settings = sweep.Settings(warmup=300, window=500, max_windows=5)
+    high = sweep.measure(sweep.Point(32, 1, "msb", "uniform", 0.6), settings)
+    low = sweep.measure(sweep.Point(32, 1, "msb", "uniform", 0.05), settings)
+    assert high["saturated"] and high["mean_latency"] == "" and high["throughput"] <= 0.5
+    assert not low["saturated"] and low["converged"] and low["mean_latency"] > 1
+
+
+def test_incomplete_cube_densities_use_existing_links():
+    n = 26
+    density, (a, i) = sweep.link_density(n, np.ones((n, 5), np.int64), 1)
+    assert len(density) == sum(len(topology.links(n, x)) for x in range(n)) // 2
+    assert ((a ^ (1 << i)) < n).all() and (density == 2).all()
+
+
+def test_same_seed_same_csv_bytes(tmp_path):
+    points = sweep.points((26, 32), (1, 2), ("msb",), ("uniform", "decreasing"), (0.1, 0.4))
+    settings = sweep.Settings(warmup=100, window=200, max_windows=3, seed=7)
+    files = []
+    for k, jobs in enumerate((2, 1, 2)):
+        rows, _ = sweep.sweep(points, settings, jobs=jobs, progress=False)
+        sweep.write_csv(tmp_path / f"{k}.csv", rows)
+        files.append((tmp_path / f"{k}.csv").read_bytes())
+    assert files[0] == files[1] == files[2]
+    rows, _ = sweep.sweep(points, sweep.Settings(warmup=100, window=200, max_windows=3, seed=8),
+                          jobs=2, progress=False)
+    sweep.write_csv(tmp_path / "other.csv", rows)
+    assert (tmp_path / "other.csv").read_bytes() != files[0]
+
+
+def test_sweep_command_writes_csv_and_pictures(tmp_path):
+    code = main(["sweep", "--sizes", "16,20", "--depths", "2", "--patterns", "uniform,sphere",
+                 "--rates", "0.1,0.3", "--warmup", "100", "--window", "200", "--out",
+                 str(tmp_path), "--name", "t"])
+    assert code == 0
+    lines = (tmp_path / "t.csv").read_text().splitlines()
+    assert lines[0].split(",") == list(sweep.CSV_COLUMNS) and len(lines) == 1 + 2 * 2 * 2
+    for name in ("t_uniform.png", "t_sphere.png", "t_density.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "t.json").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--sizes", "1"], "Sizes must be comma-separated integers of at least 2, not '1'"),
+    (["--sizes", "abc"], "Sizes must be comma-separated integers of at least 2, not 'abc'"),
+    (["--patterns", "hotspot"], "Patterns must be comma-separated names from uniform, sphere, "
+                                "decreasing, not 'hotspot'"),
+    (["--rates", "0.1,2"], "Rates must be comma-separated numbers from 0 to 1, not '0.1,2'"),
+    (["--orders", "mid"], "Orders must be comma-separated names from msb, lsb, not 'mid'"),
+    (["--set", "huge"], "Sweep set must be one of quick, full, not 'huge'"),
+    (["--zeta", "1.5"], "Sphere locality zeta must be a number from 0 to 1, not '1.5'"),
+    (["--depths", "0"], "Depths must be comma-separated integers of at least 1, not '0'"),
+    (["--sizes", "100000"], "Node count must be at most 65536 for the experiments, not 100000"),
+])
+def test_sweep_errors_are_one_line(args, message, capsys):
+    assert main(["sweep", *args]) == 2
+    err = capsys.readouterr().err
+    assert err == f"ihcube: error: {message}\n"
+
+
+def test_sweep_error_from_the_shell():
+    run = subprocess.run([sys.executable, "-m", "ihcube", "sweep", "--rates", "x"],
+                         capture_output=True, text=True)
+    assert run.returncode == 2
+    assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr
