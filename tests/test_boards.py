@@ -1,0 +1,218 @@
+"""The board self-test (generators, fabric, checkers) in the Amaranth simulator, its report
+line, the board tops, the FPGA build command line, and one real build of a tiny fabric."""
+
+import pathlib
+import shutil
+
+import pytest
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import wiring
+
+from ihcube.boards import build
+from ihcube.boards.selftest import SelfTest, SelfTestErrors
+from ihcube.boards.uart import ReportLine, UARTTransmitter
+from ihcube.rtl import LinkBuffer, Router
+from ihcube.rtl.message import Kind
+from ihcube.sim.harness import simulate
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def run_selftest(dut, cycles):
+    """Run ``dut`` (a :class:`SelfTest`) for ``cycles`` cycles, counting in Python what its
+    counters count (every injection and delivery handshake at the fabric's ports, and the
+    deliveries still owed whenever a round ends). Returns (outputs, observed)."""
+    fabric, n = dut.fabric, dut.n
+    observed = {"sent": 0, "broadcasts": 0, "delivered": 0, "owed_at_round_end": []}
+    outputs = {}
+
+    async def testbench(ctx):
+        owed = 0
+        for _ in range(cycles):
+            for port in fabric.inject:
+                if ctx.get(port.valid) and ctx.get(port.ready):
+                    observed["sent"] += 1
+                    if ctx.get(port.payload.kind) == Kind.BROADCAST:
+                        observed["broadcasts"] += 1
+                        owed += n - 1
+                    else:
+                        owed += 1
+            for port in fabric.eject:
+                if ctx.get(port.valid) and ctx.get(port.ready):
+                    observed["delivered"] += 1
+                    owed -= 1
+            if ctx.get(dut.round_done):
+                observed["owed_at_round_end"].append(owed)
+            await ctx.tick()
+        for name in ("passed", "failed", "errors", "rounds", "sent", "delivered",
+                     "broadcasts"):
+            outputs[name] = ctx.get(getattr(dut, name))
+
+    simulate(dut, testbench, "selftest")
+    return outputs, observed
+
+
+@pytest.mark.parametrize("n, depth, cycles", [(5, 1, 2500), (8, 2, 2000)])
+def test_selftest_passes_and_counts_right(n, depth, cycles):
+    run, drain = 300, 200
+    dut = SelfTest(n, depth=depth, run_cycles=run, drain_cycles=drain, rate=8,
+                   broadcast_share=2)
+    outputs, observed = run_selftest(dut, cycles)
+    assert outputs["errors"] == 0
+    assert (outputs["passed"], outputs["failed"]) == (1, 0)
+    # Each round is run_cycles of traffic and a drain no longer than drain_cycles.
+    assert cycles // (run + drain) <= outputs["rounds"] <= cycles // run
+    assert outputs["rounds"] == len(observed["owed_at_round_end"])
+    assert observed["owed_at_round_end"] == [0] * outputs["rounds"]
+    for name in ("sent", "broadcasts", "delivered"):
+        assert outputs[name] == observed[name], name
+    # Real traffic: well over a message per node every 10 cycles, broadcasts among them.
+    assert observed["sent"] > n * cycles // 10
+    assert observed["broadcasts"] > 0
+
+
+class FaultyBuffer(LinkBuffer):
+    """Negative control: every seventh message written into it is dropped (``drop``),
+    handed on twice (``duplicate``), or has a payload bit flipped (``corrupt``)."""
+
+    fault = None
+
+    def elaborate(self, platform):
+        m = Module()
+        inner = m.submodules.inner = LinkBuffer(self._layout, self.depth)
+        count = Signal(range(7))
+        strike = count == 6
+        event = self.w.valid & self.w.ready if self.fault != "duplicate" else \
+            self.r.valid & self.r.ready
+        with m.If(event):
+            m.d.sync += count.eq(Mux(strike, 0, count + 1))
+        wiring.connect(m, wiring.flipped(self.w), inner.w)
+        wiring.connect(m, inner.r, wiring.flipped(self.r))
+        if self.fault == "drop":
+            m.d.comb += inner.w.valid.eq(self.w.valid & ~strike)
+        elif self.fault == "duplicate":
+            m.d.comb += inner.r.ready.eq(self.r.ready & ~strike)
+        elif self.fault == "corrupt":
+            m.d.comb += inner.w.payload.payload.eq(self.w.payload.payload ^ (strike << 20))
+        return m
+
+
+def faulty_router(fault):
+    buffer = type(f"{fault.title()}Buffer", (FaultyBuffer,), {"fault": fault})
+    return type(f"{fault.title()}Router", (Router,), {"link_buffer": buffer})
+
+
+class BrokenTravelRouter(Router):
+    """Negative control: broadcast copies keep their whole travel vector."""
+
+    def travel_mask(self, dim):
+        return (1 << len(self.dims) + 1) - 1 if self.dims else 0
+
+
+@pytest.mark.parametrize("router, complaint", [
+    (faulty_router("drop"), SelfTestErrors.LOST),
+    (faulty_router("duplicate"), SelfTestErrors.ORDER),
+    (faulty_router("corrupt"), SelfTestErrors.CORRUPT),
+    (BrokenTravelRouter, SelfTestErrors.ORDER),
+])
+def test_selftest_fails_on_a_broken_fabric(router, complaint):
+    dut = SelfTest(5, router=router, run_cycles=300, drain_cycles=200, broadcast_share=4)
+    outputs, _ = run_selftest(dut, 1200)
+    assert (outputs["passed"], outputs["failed"]) == (0, 1)
+    assert outputs["errors"] >> complaint & 1, f"errors {outputs['errors']:#b}"
+
+
+class _Reporter(wiring.Component):
+    def __init__(self, template, divisor):
+        self.line = ReportLine(template)
+        self.uart = UARTTransmitter(divisor)
+        super().__init__({})
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.line, m.submodules.uart = self.line, self.uart
+        wiring.connect(m, self.line.data, self.uart.data)
+        return m
+
+
+def test_report_line_on_the_uart():
+    divisor = 5
+    dut = _Reporter(["n=26 sent=", ("sent", 32), " err=", ("err", 7), " ok=", ("ok", 1),
+                     "\r\n"], divisor)
+    received = bytearray()
+
+    async def testbench(ctx):
+        ctx.set(dut.line.sent, 0x00C0FFEE)
+        ctx.set(dut.line.err, 0x45)
+        ctx.set(dut.line.ok, 1)
+        ctx.set(dut.line.start, 1)
+        await ctx.tick()
+        ctx.set(dut.line.start, 0)
+        ctx.set(dut.line.sent, 0)  # taken at the start pulse, not later
+        line = 0
+        for _ in range(40 * 10 * divisor):
+            previous, line = line, ctx.get(dut.uart.tx)
+            if previous == 1 and line == 0:  # a start bit's falling edge: sample mid-bit
+                await ctx.tick().repeat(divisor // 2)
+                assert ctx.get(dut.uart.tx) == 0
+                value = 0
+                for bit in range(8):
+                    await ctx.tick().repeat(divisor)
+                    value |= ctx.get(dut.uart.tx) << bit
+                await ctx.tick().repeat(divisor)
+                assert ctx.get(dut.uart.tx) == 1, "stop bit"
+                received.append(value)
+                line = 1
+            await ctx.tick()
+
+    simulate(dut, testbench, "report")
+    assert received.decode() == "n=26 sent=00C0FFEE err=45 ok=1\r\n"
+
+
+@pytest.mark.parametrize("board", sorted(build.BOARDS))
+def test_board_tops_elaborate(board):
+    from ihcube.boards.top import BoardTop
+    plan = build.board_platform(board).build(BoardTop(3), name="top", do_build=False)
+    files = plan.files
+    constraints = files.get("top.lpf") or files.get("top.pcf")
+    assert constraints is not None
+    text = constraints.decode() if isinstance(constraints, bytes) else constraints
+    assert "uart" in text and "led" in text
+
+
+@pytest.mark.parametrize("args, message", [
+    (["bitstream", "--board", "nexys", "--nodes", "5"],
+     "Board must be one of ulx3s-85f, ulx3s-45f, ulx3s-25f, icebreaker, not 'nexys'"),
+    (["synth", "--family", "xilinx", "--nodes", "5"],
+     "Family must be one of ecp5, ice40, not 'xilinx'"),
+    (["synth", "--nodes", "0"], "Node count must be a positive integer, not 0"),
+    (["synth", "--nodes", "abc"], "Node count must be a positive integer, not 'abc'"),
+    (["bitstream", "--board", "icebreaker", "--nodes", "-3"],
+     "Node count must be a positive integer, not -3"),
+])
+def test_bad_parameters_are_one_line_and_status_2(capsys, args, message):
+    assert build.main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"ihcube-boards: error: {message}\n"
+    assert captured.out == ""
+
+
+def test_make_bitstream_with_an_unknown_board_lists_the_known_ones():
+    import subprocess
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    result = subprocess.run(["make", "-s", "bitstream", "BOARD=nexys", "N=5"], cwd=ROOT,
+                            capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "Board must be one of ulx3s-85f, ulx3s-45f, ulx3s-25f, icebreaker, not 'nexys'" \
+        in result.stderr
+
+
+def test_a_tiny_fabric_synthesises_and_places_on_ice40(tmp_path):
+    figures = build.synth(2, "ice40", out=tmp_path / "results", build_root=tmp_path / "build")
+    assert figures["fits"], figures.get("error")
+    # Two one-link routers: their buffers alone hold 2 x 2 x 37 bits of flip-flops.
+    assert figures["ffs"] >= 148
+    assert figures["luts"] > 100
+    assert figures["fmax_mhz"] > 10
+    assert (tmp_path / "results" / "synth_ice40_ihcube_n2_w32.json").exists()
