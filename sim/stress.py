@@ -36,11 +36,10 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import topology
-from ..deadlock import EJECT, INJECT, Channel
+from ..deadlock import EJECT, INJECT, Channel, routing_for
 from ..params import check_depth, check_positive_integer
 from ..rtl.message import Kind
 from .model import DELIVERY, HOP, Model
-from .model_kernel import run_queues
 
 __all__ = ["StressConfig", "StressResult", "Records", "Stall", "payload_of", "score",
            "find_stall", "stall_report", "run_model", "run_rtl", "PAYLOAD_WIDTH"]
@@ -531,7 +530,7 @@ def run_model(config, model_class=Model, mutant=None):
                       np.concatenate(hops) if hops else np.zeros(0, HOP),
                       np.concatenate(deliveries) if deliveries else np.zeros(0, DELIVERY),
                       offer_until=config.cycles, cycles=model.cycle, stalled_at=stalled_at)
-    return _result(config, "model", records, routing_for_order(config.order))
+    return _result(config, "model", records, routing_for(config.order))
 
 
 def _mutate(deliveries, mutant):
@@ -549,11 +548,6 @@ def _result(config, backend, records, routing):
                            f"{records.stalled_at - config.watchdog} while deliveries were owed")
         stall = stall_report(records, routing)
     return StressResult(config, backend, counts, problems, stall, records)
-
-
-def routing_for_order(order):
-    """The fabric's unicast routing in ``order``, as ``routing(n, node, dest)``."""
-    return lambda n, node, dest: topology.route_step(n, node, dest, order)
 
 
 def run_rtl(config, fabric=None, routing=None, payload_width=32):
@@ -597,7 +591,7 @@ def run_rtl(config, fabric=None, routing=None, payload_width=32):
     records = Records(n, fabric.depth, fabric.payload_width, *traffic.tables(), injections,
                       hops, deliveries, offer_until=config.cycles, cycles=harness.cycles,
                       stalled_at=harness.stalled_at)
-    return _result(config, "rtl", records, routing or routing_for_order(config.order))
+    return _result(config, "rtl", records, routing or routing_for(config.order))
 
 
 def _message_fields(row, message):

@@ -13,11 +13,11 @@ import pytest
 from amaranth.hdl import Module, Signal
 
 from ihcube import deadlock, topology
-from ihcube.deadlock import Channel, FirstSetBitRouting
+from ihcube.deadlock import FirstSetBitRouting
 from ihcube.rtl import Fabric, LinkBuffer, Router
 from ihcube.sim.model import Model
 from ihcube.rtl import fabric as fabric_module
-from ihcube.sim.stress import (StressConfig, find_stall, payload_of, routing_for_order,
+from ihcube.sim.stress import (StressConfig, find_stall, payload_of,
                                run_model, run_rtl, score)
 
 
@@ -97,7 +97,7 @@ def test_model_with_algorithm_6_broadcasts_under_lsb_deadlocks_and_reports_the_c
     assert result.problems[0].startswith("no transfer for 100 cycles from cycle ")
     assert result.counts["lost"] > 0
     assert "cycle of waits: node " in result.stall
-    assert_real_wait_cycle(find_stall(result.records, routing_for_order("lsb")), depth)
+    assert_real_wait_cycle(find_stall(result.records, deadlock.routing_for("lsb")), depth)
 
 
 def _records_of(config):
