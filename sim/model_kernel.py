@@ -282,7 +282,7 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                 deliveries[n_deliveries, 2] = payload
                 n_deliveries += 1
             else:
-                # The copy on link o keeps travel AND travel_mask(o) (Katseff, Algorithm 6).
+                # The copy on link o keeps travel AND travel_mask(o) (topology.travel_mask).
                 keep = travel_masks[_at(link_set[_at(a)] * masks + o)]
                 header &= ~(address << travel_shift) | keep << travel_shift
                 tail = cells16[_at(r + TAIL)]
