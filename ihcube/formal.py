@@ -1063,6 +1063,8 @@ def jobs():
         # Whole fabrics, bounded.
         Job("fabric_n3_delivery_fast", _fabric(3, bound=12), "bmc", 16, fast=True),
         Job("fabric_n4_free_eject", _fabric(4, eject_ready="free"), "bmc", 14),
+        Job("fabric_n4_lsb_delivery", _fabric(4, order=topology.LSB_FIRST, bound=16), "bmc",
+            20),
         *fabric,
         # Negative controls: the same checks on broken variants must fail.
         Job("neg_router_drop", _router(5, 4, router=DroppingRouter), "prove", 4,
