@@ -8,6 +8,8 @@ nothing else restates these rules.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from .params import check_positive_integer
 
 __all__ = [
@@ -16,6 +18,7 @@ __all__ = [
     "dimensions", "address_bits", "link_exists", "links", "exists_mask", "neighbor",
     "first_set_bit", "route_step", "path", "distance", "distances",
     "full_travel", "travel_mask", "broadcast_step", "broadcast_tree",
+    "onward_links", "link_set_onward_links",
 ]
 
 #: Route on the most significant usable bit of ``a XOR d`` first (Katseff; the default).
@@ -176,3 +179,44 @@ def broadcast_tree(n, origin, order=MSB_FIRST):
             sends.append((a, neighbor(a, l), copy_travel))
             frontier.append((neighbor(a, l), copy_travel))
     return sends
+
+
+def onward_links(n, a, l, order=MSB_FIRST):
+    """The links of ``a`` that a message which arrived on link ``l`` can leave on.
+
+    The sender ``b = a XOR 2**l`` sends a unicast on ``l`` only when every bit of
+    ``b XOR dest`` before ``l`` in ``order`` is on a link missing at ``b``, and sends a
+    broadcast copy with ``travel AND travel_mask(n, b, l, order)``. Either way what is left to
+    do at ``a`` lies inside that mask, so these are its links with the mask's bit set; the
+    router needs no path from input ``l`` to its other links. The tests check this against
+    every unicast path and broadcast tree.
+    """
+    mask = travel_mask(n, neighbor(a, l), l, order)
+    return tuple(i for i in links(n, a) if mask >> i & 1)
+
+
+def link_set_onward_links(n, a, l, order=MSB_FIRST):
+    """:func:`onward_links` of input ``l`` for every node with ``a``'s links, merged.
+
+    One router module serves every node of a link set (a strapped router), so it needs the
+    union of their onward links.
+    """
+    return _link_set_onward_links(check_node_count(n), exists_mask(n, check_node(n, a)), l,
+                                  check_routing_order(order))
+
+
+@lru_cache(maxsize=None)
+def _link_set_onward_links(n, mask, l, order):
+    onward = set()
+    for a in _link_sets(n)[mask]:
+        onward.update(onward_links(n, a, l, order))
+    return tuple(sorted(onward))
+
+
+@lru_cache(maxsize=8)
+def _link_sets(n):
+    """Nodes by link-existence vector."""
+    sets = {}
+    for a in range(n):
+        sets.setdefault(exists_mask(n, a), []).append(a)
+    return sets

@@ -24,6 +24,10 @@ class RouteSelect(wiring.Component):
         A node with this router's links: the link-existence vector is ``exists_mask(n, node)``.
     order : ``"msb"`` or ``"lsb"``
         Which end of ``node XOR dest`` is scanned first.
+    outputs : tuple of int or None
+        The links the caller has wired to ``link`` (all of ``node``'s if None): a router
+        input that can only use some links (:meth:`~ihcube.rtl.Router.outputs_of`) asks for
+        those. A choice of any other link gives no ``link`` bit.
 
     Members
     -------
@@ -31,27 +35,35 @@ class RouteSelect(wiring.Component):
         This router's node number (a constant in a fabric).
     dest : ``In(address_bits(n))``
         Destination of the message.
-    link : ``Out(len(links(n, node)))``
-        One-hot over this node's existing links, in increasing dimension.
+    link : ``Out(len(outputs))``
+        One-hot over ``outputs``, in increasing dimension.
     deliver : ``Out(1)``
         The message is for this node's PE.
     """
 
-    def __init__(self, n, node, order=topology.MSB_FIRST):
+    def __init__(self, n, node, order=topology.MSB_FIRST, outputs=None):
         self._n = topology.check_node_count(n)
         self._node = topology.check_node(n, node)
         self._order = topology.check_routing_order(order)
         self._dims = topology.links(n, node)
+        self._outputs = self._dims if outputs is None else tuple(outputs)
+        if not set(self._outputs) <= set(self._dims):
+            raise ValueError(f"Outputs {self._outputs} are not all links of node {node} "
+                             f"(n={n}): {self._dims}")
         super().__init__({
             "address": In(topology.address_bits(n)),
             "dest":    In(topology.address_bits(n)),
-            "link":    Out(len(self._dims)),
+            "link":    Out(len(self._outputs)),
             "deliver": Out(1),
         })
 
     @property
     def dims(self):
         return self._dims
+
+    @property
+    def outputs(self):
+        return self._outputs
 
     @property
     def usable(self):
@@ -62,7 +74,7 @@ class RouteSelect(wiring.Component):
         m = Module()
         width = topology.dimensions(self._n)
         m.d.comb += self.deliver.eq(self.dest == self.address)
-        if not width:  # a single node: no link to choose
+        if not width or not self._outputs:  # a single node, or an input for the PE only
             return m
         candidates = Signal(width)
         m.d.comb += candidates.eq((self.dest ^ self.address) & self.usable)
@@ -71,8 +83,8 @@ class RouteSelect(wiring.Component):
         scan = range(width) if self._order == topology.MSB_FIRST else reversed(range(width))
         for dim in scan:
             with m.If(candidates[dim]):
-                if dim in self._dims:
-                    m.d.comb += self.link.eq(1 << self._dims.index(dim))
-                else:  # only where `usable` names a missing link (a broken variant)
+                if dim in self._outputs:
+                    m.d.comb += self.link.eq(1 << self._outputs.index(dim))
+                else:  # a link not wired here, or (in a broken variant) a missing one
                     m.d.comb += self.link.eq(0)
         return m

@@ -33,7 +33,7 @@ from .. import topology
 from ..params import check_depth, check_payload_width
 from ..rtl.message import Kind
 from . import model_kernel
-from .model_kernel import COUNT, MAX_DEPTH, POPPED, record_words
+from .model_kernel import COUNT, HELD, LAST, MAX_DEPTH, POPPED, record_words
 
 __all__ = ["Model", "ModelRun", "DELIVERY", "HOP", "INJECTION", "MAX_PAYLOAD_WIDTH",
            "MAX_ADDRESS_BITS"]
@@ -125,11 +125,11 @@ class Model:
 
     @property
     def refused(self):
-        return self._state[6].astype(bool)
+        return self._state[4].astype(bool)
 
     @property
     def refused_count(self):
-        return self._state[7].astype(np.int64)
+        return self._state[5].astype(np.int64)
 
     @property
     def nbytes(self):
@@ -169,10 +169,10 @@ class Model:
         cells = np.zeros(n * S * words, np.int64)
         cells16 = cells.view(np.int16)
         cells16[POPPED::4 * words] = -1
+        cells16[LAST::4 * words] = self._arbiter_start()
+        cells16[HELD::4 * words] = -1  # not locked
         self._state = (
             cells, cells.view(np.int32), cells16,
-            np.full(n * S, self._arbiter_start(), np.int8),  # last
-            np.full(n * S, -1, np.int8),                      # held (-1: not locked)
             np.zeros(n, np.int64),                            # requested
             np.zeros(n, np.uint8),                            # refused
             np.zeros(n, np.int32),                            # refused_count
@@ -183,8 +183,14 @@ class Model:
     @property
     def occupancy(self):
         """Messages in the input buffers, as an ``(n, D + 1)`` array (PE last)."""
-        return (self._state[2][COUNT::4 * record_words(self._depth)]
-                .reshape(self._n, self._D + 1).astype(np.int64))
+        counts = (self._state[2][COUNT::4 * record_words(self._depth)]
+                  .reshape(self._n, self._D + 1).astype(np.int64))
+        # Row (a, s) holds the buffer that output s of node a writes (model_kernel's Layout):
+        # node b's input buffer on link s is in the row of node b ^ 1 << s, its PE's in b's.
+        slots = np.arange(self._D + 1)
+        owners = np.arange(self._n)[:, None] ^ np.where(slots < self._D, 1 << slots, 0)
+        real = owners < self._n  # links that exist
+        return np.where(real, counts[np.where(real, owners, 0), slots], 0)
 
     @property
     def _dims(self):

@@ -71,10 +71,11 @@ class MaskBlindRouter(Router):
 
 
 class BrokenTravelRouter(Router):
-    """Negative control: keeps travel bit ``l`` on a copy sent on link ``l``."""
+    """Negative control: broadcast copies lose travel bit 0, so some nodes are never reached.
+    (Extra bits would be harmless: the receiving router has no path for them.)"""
 
     def travel_mask(self, dim):
-        return super().travel_mask(dim) | 1 << dim
+        return super().travel_mask(dim) & ~1
 
 
 @pytest.mark.parametrize("router, test, complaint", [

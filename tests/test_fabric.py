@@ -115,16 +115,34 @@ def test_bad_destination_is_refused_and_counted(n):
 
 
 class BrokenTravelRouter(Router):
-    """Negative control: keeps travel bit ``l`` on a copy sent on link ``l``."""
+    """Negative control: broadcast copies lose travel bit 0, so some nodes are never reached.
+    (Extra bits would be harmless: the receiving router has no path for them.)"""
 
     def travel_mask(self, dim):
-        return super().travel_mask(dim) | 1 << dim
+        return super().travel_mask(dim) & ~1
 
 
 @pytest.mark.parametrize("n", [5, 8])
 def test_broadcast_check_catches_broken_travel_rule(n):
     harness = run_fabric(Fabric(n, router=BrokenTravelRouter), broadcasts(n), max_cycles=400)
     assert any("delivered" in problem for problem in problems_of(harness))
+
+
+class NoTurnUpRouter(Router):
+    """Negative control: a message from link ``l`` may only go on by lower links (what the
+    complete cube needs), not up by a link that its sender lacked."""
+
+    def outputs_of(self, j):
+        outputs = super().outputs_of(j)
+        if j == len(self.dims):
+            return outputs
+        return tuple(o for o in outputs if o == len(self.dims) or self.dims[o] < self.dims[j])
+
+
+def test_fabric_check_catches_a_router_without_the_turns_of_missing_links():
+    # n = 3: node 1 has no link 1; its message for node 2 turns at node 0 from link 0 to 1.
+    harness = run_fabric(Fabric(3, router=NoTurnUpRouter), all_pairs(3), max_cycles=400)
+    assert "unicast 5 from 1 to 2 was delivered 0 times" in problems_of(harness)
 
 
 class RefuseNothingRouter(Router):

@@ -108,8 +108,17 @@ WEIGHT_PARITY = FirstSetBitRouting(
     lambda node: "msb" if bin(node).count("1") % 2 == 0 else "lsb", name="weight parity")
 
 
+class _FullCrossbarRouter(Router):
+    """A router with a path from every input to every output: routers that mix orders send
+    turns that one order's :func:`~ihcube.topology.onward_links` leave out."""
+
+    def outputs_of(self, j):
+        return tuple(range(len(self.dims) + 1))
+
+
 def weight_parity_router(n, node, payload_width, depth, order, strap=False):
-    return Router(n, node, payload_width, depth, WEIGHT_PARITY.order_at(node), strap=strap)
+    return _FullCrossbarRouter(n, node, payload_width, depth, WEIGHT_PARITY.order_at(node),
+                               strap=strap)
 
 
 def test_rtl_with_a_deadlock_prone_unicast_routing_stalls_and_reports_the_cycle():

@@ -86,6 +86,54 @@ def test_travel_mask_keeps_lower_bits_and_bits_of_missing_links():
     assert topology.travel_mask(26, 25, 0) == 0b00110
 
 
+def turns_taken(n, order):
+    """Every (node, input link, output link) that some unicast path or broadcast tree uses,
+    found by walking them all with :func:`topology.path` and :func:`topology.broadcast_tree`."""
+    turns = set()
+    for src in range(n):
+        for dest in range(n):
+            hops = topology.path(n, src, dest, order)
+            for before, here, after in zip(hops, hops[1:], hops[2:]):
+                turns.add((here, (before ^ here).bit_length() - 1, (here ^ after).bit_length() - 1))
+        sends = topology.broadcast_tree(n, src, order)
+        came_by = {to: (frm ^ to).bit_length() - 1 for frm, to, _ in sends}
+        for frm, to, _ in sends:
+            if frm in came_by:
+                turns.add((frm, came_by[frm], (frm ^ to).bit_length() - 1))
+    return turns
+
+
+@pytest.mark.parametrize("order", topology.ROUTING_ORDERS)
+def test_onward_links_hold_every_turn_taken(order):
+    """The router builds paths from input l to the onward links only: every turn of every
+    unicast path and broadcast tree must be among them, for each node and its link set."""
+    for n in range(1, 71):
+        for node, came, leaves in turns_taken(n, order):
+            assert leaves in topology.onward_links(n, node, came, order), (n, node, came, leaves)
+            assert leaves in topology.link_set_onward_links(n, node, came, order)
+
+
+def test_onward_links_leave_out_what_no_message_needs():
+    # Complete 16-node cube, msb: a message that came by link 3 may go on by 2, 1, 0; one
+    # that came by link 0 has nowhere to go but the PE. lsb is the mirror image.
+    assert topology.onward_links(16, 5, 3) == (0, 1, 2)
+    assert topology.onward_links(16, 5, 0) == ()
+    assert topology.onward_links(16, 5, 0, "lsb") == (1, 2, 3)
+    # n = 3: node 1 has no link 1, so its messages for node 2 go by node 0, which turns them
+    # from link 0 up to link 1.
+    assert topology.onward_links(3, 0, 0) == (1,)
+    # n = 26: node 2 came by link 3 from node 10, which has no link 4 (26 does not exist), so
+    # the message may still have bit 4 to correct.
+    assert topology.onward_links(26, 2, 3) == (0, 1, 2, 4)
+
+
+def test_onward_links_check_catches_a_rule_without_missing_links():
+    """Negative control: onward links that ignore missing links miss turns the paths take."""
+    missed = [(n, node, came, leaves) for n in range(1, 9)
+              for node, came, leaves in turns_taken(n, "msb") if not leaves < came]
+    assert (3, 0, 0, 1) in missed
+
+
 @pytest.mark.parametrize("call, error, message", [
     (lambda: topology.dimensions(0), ValueError,
      r"^Node count must be a positive integer, not 0$"),
