@@ -67,7 +67,7 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 __all__ = ["COUNT", "HEAD", "TAIL", "POPPED", "PENDING", "LAST", "HELD", "ENTRIES", "MAX_DEPTH",
-           "record_words", "cycle", "run_queues", "run_uniform"]
+           "record_words", "cycle", "grow_queues", "run_queues", "run_uniform"]
 
 #: A row's fields: int16 words of its record, and an int32 word, then int64 words.
 COUNT, HEAD, TAIL, POPPED = range(4)
@@ -445,11 +445,12 @@ _QUEUE_PAD = 8
 
 
 @njit(cache=True)
-def _grow_queues(queue, q_head, q_count):
-    """Double every source queue's ring, keeping each queue in order."""
+def grow_queues(queue, q_head, q_count, pad):
+    """Double every source queue's ring, keeping each queue in order. A row holds a ring of
+    ``queue.shape[1] - pad`` entries (a power of two) and ``pad`` spare words after it."""
     n = queue.shape[0]
-    size = queue.shape[1] - _QUEUE_PAD
-    bigger = np.zeros((n, 2 * size + _QUEUE_PAD), np.int64)
+    size = queue.shape[1] - pad
+    bigger = np.zeros((n, 2 * size + pad), np.int64)
     for a in range(n):
         for k in range(q_count[a]):
             bigger[a, k] = queue[a, (q_head[a] + k) & (size - 1)]
@@ -496,7 +497,7 @@ def run_uniform(dims, tables, state, t0, cycles, rate, seed, payload_mask, total
         t = t0 + c
         size = queue.shape[1] - _QUEUE_PAD
         if fullest == size:  # a queue may get one more message
-            queue = _grow_queues(queue, q_head, q_count)
+            queue = grow_queues(queue, q_head, q_count, _QUEUE_PAD)
             size *= 2
         mask = size - 1
         # No branch on the random outcomes (the CPU cannot predict them) but the rarer one
