@@ -67,7 +67,8 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 __all__ = ["COUNT", "HEAD", "TAIL", "POPPED", "PENDING", "LAST", "HELD", "ENTRIES", "MAX_DEPTH",
-           "record_words", "cycle", "grow_queues", "run_queues", "run_uniform"]
+           "record_words", "cycle", "grow_queues", "run_queues", "run_uniform", "uniform_stream",
+           "uniform_draw", "uniform_threshold", "uniform_dest"]
 
 #: A row's fields: int16 words of its record, and an int32 word, then int64 words.
 COUNT, HEAD, TAIL, POPPED = range(4)
@@ -430,27 +431,49 @@ def run_queues(dims, tables, state, t0, cycles, q_start, q_at, q_header, q_paylo
 
 
 @njit(cache=True, inline="always")
-def _xorshift(x):
-    """The next state of a xorshift64 generator (Marsaglia, 2003); never 0 from nonzero."""
-    x ^= x << np.uint64(13)
-    x ^= x >> np.uint64(7)
-    x ^= x << np.uint64(17)
-    return x
-
-
-#: Unused entries at the end of each source queue's row, so that rows are not a power of two
-#: apart and the queues' heads and tails spread over the cache sets (a few per cent at n =
-#: 1024).
-_QUEUE_PAD = 8
+def _mix(key):
+    """A 64-bit hash of ``key`` (the SplitMix64 finaliser, Steele et al., 2014): every
+    output bit depends on every input bit, so neighbouring keys give unrelated draws."""
+    key = (key ^ (key >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    key = (key ^ (key >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return key ^ (key >> np.uint64(31))
 
 
 @njit(cache=True)
-def grow_queues(queue, q_head, q_count, pad):
-    """Double every source queue's ring, keeping each queue in order. A row holds a ring of
-    ``queue.shape[1] - pad`` entries (a power of two) and ``pad`` spare words after it."""
-    n = queue.shape[0]
-    size = queue.shape[1] - pad
-    bigger = np.zeros((n, 2 * size + pad), np.int64)
+def uniform_stream(seed):
+    """The hashed seed of a :func:`run_uniform` run: every draw of the run starts from it."""
+    return _mix(np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(1))
+
+
+@njit(cache=True, inline="always")
+def uniform_draw(stream, a, t):
+    """Node ``a``'s random draw for cycle ``t`` in the run of ``stream``: its high 32 bits
+    decide whether a message is generated (:func:`uniform_threshold`), its low 32 bits the
+    destination (:func:`uniform_dest`)."""
+    return _mix(stream ^ (np.uint64(a) << np.uint64(40) | np.uint64(t)))
+
+
+@njit(cache=True)
+def uniform_threshold(rate, n):
+    """The bound below which a draw's high 32 bits generate: probability ``rate`` (1 always
+    generates). A one-node fabric generates nothing: there is no other node."""
+    return np.uint64(rate * (1 << 32)) if n > 1 else np.uint64(0)
+
+
+@njit(cache=True, inline="always")
+def uniform_dest(draw, a, n):
+    """The destination of node ``a``'s message of ``draw``: uniform over the other nodes to
+    within ``n / 2**32`` (Lemire's multiply-shift)."""
+    d = np.int64(((draw & np.uint64(0xFFFFFFFF)) * np.uint64(max(n - 1, 1))) >> np.uint64(32))
+    return d + (d >= a)
+
+
+@njit(cache=True)
+def grow_queues(queue, q_head, q_count):
+    """Double every source queue's ring (a row, its length a power of two), keeping each
+    queue in order."""
+    n, size = queue.shape
+    bigger = np.zeros((n, 2 * size), np.int64)
     for a in range(n):
         for k in range(q_count[a]):
             bigger[a, k] = queue[a, (q_head[a] + k) & (size - 1)]
@@ -463,10 +486,16 @@ def run_uniform(dims, tables, state, t0, cycles, rate, seed, payload_mask, total
     """Run ``cycles`` cycles of uniform random traffic from cycle ``t0``.
 
     Each node generates a unicast with probability ``rate`` per cycle to a node drawn
-    uniformly from the others, into an unbounded source queue (a ring per node, all doubled
-    when one is full) whose head its PE offers. The payload carries the generation cycle,
-    so that a delivery gives its latency. Every PE accepts every cycle. The generator is a
-    xorshift64 seeded from ``seed``.
+    uniformly from the others, into an unbounded source queue whose head its PE offers. The
+    payload carries the generation cycle, so that a delivery gives its latency. Every PE
+    accepts every cycle.
+
+    The queues take no memory: node ``a``'s draw for cycle ``t`` is a hash of ``(seed, a,
+    t)`` (:func:`uniform_draw`), so a queue is its length and its head's generation cycle,
+    and the message after the head is found again by drawing the cycles after the head's
+    until one generates. Each cycle is drawn at most twice, and a saturated run's backlog costs
+    nothing (a queue in memory cost a cache miss per node and cycle at ``n`` = 1024, and
+    grew without bound).
 
     ``totals`` (int64) accumulates ``generated, injected, delivered, latency_sum, hops,
     latency_max, queued``; the last is the number left in the queues at the end.
@@ -479,52 +508,39 @@ def run_uniform(dims, tables, state, t0, cycles, rate, seed, payload_mask, total
     eject_ready = np.ones(n, np.uint8)
     step_deliveries = np.zeros((n, 3), np.int64)
     step_hops = np.zeros((0, 4), np.int64)
-    # A source queue entry packs the generation cycle above the destination.
-    queue = np.zeros((n, 16 + _QUEUE_PAD), np.int64)
-    q_head = np.zeros(n, np.int64)
     q_count = np.zeros(n, np.int64)
-    fullest = 0
-    dest_mask = np.int64(0xFFFFFFFF)
+    q_head = np.zeros(n, np.int64)  # the generation cycle of the queue's head
 
-    x = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) | np.uint64(1)
-    # One draw per node and cycle: P(high 32 bits < threshold) = rate (rate 1 always
-    # generates); the low 32 bits pick the destination.
-    threshold = np.uint64(rate * (1 << 32)) if n > 1 else np.uint64(0)
-    others = np.uint64(max(n - 1, 1))
+    stream = uniform_stream(seed)
+    threshold = uniform_threshold(rate, n)
     generated = injected = delivered = latency_sum = hops = latency_max = 0
 
     for c in range(cycles):
         t = t0 + c
-        size = queue.shape[1] - _QUEUE_PAD
-        if fullest == size:  # a queue may get one more message
-            queue = grow_queues(queue, q_head, q_count, _QUEUE_PAD)
-            size *= 2
-        mask = size - 1
-        # No branch on the random outcomes (the CPU cannot predict them) but the rarer one
-        # on whether the PE's offer changes.
         for a in range(n):
             took = np.int64(taken[a])
-            head = (q_head[a] + took) & mask
             count = q_count[a] - took
             injected += took
-            x = _xorshift(x)
+            x = uniform_draw(stream, a, t)
             new = np.int64((x >> np.uint64(32)) < threshold)
-            # Lemire's multiply-shift: uniform over the others to within n / 2**32.
-            d = np.int64(((x & np.uint64(0xFFFFFFFF)) * others) >> np.uint64(32))
-            d += d >= a
-            # Written even when nothing is generated, just past the queue's end: the ring has
-            # room there (count <= fullest < the ring's size).
-            queue[a, (head + count) & mask] = t << 32 | d
-            count += new
+            q_count[a] = count + new
             generated += new
-            fullest = max(fullest, count)
-            q_head[a] = head
-            q_count[a] = count
-            inj_valid[a] = count != 0
-            if took or count == new:  # a new head (the old one taken, or the queue was empty)
-                entry = queue[a, head]
-                inj_header[a] = entry & dest_mask
-                inj_payload[a] = (entry >> 32) & payload_mask
+            inj_valid[a] = count + new != 0
+            if took and count:
+                # The next message: the first cycle after the head's that generated one. It
+                # is before this cycle (the queue held it).
+                s = q_head[a] + 1
+                x = uniform_draw(stream, a, s)
+                while (x >> np.uint64(32)) >= threshold:
+                    s += 1
+                    x = uniform_draw(stream, a, s)
+            elif count == 0 and new:
+                s = t  # an empty queue: this cycle's message is the head at once
+            else:
+                continue
+            q_head[a] = s
+            inj_header[a] = uniform_dest(x, a, n)
+            inj_payload[a] = s & payload_mask
         got_d, got_h = cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken,
                              eject_ready, step_deliveries, step_hops, False)
         delivered += got_d
@@ -546,4 +562,3 @@ def run_uniform(dims, tables, state, t0, cycles, rate, seed, payload_mask, total
     totals[4] += hops
     totals[5] = max(totals[5], latency_max)
     totals[6] = queued
-

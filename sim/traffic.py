@@ -205,7 +205,7 @@ def _run(dims, tables, state, t0, cycles, threshold, rng, dests, start, cumulati
     for c in range(cycles):
         t = t0 + c
         if fullest >= queue.shape[1] - 1:  # a queue may get one more message
-            queue = model_kernel.grow_queues(queue, q_head, q_count, 0)
+            queue = model_kernel.grow_queues(queue, q_head, q_count)
         mask = queue.shape[1] - 1
         for a in range(n):
             count = q_count[a]

@@ -23,6 +23,7 @@ from amaranth.hdl import Cat
 from ihcube import topology
 from ihcube.rtl import Fabric, Kind, message_layout
 from ihcube.sim.harness import Delivery, Hop, Message, Request, simulate
+from ihcube.sim import model_kernel
 from ihcube.sim.model import DELIVERY, HOP, Model
 from ihcube.sim.scoreboard import check_run
 
@@ -382,6 +383,45 @@ def test_saturated_queues_grow():
     assert stats["generated"] == 32 * 500
     assert stats["generated"] == stats["injected"] + stats["queued"]
     assert stats["injected"] == stats["delivered"] + int(model.occupancy.sum())
+
+
+@pytest.mark.parametrize("rate", [0.05, 0.7])
+def test_uniform_matches_explicit_queues(rate):
+    """run_uniform keeps no queue in memory (it finds a queue's next message again from the
+    draws); it must do what :meth:`Model.run` does with every generated message queued
+    explicitly: the same counts and the same latencies, below and beyond saturation."""
+    n, cycles, seed = 16, 500, 9
+    stream = np.uint64(model_kernel.uniform_stream(seed))  # typed as in the kernel
+    threshold = model_kernel.uniform_threshold(rate, n)
+    requests = []
+    for t in range(cycles):
+        for a in range(n):
+            draw = np.uint64(model_kernel.uniform_draw(stream, a, t))
+            if draw >> 32 < threshold:
+                dest = int(model_kernel.uniform_dest(draw, a, n))
+                requests.append((a, Request(payload=t, dest=dest, at=t)))
+    run = Model(n).run(cycles, requests, record_hops=True)
+    stats = Model(n).run_uniform(rate, cycles, seed=seed)
+    latencies = run.deliveries["cycle"] - run.deliveries["payload"].astype(np.int64)
+    assert (stats["generated"], stats["injected"], stats["delivered"], stats["queued"]) == (
+        len(requests), len(run.injections), len(run.deliveries),
+        len(requests) - len(run.injections))
+    assert stats["hops"] == len(run.hops)
+    assert stats["max_latency"] == latencies.max()
+    assert stats["mean_latency"] == pytest.approx(latencies.mean(), rel=1e-12)
+
+
+def test_saturated_latencies():
+    """Beyond saturation a queue's next head is found again from its draws: each delivery's
+    latency (its acceptance less the generation cycle its payload carries) is at least two
+    cycles (a hop, then the eject) and at most the run, and a lower rate waits less."""
+    cycles = 2000
+    high = Model(16).run_uniform(0.9, cycles, seed=5)
+    low = Model(16).run_uniform(0.02, cycles, seed=5)
+    assert high["queued"] > 16 * 100  # saturated: the queues grew
+    for stats in (high, low):
+        assert 2 <= stats["mean_latency"] <= stats["max_latency"] <= cycles
+    assert high["mean_latency"] > 10 * low["mean_latency"]
 
 
 def test_records():
