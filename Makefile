@@ -11,6 +11,7 @@ JOBS   ?= 2
 FAMILY ?= ecp5
 BOARD  ?= ulx3s-85f
 SYNTH_OPTS ?=
+PLACER ?=
 CYCLES ?= 20000
 SEED   ?= 1
 BACKEND ?= model
@@ -30,7 +31,7 @@ help:
 	@echo "make deadlock                               channel dependency graphs acyclic, n <= 4096, both orders"
 	@echo "make stress N=26 CYCLES=20000 [DEPTH ORDER SEED BACKEND=model|rtl]  saturating traffic, scoreboard, watchdog"
 	@echo "make stress-campaign                        every n 1..64 and 100..2047, both depths and orders: results/stress_campaign.json"
-	@echo "make synth N=26 FAMILY=ecp5|ice40 [SYNTH_OPTS=..]  place and route the fabric; LUTs, FFs, RAM, Fmax"
+	@echo "make synth N=26 FAMILY=ecp5|ice40 [SYNTH_OPTS=.. PLACER=heap|static|sa]  place and route the fabric; LUTs, FFs, RAM, Fmax"
 	@echo "make bitstream BOARD=ulx3s-85f N=26         self-test bitstream (BOARD=icebreaker N=5)"
 	@echo "make synth-table [FAMILY=ecp5]              make synth for n = 4 8 16 26 32 64; the README table"
 	@echo "make sweep                                  quick latency-throughput sweep (a few minutes): results/sweep_quick*"
@@ -94,14 +95,17 @@ collectives: $(STAMP)
 
 synth: $(STAMP)
 	@$(BIN)/python -m ihcube.boards.build synth --nodes='$(N)' --family='$(FAMILY)' \
-		--width='$(W)' --depth='$(DEPTH)' $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)')
+		--width='$(W)' --depth='$(DEPTH)' $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
+		$(if $(PLACER),--placer='$(PLACER)')
 
 bitstream: $(STAMP)
 	@$(BIN)/python -m ihcube.boards.build bitstream --board='$(BOARD)' --nodes='$(N)' \
-		--depth='$(DEPTH)' $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)')
+		--depth='$(DEPTH)' $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
+		$(if $(PLACER),--placer='$(PLACER)')
 
 synth-table: $(STAMP)
-	@$(BIN)/python -m ihcube.boards.build table --family='$(FAMILY)' $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)')
+	@$(BIN)/python -m ihcube.boards.build table --family='$(FAMILY)' $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
+		$(if $(PLACER),--placer='$(PLACER)')
 
 clean:
 	rm -rf gen/*.v .pytest_cache

@@ -34,10 +34,14 @@ FAMILIES = {
 DEFAULT_SYNTH_OPTS = {"ecp5": "-nowidelut", "ice40": ""}
 
 
-#: nextpnr's placer for each family's self-test bitstreams. On ECP5 the default analytic
-#: placer (HeAP) packs the 26-node self-test so densely that neither router converges (92 k
-#: arcs left after 40 minutes); the electrostatic placer spreads it and it routes in under
-#: three minutes. ``synth`` keeps nextpnr's default, with which its table was measured.
+#: nextpnr's placers: the analytic HeAP (nextpnr's default), the electrostatic one, and
+#: simulated annealing.
+PLACERS = ("heap", "static", "sa")
+
+#: nextpnr's placer for each family's self-test bitstreams. On ECP5 HeAP packs the 26-node
+#: self-test so densely that neither router converges (92 k arcs left after 40 minutes); the
+#: electrostatic placer spreads it and it routes in under three minutes. ``synth`` keeps
+#: nextpnr's default, with which its table was measured, unless asked for another.
 BITSTREAM_PLACER = {"ecp5": "static", "ice40": None}
 
 
@@ -238,11 +242,12 @@ def _build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="", p
 
 
 def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root="build",
-          synth_opts=None, router=None):
+          synth_opts=None, router=None, placer=None):
     """Synthesise and place an ``n``-node fabric for ``family``; write and return figures.
 
     ``synth_opts`` go to Yosys's ``synth_ecp5``/``synth_ice40`` (:func:`synth_options`) and
-    show in the names of the build folder and the results file. With ``router`` (a node
+    show in the names of the build folder and the results file, as does ``placer`` (one of
+    :data:`PLACERS`; None for nextpnr's default). With ``router`` (a node
     number), only that node's router is built: its per-router figures, and an Fmax that
     stands for the fabric's when the fabric is too big to place quickly.
     """
@@ -256,12 +261,14 @@ def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root
         shell = SynthShell(Router(n, topology.check_node(n, router), payload_width, depth))
     name = f"ihcube_n{n}_w{payload_width}" + (f"_d{depth}" if depth != 1 else "") \
         + (f"_router{router}" if router is not None else "")
-    tag = name + "".join("_" + re.sub(r"\W+", "", opt) for opt in synth_opts.split())
+    tag = name + "".join("_" + re.sub(r"\W+", "", opt) for opt in synth_opts.split()) \
+        + (f"_{placer}" if placer else "")
     platform = board_platform(target["board"], target["target_mhz"])
     figures = {"nodes": n, "payload_width": payload_width, "depth": depth,
                "board": target["board"], "router_only": router}
     figures.update(_build(family, shell, name, pathlib.Path(build_root) / f"synth_{family}_{tag}",
-                          platform, shell_ffs=shell.shell_ffs, synth_opts=synth_opts))
+                          platform, shell_ffs=shell.shell_ffs, synth_opts=synth_opts,
+                          placer=placer))
     nodes = range(n) if router is None else [router]
     ports = sum(len(topology.links(n, node)) + 1 for node in nodes)
     figures["router_ports"] = ports
@@ -279,8 +286,11 @@ def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root
     return figures
 
 
-def bitstream(board, n, depth=1, out="results", build_root="build", synth_opts=None):
+def bitstream(board, n, depth=1, out="results", build_root="build", synth_opts=None,
+              placer=None):
     """Build the self-test bitstream of an ``n``-node fabric for ``board``; return figures.
+
+    ``placer`` is nextpnr's (:data:`PLACERS`); None for the family's :data:`BITSTREAM_PLACER`.
 
     The bitstream is ``build/bitstream_<board>_n<n>/<name>.bit`` (ECP5) or ``.bin`` (iCE40).
     """
@@ -292,7 +302,7 @@ def bitstream(board, n, depth=1, out="results", build_root="build", synth_opts=N
     build_dir = pathlib.Path(build_root) / f"bitstream_{board}_{name}"
     figures = {"nodes": n, "payload_width": 32, "depth": depth, "board": board}
     figures.update(_build(family, top, name, build_dir, board_platform(board),
-                          synth_opts=synth_opts, placer=BITSTREAM_PLACER[family]))
+                          synth_opts=synth_opts, placer=placer or BITSTREAM_PLACER[family]))
     image = build_dir / (f"{name}.bit" if family == "ecp5" else f"{name}.bin")
     figures["bitstream"] = str(image) if image.exists() else None
     figures["fits"] = figures["fits"] and image.exists()
@@ -300,16 +310,17 @@ def bitstream(board, n, depth=1, out="results", build_root="build", synth_opts=N
     return figures
 
 
-def table(family, sizes, out="results", synth_opts=None):
+def table(family, sizes, out="results", synth_opts=None, placer=None):
     """Run :func:`synth` for each of ``sizes``, one at a time; print a Markdown table."""
     synth_opts = synth_options(family, synth_opts)
     rows = []
     for n in sizes:
-        figures = synth(n, family, out=out, synth_opts=synth_opts)
+        figures = synth(n, family, out=out, synth_opts=synth_opts, placer=placer)
         print(_summary(figures), flush=True)
         rows.append(figures)
     _write(out, f"synth_table_{family}" + "".join("_" + re.sub(r"\W+", "", opt)
-                                                    for opt in synth_opts.split()) + ".json", rows)
+                                                    for opt in synth_opts.split())
+           + (f"_{placer}" if placer else "") + ".json", rows)
     print()
     print(markdown_table(rows))
     return 0
@@ -374,6 +385,7 @@ def _integer(text, what, check):
 
 _SYNTH_OPTS_HELP = ("options for Yosys's synth_<family> (default: -nowidelut on ECP5, none on "
                     "iCE40; 'none' for none)")
+_PLACER_HELP = f"nextpnr's placer: {', '.join(PLACERS)}"
 
 
 def _parser():
@@ -388,21 +400,33 @@ def _parser():
     synth_.add_argument("--synth-opts", default=None, help=_SYNTH_OPTS_HELP)
     synth_.add_argument("--router", default=None, metavar="NODE",
                         help="build only this node's router")
+    synth_.add_argument("--placer", default=None,
+                        help=_PLACER_HELP + " (default: nextpnr's, heap)")
     bitstream_ = commands.add_parser("bitstream", help="a board's self-test bitstream")
     bitstream_.add_argument("--board", required=True)
     bitstream_.add_argument("--nodes", "-n", required=True)
     bitstream_.add_argument("--depth", "-d", default="1")
     bitstream_.add_argument("--synth-opts", default=None, help=_SYNTH_OPTS_HELP)
+    bitstream_.add_argument("--placer", default=None,
+                            help=_PLACER_HELP + " (default: static on ECP5, heap on iCE40)")
     table_ = commands.add_parser("table", help="synth for several sizes; print a table")
     table_.add_argument("--family", default="ecp5")
     table_.add_argument("--nodes", default="4,8,16,26,32,64")
     table_.add_argument("--synth-opts", default=None, help=_SYNTH_OPTS_HELP)
+    table_.add_argument("--placer", default=None,
+                        help=_PLACER_HELP + " (default: nextpnr's, heap)")
     return parser
 
 
 def _family(text):
     if text not in FAMILIES:
         raise UsageError(f"Family must be one of {', '.join(FAMILIES)}, not {text!r}")
+    return text
+
+
+def _placer(text):
+    if text is not None and text not in PLACERS:
+        raise UsageError(f"Placer must be one of {', '.join(PLACERS)}, not {text!r}")
     return text
 
 
@@ -417,6 +441,7 @@ def main(argv=None):
         args = _parser().parse_args(argv)
         if args.command == "synth":
             family = _family(args.family)
+            placer = _placer(args.placer)
             n = _integer(args.nodes, "Node count", topology.check_node_count)
             width = _integer(args.width, "Payload width", check_payload_width)
             depth = _integer(args.depth, "Buffer depth", check_depth)
@@ -427,21 +452,24 @@ def main(argv=None):
                     topology.check_node(n, router, "Router node")
                 except ValueError as error:
                     raise UsageError(str(error)) from None
-            figures = synth(n, family, width, depth, synth_opts=args.synth_opts, router=router)
+            figures = synth(n, family, width, depth, synth_opts=args.synth_opts, router=router,
+                            placer=placer)
             print(_summary(figures))
             return 0 if figures["fits"] else 1
         if args.command == "bitstream":
             board = _board(args.board)
+            placer = _placer(args.placer)
             n = _integer(args.nodes, "Node count", topology.check_node_count)
             depth = _integer(args.depth, "Buffer depth", check_depth)
-            figures = bitstream(board, n, depth, synth_opts=args.synth_opts)
+            figures = bitstream(board, n, depth, synth_opts=args.synth_opts, placer=placer)
             print(_summary(figures))
             return 0 if figures["fits"] else 1
         if args.command == "table":
             family = _family(args.family)
+            placer = _placer(args.placer)
             sizes = [_integer(part, "Node count", topology.check_node_count)
                      for part in args.nodes.split(",")]
-            return table(family, sizes, synth_opts=args.synth_opts)
+            return table(family, sizes, synth_opts=args.synth_opts, placer=placer)
     except UsageError as error:
         print(f"ihcube-boards: error: {error}", file=sys.stderr)
         return 2

@@ -190,6 +190,10 @@ def test_board_tops_elaborate(board):
     (["synth", "--nodes", "abc"], "Node count must be a positive integer, not 'abc'"),
     (["bitstream", "--board", "icebreaker", "--nodes", "-3"],
      "Node count must be a positive integer, not -3"),
+    (["synth", "--nodes", "5", "--placer", "fast"],
+     "Placer must be one of heap, static, sa, not 'fast'"),
+    (["bitstream", "--board", "ulx3s-85f", "--nodes", "5", "--placer", ""],
+     "Placer must be one of heap, static, sa, not ''"),
 ])
 def test_bad_parameters_are_one_line_and_status_2(capsys, args, message):
     assert build.main(args) == 2
@@ -209,11 +213,30 @@ def test_make_bitstream_with_an_unknown_board_lists_the_known_ones():
         in result.stderr
 
 
+def test_bitstreams_ask_for_their_placer(monkeypatch, tmp_path):
+    """ECP5 self-tests are placed by nextpnr's electrostatic placer unless told otherwise
+    (the default one leaves the 26-node ULX3S self-test unroutable)."""
+    asked = []
+
+    def fake_build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="",
+                   placer=None):
+        asked.append(placer)
+        return {"fits": False}
+    monkeypatch.setattr(build, "_build", fake_build)
+    build.bitstream("ulx3s-85f", 3, out=tmp_path)
+    build.bitstream("ulx3s-85f", 3, out=tmp_path, placer="heap")
+    build.bitstream("icebreaker", 3, out=tmp_path)
+    assert asked == ["static", "heap", None]
+
+
 def test_a_tiny_fabric_synthesises_and_places_on_ice40(tmp_path):
-    figures = build.synth(2, "ice40", out=tmp_path / "results", build_root=tmp_path / "build")
+    # An explicit placer, so that the option reaches nextpnr and is taken.
+    figures = build.synth(2, "ice40", out=tmp_path / "results", build_root=tmp_path / "build",
+                          placer="heap")
     assert figures["fits"], figures.get("error")
+    assert figures["placer"] == "heap"
     # Two one-link routers: their buffers alone hold 2 x 2 x 32 payload bits of flip-flops.
     assert figures["ffs"] >= 128
     assert figures["luts"] > 100
     assert figures["fmax_mhz"] > 10
-    assert (tmp_path / "results" / "synth_ice40_ihcube_n2_w32.json").exists()
+    assert (tmp_path / "results" / "synth_ice40_ihcube_n2_w32_heap.json").exists()
