@@ -6,7 +6,6 @@ YoWASP tools from PyPI.
 one line, ``ihcube-boards: error: ...``, and exit status 2.
 """
 
-import argparse
 import copy
 import json
 import os
@@ -19,6 +18,7 @@ import time
 
 from .. import topology
 from ..params import check_depth, check_payload_width
+from ..usage import Parser, UsageError, integer
 
 __all__ = ["FAMILIES", "BOARDS", "synth", "bitstream", "main"]
 
@@ -77,10 +77,6 @@ _CELLS = {
     },
 }
 
-
-
-class UsageError(Exception):
-    """A command-line mistake, reported as one line."""
 
 
 def _tools_env():
@@ -367,30 +363,14 @@ def _summary(figures):
     return ", ".join(parts)
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise UsageError(message)
-
-
-def _integer(text, what, check):
-    try:
-        value = int(text, 10)
-    except ValueError:
-        raise UsageError(f"{what} must be a positive integer, not {text!r}") from None
-    try:
-        return check(value)
-    except (TypeError, ValueError) as error:
-        raise UsageError(str(error)) from None
-
-
 _SYNTH_OPTS_HELP = ("options for Yosys's synth_<family> (default: -nowidelut on ECP5, none on "
                     "iCE40; 'none' for none)")
 _PLACER_HELP = f"nextpnr's placer: {', '.join(PLACERS)}"
 
 
 def _parser():
-    parser = _Parser(prog="ihcube-boards", description="FPGA builds of the ihcube fabric.")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    parser = Parser(prog="ihcube-boards", description="FPGA builds of the ihcube fabric.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     commands.required = True
     synth_ = commands.add_parser("synth", help="utilisation and Fmax of the bare fabric")
     synth_.add_argument("--nodes", "-n", required=True)
@@ -442,12 +422,12 @@ def main(argv=None):
         if args.command == "synth":
             family = _family(args.family)
             placer = _placer(args.placer)
-            n = _integer(args.nodes, "Node count", topology.check_node_count)
-            width = _integer(args.width, "Payload width", check_payload_width)
-            depth = _integer(args.depth, "Buffer depth", check_depth)
+            n = integer(args.nodes, "Node count", topology.check_node_count)
+            width = integer(args.width, "Payload width", check_payload_width)
+            depth = integer(args.depth, "Buffer depth", check_depth)
             router = None
             if args.router is not None:
-                router = _integer(args.router, "Router node", lambda node: node)
+                router = integer(args.router, "Router node", lambda node: node)
                 try:
                     topology.check_node(n, router, "Router node")
                 except ValueError as error:
@@ -459,15 +439,15 @@ def main(argv=None):
         if args.command == "bitstream":
             board = _board(args.board)
             placer = _placer(args.placer)
-            n = _integer(args.nodes, "Node count", topology.check_node_count)
-            depth = _integer(args.depth, "Buffer depth", check_depth)
+            n = integer(args.nodes, "Node count", topology.check_node_count)
+            depth = integer(args.depth, "Buffer depth", check_depth)
             figures = bitstream(board, n, depth, synth_opts=args.synth_opts, placer=placer)
             print(_summary(figures))
             return 0 if figures["fits"] else 1
         if args.command == "table":
             family = _family(args.family)
             placer = _placer(args.placer)
-            sizes = [_integer(part, "Node count", topology.check_node_count)
+            sizes = [integer(part, "Node count", topology.check_node_count)
                      for part in args.nodes.split(",")]
             return table(family, sizes, synth_opts=args.synth_opts, placer=placer)
     except UsageError as error:

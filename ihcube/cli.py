@@ -4,40 +4,19 @@ A wrong parameter is one line on standard error, ``ihcube: error: ...``, and exi
 never a traceback.
 """
 
-import argparse
 import pathlib
 import sys
 
 from . import experiments, topology
 from .params import check_depth, check_payload_width
+from .usage import Parser, UsageError, integer
 
 __all__ = ["main"]
 
 
-class UsageError(Exception):
-    """A command-line mistake, reported as one line."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise UsageError(message)
-
-
-def _integer(text, what, check):
-    """Parse ``text`` as a decimal integer and validate it with ``check``."""
-    try:
-        value = int(text, 10)
-    except ValueError:
-        raise UsageError(f"{what} must be a positive integer, not {text!r}") from None
-    try:
-        return check(value)
-    except (TypeError, ValueError) as error:
-        raise UsageError(str(error)) from None
-
-
 def _parser():
-    parser = _Parser(prog="ihcube", description="Incomplete-hypercube router generator.")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    parser = Parser(prog="ihcube", description="Incomplete-hypercube router generator.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     commands.required = True
 
     verilog = commands.add_parser("verilog", help="write the Verilog of an n-node fabric")
@@ -56,9 +35,9 @@ def _parser():
 
 
 def _verilog(args):
-    n = _integer(args.nodes, "Node count", topology.check_node_count)
-    width = _integer(args.width, "Payload width", check_payload_width)
-    depth = _integer(args.depth, "Buffer depth", check_depth)
+    n = integer(args.nodes, "Node count", topology.check_node_count)
+    width = integer(args.width, "Payload width", check_payload_width)
+    depth = integer(args.depth, "Buffer depth", check_depth)
     try:
         order = topology.check_routing_order(args.order)
     except ValueError as error:
@@ -88,7 +67,7 @@ def main(argv=None):
             _verilog(args)
         elif args.command in experiments.COMMANDS:
             experiments.run(args)
-    except (UsageError, experiments.UsageError) as error:
+    except UsageError as error:
         print(f"ihcube: error: {error}", file=sys.stderr)
         return 2
     return 0

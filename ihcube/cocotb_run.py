@@ -210,8 +210,8 @@ def read_results(results_xml, tests):
 
 
 def _parser():
-    from .cli import _Parser
-    parser = _Parser(prog="python -m ihcube.cocotb_run",
+    from .usage import Parser
+    parser = Parser(prog="python -m ihcube.cocotb_run",
                      description="Run the cocotb regression on one fabric's Verilog in Icarus.")
     parser.add_argument("--nodes", "-n", required=True, metavar="N",
                         help="number of nodes, any positive integer")
@@ -235,19 +235,19 @@ def _parser():
 
 
 def main(argv=None):
-    from .cli import UsageError, _integer
+    from .usage import UsageError, integer
     try:
         args = _parser().parse_args(argv)
-        nodes = _integer(args.nodes, "Node count", topology.check_node_count)
+        nodes = integer(args.nodes, "Node count", topology.check_node_count)
         settings = Settings(
             nodes=nodes,
-            width=_integer(args.width, "Payload width", check_payload_width),
-            depth=_integer(args.depth, "Buffer depth", check_depth),
+            width=integer(args.width, "Payload width", check_payload_width),
+            depth=integer(args.depth, "Buffer depth", check_depth),
             order=topology.check_routing_order(args.order),
-            stress=(None if args.stress is None else _integer(
+            stress=(None if args.stress is None else integer(
                 args.stress, "Stress request count",
-                lambda value: check_positive_integer(value, "Stress request count"))),
-            seed=_integer(args.seed, "Seed", lambda value: check_positive_integer(value, "Seed")),
+                lambda value: check_positiveinteger(value, "Stress request count"))),
+            seed=integer(args.seed, "Seed", lambda value: check_positiveinteger(value, "Seed")),
         )
     except (UsageError, ValueError, TypeError) as error:
         print(f"ihcube.cocotb_run: error: {error}", file=sys.stderr)

@@ -14,12 +14,9 @@ import time
 
 from . import topology
 from .params import check_depth
+from .usage import UsageError
 
 __all__ = ["UsageError", "add_commands", "COMMANDS", "run"]
-
-
-class UsageError(Exception):
-    """A command-line mistake, reported as one line."""
 
 
 def _ints(text, what, check, at_least=1):

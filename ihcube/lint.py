@@ -75,8 +75,8 @@ def lint_fabric(n, payload_width=32, depth=1, order=topology.MSB_FIRST, out="bui
 
 
 def _parser():
-    from .cli import _Parser
-    parser = _Parser(prog="python -m ihcube.lint",
+    from .usage import Parser
+    parser = Parser(prog="python -m ihcube.lint",
                      description="Lint a fabric's Verilog with Verilator (-Wall, waivers in "
                                  "lint/verilator.vlt).")
     parser.add_argument("--nodes", "-n", metavar="N", help="number of nodes, any positive integer")
@@ -95,15 +95,15 @@ def _parser():
 
 
 def main(argv=None):
-    from .cli import UsageError, _integer
+    from .usage import UsageError, integer
     try:
         args = _parser().parse_args(argv)
         if (args.nodes is None) == (args.verilog is None):
             raise UsageError("give either --nodes or --verilog")
         if args.verilog is None:
-            n = _integer(args.nodes, "Node count", topology.check_node_count)
-            width = _integer(args.width, "Payload width", check_payload_width)
-            depth = _integer(args.depth, "Buffer depth", check_depth)
+            n = integer(args.nodes, "Node count", topology.check_node_count)
+            width = integer(args.width, "Payload width", check_payload_width)
+            depth = integer(args.depth, "Buffer depth", check_depth)
             try:
                 order = topology.check_routing_order(args.order)
             except ValueError as error:

@@ -8,7 +8,6 @@ prints a table and writes it to ``results/stress_campaign.json``. A wrong parame
 line on standard error and exit status 2.
 """
 
-import argparse
 import json
 import multiprocessing
 import pathlib
@@ -17,6 +16,7 @@ import time
 
 from . import topology
 from .params import check_depth, check_positive_integer
+from .usage import Parser, UsageError
 
 __all__ = ["campaign", "main"]
 
@@ -112,11 +112,6 @@ def _run_campaign(quick, jobs, out):
     return 1 if failed else 0
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise ValueError(message)
-
-
 def _number(text, what, kind=int):
     try:
         return kind(text)
@@ -126,7 +121,7 @@ def _number(text, what, kind=int):
 
 
 def main(argv=None):
-    parser = _Parser(prog="python -m ihcube.stress",
+    parser = Parser(prog="python -m ihcube.stress",
                      description="Stress the fabric with saturating traffic and check every "
                                  "delivery.")
     parser.add_argument("--nodes", "-n", default="26", metavar="N", help="number of nodes")
@@ -176,7 +171,7 @@ def main(argv=None):
             result = run_rtl(config)
         else:
             result = run_model(config)
-    except (TypeError, ValueError) as error:
+    except (UsageError, TypeError, ValueError) as error:
         print(f"ihcube stress: error: {error}", file=sys.stderr)
         return 2
     print(result.summary())
