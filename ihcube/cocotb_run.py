@@ -246,8 +246,8 @@ def main(argv=None):
             order=topology.check_routing_order(args.order),
             stress=(None if args.stress is None else integer(
                 args.stress, "Stress request count",
-                lambda value: check_positiveinteger(value, "Stress request count"))),
-            seed=integer(args.seed, "Seed", lambda value: check_positiveinteger(value, "Seed")),
+                lambda value: check_positive_integer(value, "Stress request count"))),
+            seed=integer(args.seed, "Seed", lambda value: check_positive_integer(value, "Seed")),
         )
     except (UsageError, ValueError, TypeError) as error:
         print(f"ihcube.cocotb_run: error: {error}", file=sys.stderr)

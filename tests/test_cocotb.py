@@ -92,3 +92,18 @@ def test_cocotb_catches_a_broken_fabric(tmp_path, router, test, complaint):
     assert re.search(f"cocotb test {test} failed:", report), report
     with pytest.raises(pytest.fail.Exception, match=complaint):
         expect_passed(report, f"a {n}-node fabric of {router.__name__}", tmp_path)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--nodes", "0"], "Node count must be a positive integer, not 0"),
+    (["--nodes", "3", "--width", "x"], "Payload width must be a positive integer, not 'x'"),
+    (["--nodes", "3", "--seed", "0"], "Seed must be a positive integer, not 0"),
+    (["--nodes", "3", "--stress", "-1"],
+     "Stress request count must be a positive integer, not -1"),
+])
+def test_bad_parameters_are_one_line_and_status_2(capsys, args, message):
+    """``make cocotb`` with a bad parameter: one line and status 2, before anything runs."""
+    from ihcube.cocotb_run import main
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"ihcube.cocotb_run: error: {message}\n"
