@@ -45,6 +45,13 @@ PLACERS = ("heap", "static", "sa")
 BITSTREAM_PLACER = {"ecp5": "static", "ice40": None}
 
 
+def _options_tag(synth_opts, placer):
+    """The end of a build folder's and a results file's name: each Yosys option, then the
+    placer if one was asked for (``_nowidelut_static``)."""
+    return "".join("_" + re.sub(r"\W+", "", opt) for opt in synth_opts.split()) \
+        + (f"_{placer}" if placer else "")
+
+
 def synth_options(family, synth_opts=None):
     """The Yosys options to use: ``synth_opts``, the family's default if None, none if
     ``"none"``."""
@@ -257,8 +264,7 @@ def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root
         shell = SynthShell(Router(n, topology.check_node(n, router), payload_width, depth))
     name = f"ihcube_n{n}_w{payload_width}" + (f"_d{depth}" if depth != 1 else "") \
         + (f"_router{router}" if router is not None else "")
-    tag = name + "".join("_" + re.sub(r"\W+", "", opt) for opt in synth_opts.split()) \
-        + (f"_{placer}" if placer else "")
+    tag = name + _options_tag(synth_opts, placer)
     platform = board_platform(target["board"], target["target_mhz"])
     figures = {"nodes": n, "payload_width": payload_width, "depth": depth,
                "board": target["board"], "router_only": router}
@@ -314,9 +320,7 @@ def table(family, sizes, out="results", synth_opts=None, placer=None):
         figures = synth(n, family, out=out, synth_opts=synth_opts, placer=placer)
         print(_summary(figures), flush=True)
         rows.append(figures)
-    _write(out, f"synth_table_{family}" + "".join("_" + re.sub(r"\W+", "", opt)
-                                                    for opt in synth_opts.split())
-           + (f"_{placer}" if placer else "") + ".json", rows)
+    _write(out, f"synth_table_{family}{_options_tag(synth_opts, placer)}.json", rows)
     print()
     print(markdown_table(rows))
     return 0

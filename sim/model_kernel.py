@@ -67,7 +67,7 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 __all__ = ["COUNT", "HEAD", "TAIL", "POPPED", "PENDING", "LAST", "HELD", "ENTRIES", "MAX_DEPTH",
-           "record_words", "cycle", "grow_queues", "run_queues", "run_uniform", "uniform_stream",
+           "record_words", "cycle", "run_queues", "run_uniform", "uniform_stream",
            "uniform_draw", "uniform_threshold", "uniform_dest"]
 
 #: A row's fields: int16 words of its record, and an int32 word, then int64 words.
@@ -466,19 +466,6 @@ def uniform_dest(draw, a, n):
     within ``n / 2**32`` (Lemire's multiply-shift)."""
     d = np.int64(((draw & np.uint64(0xFFFFFFFF)) * np.uint64(max(n - 1, 1))) >> np.uint64(32))
     return d + (d >= a)
-
-
-@njit(cache=True)
-def grow_queues(queue, q_head, q_count):
-    """Double every source queue's ring (a row, its length a power of two), keeping each
-    queue in order."""
-    n, size = queue.shape
-    bigger = np.zeros((n, 2 * size), np.int64)
-    for a in range(n):
-        for k in range(q_count[a]):
-            bigger[a, k] = queue[a, (q_head[a] + k) & (size - 1)]
-        q_head[a] = 0
-    return bigger
 
 
 @njit(cache=True)

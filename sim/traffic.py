@@ -182,6 +182,19 @@ def sample(pattern, sources, seed=0):
 
 
 @njit(cache=True)
+def _grow_queues(queue, q_head, q_count):
+    """Double every source queue's ring (a row, its length a power of two), keeping each
+    queue in order."""
+    n, size = queue.shape
+    bigger = np.zeros((n, 2 * size), np.int64)
+    for a in range(n):
+        for k in range(q_count[a]):
+            bigger[a, k] = queue[a, (q_head[a] + k) & (size - 1)]
+        q_head[a] = 0
+    return bigger
+
+
+@njit(cache=True)
 def _run(dims, tables, state, t0, cycles, threshold, rng, dests, start, cumulative, hops_of,
          queue, q_head, q_count, taken, stats, by_hops, link_count, record_links, links):
     """Run ``cycles`` cycles from ``t0``; see :class:`TrafficSource`. Returns the queue ring.
@@ -205,7 +218,7 @@ def _run(dims, tables, state, t0, cycles, threshold, rng, dests, start, cumulati
     for c in range(cycles):
         t = t0 + c
         if fullest >= queue.shape[1] - 1:  # a queue may get one more message
-            queue = model_kernel.grow_queues(queue, q_head, q_count)
+            queue = _grow_queues(queue, q_head, q_count)
         mask = queue.shape[1] - 1
         for a in range(n):
             count = q_count[a]
