@@ -47,9 +47,10 @@ registers as they were when it began, although the nodes are visited one after a
 a write into a neighbour's buffer, or a pop from one's own, changes it at once:
 
 - A message that becomes a head is not valid before the next cycle. Its requests are posted
-  once its node's arbiters have decided in this cycle: at once if its node has been visited,
-  else at the end of its node's visit (``arrived``, ``fresh``). So every request an arbiter
-  sees is valid, and no output is visited for requests it must ignore.
+  after every node has been visited (``posts``), so every request an arbiter sees is valid,
+  and no output is visited for requests it must ignore. (Posting them at once when the head's
+  node had been visited, else at the end of its visit, took a branch on ``b < a`` for every
+  hop, taken or not at random: posting them all at the end is 11 % faster at ``n`` = 1024.)
 - Whether a link's far buffer has room: this node is its only writer, and writes after the
   check, so its count when the cycle began is ``COUNT``, plus one if its own node has
   popped it in this cycle (``POPPED``).
@@ -89,6 +90,11 @@ def record_words(depth):
 _REFUSED_MAX = (1 << 16) - 1
 #: Stamps are cycles modulo this (they are int16).
 _STAMPS = (1 << 15) - 1
+#: A post (a new head's requests, see Registers) packs ``wants << 32 | node << 5 | slot``;
+#: slots are fewer than 32 and nodes fewer than 2**27 (the model has at most 20 address bits).
+_POST_SLOT_BITS = 5
+_POST_NODE_MASK = (1 << 27) - 1
+_POST_WANTS_SHIFT = 32
 
 
 @intrinsic
@@ -144,6 +150,12 @@ def _buffer(a, s, S, links):
 
 
 @njit(cache=True, inline="always")
+def _post(wants, b, slot):
+    """A new head's requests: the outputs it ``wants`` at node ``b``, from input ``slot``."""
+    return wants << _POST_WANTS_SHIFT | b << _POST_SLOT_BITS | slot
+
+
+@njit(cache=True, inline="always")
 def _advance(pointer, depth):
     return 0 if pointer == depth - 1 else pointer + 1
 
@@ -186,22 +198,21 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
     masks = max(D, 1)  # the row length of travel_masks
     n_deliveries = 0
     n_hops = 0
-    # The slots of each node whose head arrived in this cycle before the node's visit (from
-    # nodes visited earlier): their requests wait for the end of the visit.
-    arrived = np.zeros(n, np.int64)
+    # The messages that became heads in this cycle (_post): they are not valid before the
+    # next cycle, so their requests are posted after every visit. A buffer gets at most one
+    # new head per cycle.
+    posts = np.empty(n * S, np.int64)
+    n_posts = 0
 
     for a in range(n):
         base = a * S
         ex = exists[_at(a)]
         outputs = requested[_at(a)]
-        # The heads that are not valid before the next cycle: arrived in this cycle, and (as
-        # the visit goes on) injected or moved up in this one. Their requests are posted
-        # after the visit.
-        fresh = arrived[_at(a)]
 
         # The PE's injection: the handshake happens iff the injection buffer has room. Its
         # only writer is this PE and its only reader this node: neither has acted yet.
         took = 0
+        fresh_pe = 0  # the injection buffer's head arrived in this cycle
         if inj_valid[_at(a)]:
             row = base + pe
             r = row * R16
@@ -225,7 +236,9 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                     if count == 0:  # the head from the next cycle
                         wants = _wants(header, a, ex, route[_at((a ^ header) & ex)], pe, A, pe)
                         cells32[_at(row * R32 + PENDING)] = wants
-                        fresh |= pe_bit
+                        posts[_at(n_posts)] = _post(wants, a, pe)
+                        n_posts += 1
+                        fresh_pe = 1
         taken[_at(a)] = took
 
         if ex == 0:
@@ -233,7 +246,7 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
             # leaves as soon as it is valid (Router: nothing left to send pops the head).
             row = base + pe
             q = row * R16
-            if (cells16[_at(q + COUNT)] > (fresh >> pe & 1)
+            if (cells16[_at(q + COUNT)] > fresh_pe
                     and cells32[_at(row * R32 + PENDING)] == 0):
                 head = _advance(cells16[_at(q + HEAD)], depth)
                 cells16[_at(q + HEAD)] = head
@@ -243,7 +256,8 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                     header = cells[_at(row * R64 + ENTRIES + 2 * head)]
                     wants = _wants(header, a, ex, route[0], pe, A, pe)
                     cells32[_at(row * R32 + PENDING)] = wants
-                    fresh |= pe_bit  # a unicast to itself, valid from the next cycle
+                    posts[_at(n_posts)] = _post(wants, a, pe)  # valid from the next cycle
+                    n_posts += 1
 
         # Each requested output: its round-robin arbiter (RoundRobinArbiter) over the valid
         # heads that still want it (Router: valid & want & ~done) grants one; the copy moves
@@ -304,15 +318,8 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                     ex_b = exists[_at(b)]
                     wants = _wants(header, b, ex_b, route[_at((b ^ header) & ex_b)], o, A, pe)
                     cells32[_at(far * R32 + PENDING)] = wants
-                    if b < a:  # b has been visited: its requests count from the next cycle
-                        requested[_at(b)] |= wants
-                        w = wants
-                        while w:
-                            p = _lowest(w)
-                            w &= w - 1
-                            requests[_at(b * S + p)] |= 1 << o
-                    else:  # b posts them after its visit in this cycle
-                        arrived[_at(b)] |= 1 << o
+                    posts[_at(n_posts)] = _post(wants, b, o)
+                    n_posts += 1
                 if record_hops:
                     hops[n_hops, 0] = a
                     hops[n_hops, 1] = o
@@ -334,20 +341,20 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                     header = cells[_at(row * R64 + ENTRIES + 2 * head)]
                     wants = _wants(header, a, ex, route[_at((a ^ header) & ex)], g, A, pe)
                     cells32[_at(p)] = wants
-                    fresh |= 1 << g
-        # The requests of the heads that became heads in this cycle, posted now that the
-        # node's arbiters have decided (the heads are valid from the next cycle).
-        while fresh:
-            slot = _lowest(fresh)
-            fresh &= fresh - 1
-            wants = cells32[_at(_buffer(a, slot, S, full_travel) * R32 + PENDING)]
-            outputs |= wants
-            while wants:
-                k = _lowest(wants)
-                wants &= wants - 1
-                requests[_at(base + k)] |= 1 << slot
-        # Writes by nodes visited later set bits in requested[a] only after this.
+                    posts[_at(n_posts)] = _post(wants, a, g)
+                    n_posts += 1
         requested[_at(a)] = outputs
+    # Every arbiter has decided: the new heads' requests count from the next cycle.
+    for k in range(n_posts):
+        post = posts[_at(k)]
+        b = post >> _POST_SLOT_BITS & _POST_NODE_MASK
+        slot = post & ((1 << _POST_SLOT_BITS) - 1)
+        wants = post >> _POST_WANTS_SHIFT
+        requested[_at(b)] |= wants
+        while wants:
+            p = _lowest(wants)
+            wants &= wants - 1
+            requests[_at(b * S + p)] |= 1 << slot
     return n_deliveries, n_hops
 
 
