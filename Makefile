@@ -38,7 +38,7 @@ help:
 	@echo "make sweep-full                             full sweep, 5 sizes x 2 depths x 3 patterns: results/sweep_full*"
 	@echo "make saturation                             zero-load latency per hop, saturation throughput: results/saturation.json"
 	@echo "make collectives                            broadcast, scatter, total exchange against their bounds: results/collectives.*"
-	@echo "make formal                                 SymbiYosys proofs of the router, BMC of fabrics n = 3..6"
+	@echo "make formal                                 SymbiYosys: router proofs; fabrics n = 3..6 proved safe (PDR), delivery BMC"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -78,7 +78,7 @@ stress: $(STAMP)
 stress-campaign: $(STAMP)
 	$(BIN)/python -m ihcube.stress --campaign --jobs $(JOBS)
 
-formal: $(STAMP)
+formal: $(STAMP) system-tools
 	$(BIN)/python -m ihcube.formal --jobs $(JOBS)
 
 sweep: $(STAMP)

