@@ -87,6 +87,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 from amaranth.back import rtlil
 from amaranth.hdl import (Cat, ClockDomain, ClockSignal, Const, Elaboratable, Fragment, Module,
@@ -883,7 +884,7 @@ class Toolchain:
     witness: str
     solver: str
     solver_path: str
-    abc: str | None = None  # the command for the abc engine (ihcube.abc_compat), if any
+    abc: Optional[str] = None  # the command for the abc engine (ihcube.abc_compat), if any
 
     def environment(self):
         env = dict(os.environ)
