@@ -18,14 +18,17 @@ Yosys from PyPI has no ``yosys-abc`` program, so the one of the system's Yosys p
 """
 
 import json
-import os
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["find_abc", "main"]
+__all__ = ["ABC_MISSING", "find_abc", "main"]
+
+#: What the abc engine says when the system has no ``yosys-abc``.
+ABC_MISSING = ("yosys-abc not found: the abc engine needs the system's Yosys package "
+               "(make system-tools as root, or apt-get install -y yosys)")
 
 
 def find_abc():
@@ -49,8 +52,7 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     abc = find_abc()
     if abc is None:
-        print("yosys-abc not found: the abc engine needs the system's Yosys "
-              "(make system-tools, or apt-get install -y yosys as root)", file=sys.stderr)
+        print(ABC_MISSING, file=sys.stderr)
         return 127
     argv = [re.sub(r"\bpdr -v -l\b", "pdr -v", arg) for arg in argv]
     proc = subprocess.Popen([abc, *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -64,7 +66,7 @@ def main(argv=None):
             failed_output = int(match.group(1))
     returncode = proc.wait()
     script = " ".join(argv)
-    trace = re.search(r"write_cex -a (\S+?)'?(?:;|$)", script)
+    trace = re.search(r"write_cex -a (\S+?)(?:;|$)", script)
     if failed_output is not None and trace:
         path = Path(trace.group(1))
         ywa = Path("model/design_aiger.ywa")

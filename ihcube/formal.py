@@ -866,11 +866,6 @@ class FabricCheck(Elaboratable):
 SOLVERS = {"yices": "yices-smt2", "z3": "z3"}
 
 
-#: What a job of the abc engine says when the system has no ``yosys-abc``.
-ABC_MISSING = ("yosys-abc not found: the abc engine needs the system's Yosys package "
-               "(make system-tools as root, or apt-get install -y yosys)")
-
-
 class ToolchainMissing(RuntimeError):
     """``yowasp-sby`` or an SMT solver is not installed."""
 
@@ -1049,7 +1044,7 @@ def run_job(job, toolchain, workdir, timeout=7200):
         shutil.rmtree(jobdir)
     jobdir.mkdir(parents=True)
     if job.needs_abc and toolchain.abc is None:
-        return Result(job, "ERROR", 0.0, ABC_MISSING, str(jobdir))
+        return Result(job, "ERROR", 0.0, abc_compat.ABC_MISSING, str(jobdir))
     started = time.monotonic()
     check = job.build()
     (jobdir / "top.il").write_text(rtlil.convert(check, name="top", ports=check.ports))
@@ -1291,8 +1286,8 @@ def main(argv=None):
 
     needing_abc = [job.name for job in selected if job.needs_abc]
     if needing_abc and toolchain.abc is None:
-        print(f"error: {ABC_MISSING}; jobs that need it: {', '.join(needing_abc)}",
-              file=sys.stderr)
+        print(f"error: {abc_compat.ABC_MISSING}; jobs that need it: "
+              f"{', '.join(needing_abc)}", file=sys.stderr)
         return 2
 
     workdir = args.keep or tempfile.mkdtemp(prefix="ihcube-formal-")

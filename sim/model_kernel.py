@@ -182,7 +182,6 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
     cells, cells32, cells16, requested, refused, refused_count, requests = state
     S = D + 1
     pe = D
-    pe_bit = 1 << D
     R64 = 2 + 2 * depth  # int64 words per slot
     R32 = 2 * R64
     R16 = 4 * R64
