@@ -56,30 +56,30 @@ test: $(STAMP) system-tools
 	$(BIN)/python -m pytest -n $(JOBS) tests
 
 bench: $(STAMP)
-	$(BIN)/python -m ihcube.bench
+	$(BIN)/python -m ihcube.bench.verilog
 
 bench-model: $(STAMP)
-	$(BIN)/python -m ihcube.bench_model
+	$(BIN)/python -m ihcube.bench.model
 
 cocotb: $(STAMP) system-tools
-	@$(BIN)/python -m ihcube.cocotb_run --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' \
+	@$(BIN)/python -m ihcube.verify.cocotb_runner --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' \
 		--order='$(ORDER)' $(if $(WAVES),--waves)
 
 lint: $(STAMP) system-tools
-	@$(BIN)/python -m ihcube.lint --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' --order='$(ORDER)'
+	@$(BIN)/python -m ihcube.verify.lint --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' --order='$(ORDER)'
 
 deadlock: $(STAMP)
 	$(BIN)/python -m ihcube.deadlock --max-nodes 4096
 
 stress: $(STAMP)
-	@$(BIN)/python -m ihcube.stress --nodes='$(N)' --cycles='$(CYCLES)' --depth='$(DEPTH)' \
+	@$(BIN)/python -m ihcube.cli.stress --nodes='$(N)' --cycles='$(CYCLES)' --depth='$(DEPTH)' \
 		--order='$(ORDER)' --seed='$(SEED)' --backend='$(BACKEND)'
 
 stress-campaign: $(STAMP)
-	$(BIN)/python -m ihcube.stress --campaign --jobs $(JOBS)
+	$(BIN)/python -m ihcube.cli.stress --campaign --jobs $(JOBS)
 
 formal: $(STAMP) system-tools
-	$(BIN)/python -m ihcube.formal --jobs $(JOBS)
+	$(BIN)/python -m ihcube.verify.formal --jobs $(JOBS)
 
 sweep: $(STAMP)
 	@$(BIN)/ihcube sweep --set quick --jobs $(JOBS)

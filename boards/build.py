@@ -18,7 +18,7 @@ import time
 
 from .. import topology
 from ..params import check_depth, check_payload_width
-from ..usage import Parser, UsageError, integer
+from ..cli.usage import Parser, UsageError, integer
 
 __all__ = ["FAMILIES", "BOARDS", "synth", "bitstream", "main"]
 

@@ -1,3 +1,7 @@
-"""Simulation of the fabric (imported as ``ihcube.sim``): the Amaranth-simulator harness
-with link monitors (:mod:`.harness`) and the scoreboard that checks a run (:mod:`.scoreboard`).
+"""Simulation (imported as ``ihcube.sim``): the cycle-exact fast model of the fabric
+(:mod:`.model`, its Numba kernel :mod:`.model_kernel`), traffic patterns (:mod:`.traffic`), the
+latency-throughput sweeps (:mod:`.sweep`), collectives (:mod:`.collectives`) and plots
+(:mod:`.plots`).
+
+Add a traffic pattern in :mod:`.traffic`.
 """

@@ -5,7 +5,7 @@ cycle by cycle: the same injection handshakes, the same link transfers and the s
 deliveries in the same cycles, for the same injection offers and eject backpressure.
 ``tests/test_model.py`` runs it in lockstep with the Amaranth simulation of the RTL. The
 state is NumPy arrays and the loop is compiled with Numba (:mod:`.model_kernel`), so it
-simulates millions of router-cycles per second (``python -m ihcube.bench_model``).
+simulates millions of router-cycles per second (``python -m ihcube.bench.model``).
 
 It mirrors, register for register:
 
@@ -270,13 +270,13 @@ class Model:
 
         Each PE offers the first request of its queue once the request's ``at`` cycle has
         come, and holds it until the fabric takes it, as
-        :class:`~ihcube.sim.harness.FabricHarness` does.
+        :class:`~ihcube.verify.harness.FabricHarness` does.
 
         Parameters
         ----------
         cycles : int
             Number of cycles.
-        requests : iterable of (node, :class:`~ihcube.sim.harness.Request`)
+        requests : iterable of (node, :class:`~ihcube.verify.harness.Request`)
             The PEs' queues, in the order of ``FabricHarness.send`` calls; an injection
             record's ``request`` is the position in this sequence.
         eject_ready : array of bool, shape ``(cycles, n)``, or None

@@ -377,7 +377,7 @@ def run_queues(dims, tables, state, t0, cycles, q_start, q_at, q_header, q_paylo
 
     Node ``a``'s queue is the requests ``q_next[a] .. q_start[a + 1] - 1`` (indices into
     ``q_*``; ``q_header`` has dest and kind packed); it offers its head once the head's
-    ``q_at`` has come, as :class:`~ihcube.sim.harness.FabricHarness` does, and moves on
+    ``q_at`` has come, as :class:`~ihcube.verify.harness.FabricHarness` does, and moves on
     when it is taken. ``eject_ready`` is ``(cycles, n)``; ``links`` bounds a cycle's hops.
 
     Returns ``(injections, deliveries, hops)``, trimmed, with rows ``(cycle, node,

@@ -5,7 +5,7 @@ import random
 import pytest
 
 from ihcube.rtl import RoundRobinArbiter
-from ihcube.sim.harness import simulate
+from ihcube.verify.harness import simulate
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 6, 11])

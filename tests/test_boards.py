@@ -13,7 +13,7 @@ from ihcube.boards.selftest import SelfTest, SelfTestErrors
 from ihcube.boards.uart import ReportLine, UARTTransmitter
 from ihcube.rtl import LinkBuffer, Router
 from ihcube.rtl.message import Kind
-from ihcube.sim.harness import simulate
+from ihcube.verify.harness import simulate
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 

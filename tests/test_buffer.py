@@ -5,7 +5,7 @@ import random
 import pytest
 
 from ihcube.rtl import LinkBuffer
-from ihcube.sim.harness import simulate
+from ihcube.verify.harness import simulate
 
 
 def run_buffer(depth, write_chance, read_chance, cycles=300, seed=0):

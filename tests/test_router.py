@@ -5,7 +5,7 @@ from amaranth.hdl import Module, Signal
 
 from ihcube import topology
 from ihcube.rtl import Kind, RoundRobinArbiter, Router, RouteSelect
-from ihcube.sim.harness import simulate
+from ihcube.verify.harness import simulate
 
 
 

@@ -1,4 +1,4 @@
-"""The stress harness (:mod:`ihcube.sim.stress`): a slice of the campaign on the model and the
+"""The stress harness (:mod:`ihcube.verify.stress`): a slice of the campaign on the model and the
 RTL, and the negative controls that show its scoreboard and watchdog can fail: deadlock-prone
 routings stall with a reported cycle of waits, and a fabric or eject port that drops or
 duplicates one message is caught. ``make stress-campaign`` runs the whole campaign."""
@@ -17,7 +17,7 @@ from ihcube.deadlock import FirstSetBitRouting
 from ihcube.rtl import Fabric, LinkBuffer, Router
 from ihcube.sim.model import Model
 from ihcube.rtl import fabric as fabric_module
-from ihcube.sim.stress import (StressConfig, find_stall, payload_of,
+from ihcube.verify.stress import (StressConfig, find_stall, payload_of,
                                run_model, run_rtl, score)
 
 
@@ -243,7 +243,7 @@ def test_drain_bound_catches_an_idle_drain_cycle():
 
 def test_payload_check_word():
     ids = np.arange(1000)
-    from ihcube.sim.stress import _ids_of
+    from ihcube.verify.stress import _ids_of
     for width in (32, 64):
         payloads = payload_of(ids, width)
         assert list(_ids_of(payloads, width)) == list(ids)
@@ -269,7 +269,7 @@ def test_command_line_prints_the_counts():
 
 
 def test_command_line_fails_on_a_deadlock(capsys):
-    from ihcube import stress as command
+    from ihcube.cli import stress as command
     from ihcube.sim import stress as harness
     real = harness.run_model
     with mock.patch.object(harness, "run_model",

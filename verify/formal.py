@@ -1,6 +1,6 @@
 """Formal checks of the router and the fabric with SymbiYosys (``yowasp-sby``).
 
-Run as ``python -m ihcube.formal [--fast] [--list] [--jobs N] [--solver yices|z3] [--keep DIR]
+Run as ``python -m ihcube.verify.formal [--fast] [--list] [--jobs N] [--solver yices|z3] [--keep DIR]
 [NAME ...]`` (``make formal`` runs every job). Each job builds a *check*: the design under test
 wrapped in Amaranth ``Assert`` / ``Assume`` / ``Cover`` statements, writes it as RTLIL with an
 ``.sby`` file, and runs SymbiYosys with one of two engines:
@@ -14,7 +14,7 @@ wrapped in Amaranth ``Assert`` / ``Assume`` / ``Cover`` statements, writes it as
   6 to depth 20 in 2 to 3 and 5 to 9 minutes (smtbmc's time per step doubled with every step: it
   took 15.8 min to reach depth 20 for n = 5, and 7.4 min to depth 14 for n = 6). The Yosys
   from PyPI has no ``yosys-abc``; the system's (Debian's ``yosys`` package, installed by
-  ``make system-tools``) is run through :mod:`ihcube.abc_compat`, which bridges its
+  ``make system-tools``) is run through :mod:`ihcube.verify.abc_compat`, which bridges its
   differences from this SymbiYosys.
 
 A job
@@ -94,9 +94,10 @@ from amaranth.hdl import (Cat, ClockDomain, ClockSignal, Const, Elaboratable, Fr
                           Mux, Signal, Assert, Assume, Cover, Value)
 from amaranth.lib.wiring import In
 
-from . import abc_compat, topology
-from .rtl import Fabric, Kind, LinkBuffer, RoundRobinArbiter, Router
-from .rtl.message import message_layout
+from .. import topology
+from . import abc_compat
+from ..rtl import Fabric, Kind, LinkBuffer, RoundRobinArbiter, Router
+from ..rtl.message import message_layout
 
 __all__ = [
     "RouterCheck", "FabricCheck", "FABRIC_CHECKS", "FABRIC_PROOFS", "FABRIC_DRAINS",
@@ -879,7 +880,7 @@ class Toolchain:
     witness: str
     solver: str
     solver_path: str
-    abc: Optional[str] = None  # the command for the abc engine (ihcube.abc_compat), if any
+    abc: Optional[str] = None  # the command for the abc engine (ihcube.verify.abc_compat), if any
 
     def environment(self):
         env = dict(os.environ)
@@ -918,7 +919,7 @@ def find_toolchain(solver=None):
                          f"not {solver!r}")
     abc = None
     if abc_compat.find_abc() is not None:
-        abc = shlex.join([sys.executable, "-m", "ihcube.abc_compat"])
+        abc = shlex.join([sys.executable, "-m", "ihcube.verify.abc_compat"])
     for name in ([solver] if solver else SOLVERS):
         path = _find_program(SOLVERS[name])
         if path is not None:
@@ -1245,7 +1246,7 @@ def fast_jobs():
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        prog="python -m ihcube.formal",
+        prog="python -m ihcube.verify.formal",
         description="Run the formal checks of the router and the fabric with SymbiYosys.")
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--all", action="store_true", help="run every job (the default)")

@@ -1,7 +1,7 @@
 """Stress runs from the command line: one configuration, or the whole campaign.
 
-``python -m ihcube.stress --nodes 26 --cycles 20000`` (``make stress N=26 CYCLES=20000``)
-runs one configuration of :mod:`ihcube.sim.stress` and prints its counts; the exit status is
+``python -m ihcube.cli.stress --nodes 26 --cycles 20000`` (``make stress N=26 CYCLES=20000``)
+runs one configuration of :mod:`ihcube.verify.stress` and prints its counts; the exit status is
 1 if the scoreboard or the watchdog found a problem. ``--campaign`` (``make
 stress-campaign``) runs every configuration of :func:`campaign`, in parallel processes,
 prints a table and writes it to ``results/stress_campaign.json``. A wrong parameter is one
@@ -14,8 +14,8 @@ import pathlib
 import sys
 import time
 
-from . import topology
-from .params import check_depth, check_positive_integer
+from .. import topology
+from ..params import check_depth, check_positive_integer
 from .usage import Parser, UsageError
 
 __all__ = ["campaign", "main"]
@@ -35,7 +35,7 @@ def campaign(quick=False):
     runs sizes 1 to 8, both depths, both orders. ``quick`` keeps a slice that runs in a
     minute or two.
     """
-    from .sim.stress import StressConfig
+    from ..verify.stress import StressConfig
 
     configs = []
     for n in CAMPAIGN_SIZES:
@@ -61,7 +61,7 @@ def campaign(quick=False):
 
 
 def _run(item):
-    from .sim.stress import run_model, run_rtl
+    from ..verify.stress import run_model, run_rtl
 
     backend, config = item
     started = time.perf_counter()
@@ -121,7 +121,7 @@ def _number(text, what, kind=int):
 
 
 def main(argv=None):
-    parser = Parser(prog="python -m ihcube.stress",
+    parser = Parser(prog="python -m ihcube.cli.stress",
                      description="Stress the fabric with saturating traffic and check every "
                                  "delivery.")
     parser.add_argument("--nodes", "-n", default="26", metavar="N", help="number of nodes")
@@ -154,7 +154,7 @@ def main(argv=None):
             out = args.out or (None if args.quick else "results/stress_campaign.json")
             return _run_campaign(args.quick, jobs, out)
 
-        from .sim.stress import StressConfig, run_model, run_rtl
+        from ..verify.stress import StressConfig, run_model, run_rtl
         n = topology.check_node_count(_number(args.nodes, "Node count"))
         order = topology.check_routing_order(args.order)
         if args.backend not in ("model", "rtl"):

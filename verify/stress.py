@@ -39,7 +39,7 @@ from .. import topology
 from ..deadlock import EJECT, INJECT, Channel, routing_for
 from ..params import check_depth, check_positive_integer
 from ..rtl.message import Kind
-from .model import DELIVERY, HOP, Model
+from ..sim.model import DELIVERY, HOP, Model
 
 __all__ = ["StressConfig", "StressResult", "Records", "Stall", "payload_of", "score",
            "find_stall", "stall_report", "run_model", "run_rtl", "PAYLOAD_WIDTH"]

@@ -1,12 +1,12 @@
 """Run the cocotb regression on the emitted Verilog of one fabric, in Icarus Verilog.
 
-    python -m ihcube.cocotb_run --nodes 26 [--width 32] [--depth 1] [--order msb] [--waves]
+    python -m ihcube.verify.cocotb_runner --nodes 26 [--width 32] [--depth 1] [--order msb] [--waves]
                                 [--test NAME ...] [--stress COUNT] [--seed SEED] [--out DIR]
 
 generates the fabric with :func:`ihcube.generate.fabric_verilog` into
 ``DIR/<top>/<top>.v`` (``DIR`` is ``build/cocotb`` unless ``--out`` says otherwise, ``<top>``
 is :func:`~ihcube.generate.fabric_name`), compiles it with ``iverilog`` and runs the
-testbench ``tests/cocotb_tb/fabric_tb.py`` through :mod:`cocotb_tools.runner`. The results
+testbench ``verify/cocotb_tb/fabric_tb.py`` through :mod:`cocotb_tools.runner`. The results
 are in ``DIR/<top>/results.xml`` (JUnit XML) and, with ``--waves``, the waveform in
 ``DIR/<top>/<top>.fst``. The exit status is 0 when every test passed, 1 when one failed, and
 2 (with one line on standard error) for a wrong parameter.
@@ -24,18 +24,18 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import topology
-from .params import check_depth, check_payload_width, check_positive_integer
+from .. import topology
+from ..params import check_depth, check_payload_width, check_positive_integer
 
 __all__ = ["TESTS", "Settings", "Outcome", "build", "run", "read_results", "main"]
 
-#: The tests of ``tests/cocotb_tb/fabric_tb.py``, in the order they run.
+#: The tests of ``verify/cocotb_tb/fabric_tb.py``, in the order they run.
 TESTS = ("route_selection", "all_pairs_unicast", "broadcast_from_every_source", "random_stress",
          "bad_destination_refused", "zero_load_latency")
 
 TESTBENCH = "cocotb_tb.fabric_tb"
-#: Where the testbench package lives: the project's ``tests/`` folder.
-TESTBENCH_PATH = Path(__file__).resolve().parent.parent / "tests"
+#: Where the testbench package lives: this folder (``verify/``), shipped with the package.
+TESTBENCH_PATH = Path(__file__).resolve().parent
 TIMESCALE = ("1ns", "1ps")
 #: The runner compiles with ``-g2012``. Under it Icarus initialises a ``reg x = 0``
 #: declaration without an event, so the ``always @*`` blocks of Yosys's Verilog backend, which
@@ -75,7 +75,7 @@ def _waves(waves):
 class Settings:
     """What the testbench needs to know: the fabric's parameters and the test lengths.
 
-    :mod:`ihcube.cocotb_run` hands them to the simulator in environment variables
+    :mod:`ihcube.verify.cocotb_runner` hands them to the simulator in environment variables
     (:meth:`to_env`); the testbench reads them back with :meth:`from_env`.
     """
     nodes: int
@@ -96,7 +96,7 @@ class Settings:
     @property
     def top(self):
         """The Verilog top module's name."""
-        from .generate import fabric_name
+        from ..generate import fabric_name
         return fabric_name(self.nodes, self.width, self.depth, self.order)
 
     def to_env(self):
@@ -132,7 +132,7 @@ def build(settings, build_dir, *, waves=False, verilog=None):
     ``waves``). The design is always recompiled, so that a build is what it says.
     """
     from cocotb_tools.runner import get_runner
-    from .generate import fabric_verilog
+    from ..generate import fabric_verilog
 
     build_dir = Path(build_dir).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
@@ -210,8 +210,8 @@ def read_results(results_xml, tests):
 
 
 def _parser():
-    from .usage import Parser
-    parser = Parser(prog="python -m ihcube.cocotb_run",
+    from ..cli.usage import Parser
+    parser = Parser(prog="python -m ihcube.verify.cocotb_runner",
                      description="Run the cocotb regression on one fabric's Verilog in Icarus.")
     parser.add_argument("--nodes", "-n", required=True, metavar="N",
                         help="number of nodes, any positive integer")
@@ -235,7 +235,7 @@ def _parser():
 
 
 def main(argv=None):
-    from .usage import UsageError, integer
+    from ..cli.usage import UsageError, integer
     try:
         args = _parser().parse_args(argv)
         nodes = integer(args.nodes, "Node count", topology.check_node_count)
@@ -250,7 +250,7 @@ def main(argv=None):
             seed=integer(args.seed, "Seed", lambda value: check_positive_integer(value, "Seed")),
         )
     except (UsageError, ValueError, TypeError) as error:
-        print(f"ihcube.cocotb_run: error: {error}", file=sys.stderr)
+        print(f"ihcube.verify.cocotb_runner: error: {error}", file=sys.stderr)
         return 2
 
     build_dir = Path(args.out) / settings.top
@@ -258,7 +258,7 @@ def main(argv=None):
         try:
             build(settings, build_dir, waves=waves)
         except ValueError as error:  # a fabric the generator refuses, as one that can deadlock
-            print(f"ihcube.cocotb_run: error: {error}", file=sys.stderr)
+            print(f"ihcube.verify.cocotb_runner: error: {error}", file=sys.stderr)
             return 2
         outcomes = run(settings, build_dir, tests=args.test, waves=waves)
     for outcome in outcomes:

@@ -1,11 +1,11 @@
 """Lint the emitted Verilog of a fabric with Verilator.
 
-    python -m ihcube.lint --nodes 26 [--width 32] [--depth 1] [--order msb] [--out build/lint]
-    python -m ihcube.lint --verilog FILE [--top MODULE]
+    python -m ihcube.verify.lint --nodes 26 [--width 32] [--depth 1] [--order msb] [--out build/lint]
+    python -m ihcube.verify.lint --verilog FILE [--top MODULE]
 
 generates the fabric with :func:`ihcube.generate.fabric_verilog` into ``OUT/<top>.v`` (or takes
 ``FILE``, whose top module is named after the file unless ``--top`` says otherwise) and runs
-``verilator --lint-only -Wall`` on it with the waivers of ``lint/verilator.vlt``, which lists
+``verilator --lint-only -Wall`` on it with the waivers of ``verify/verilator.vlt``, which lists
 and explains each one. The exit status is 0 when Verilator reports nothing, 1 when it reports
 a warning or an error (all printed), and 2 (one line on standard error) for a wrong parameter
 or a missing ``verilator``.
@@ -18,13 +18,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import topology
-from .params import check_depth, check_payload_width
+from .. import topology
+from ..params import check_depth, check_payload_width
 
 __all__ = ["WAIVERS", "LintResult", "lint_file", "lint_fabric", "main"]
 
 #: The one file of Verilator waivers, each with its reason.
-WAIVERS = Path(__file__).resolve().parent.parent / "lint" / "verilator.vlt"
+WAIVERS = Path(__file__).resolve().parent / "verilator.vlt"
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def lint_file(path, top=None, waivers=WAIVERS):
 
 def lint_fabric(n, payload_width=32, depth=1, order=topology.MSB_FIRST, out="build/lint"):
     """Write the Verilog of an ``n``-node fabric into ``out`` and lint it."""
-    from .generate import fabric_name, fabric_verilog  # Amaranth loads only when needed
+    from ..generate import fabric_name, fabric_verilog  # Amaranth loads only when needed
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{fabric_name(n, payload_width, depth, order)}.v"
@@ -75,10 +75,10 @@ def lint_fabric(n, payload_width=32, depth=1, order=topology.MSB_FIRST, out="bui
 
 
 def _parser():
-    from .usage import Parser
-    parser = Parser(prog="python -m ihcube.lint",
+    from ..cli.usage import Parser
+    parser = Parser(prog="python -m ihcube.verify.lint",
                      description="Lint a fabric's Verilog with Verilator (-Wall, waivers in "
-                                 "lint/verilator.vlt).")
+                                 "verify/verilator.vlt).")
     parser.add_argument("--nodes", "-n", metavar="N", help="number of nodes, any positive integer")
     parser.add_argument("--width", "-w", default="32", metavar="W",
                         help="payload width in bits (default 32)")
@@ -95,7 +95,7 @@ def _parser():
 
 
 def main(argv=None):
-    from .usage import UsageError, integer
+    from ..cli.usage import UsageError, integer
     try:
         args = _parser().parse_args(argv)
         if (args.nodes is None) == (args.verilog is None):
@@ -114,14 +114,14 @@ def main(argv=None):
             raise UsageError("verilator not found; install it (Debian/Ubuntu: apt-get install "
                              "verilator), or run `make system-tools`")
     except UsageError as error:
-        print(f"ihcube.lint: error: {error}", file=sys.stderr)
+        print(f"ihcube.verify.lint: error: {error}", file=sys.stderr)
         return 2
 
     if args.verilog is None:
         try:
             result = lint_fabric(n, width, depth, order, args.out)
         except ValueError as error:  # a fabric the generator refuses, as one that can deadlock
-            print(f"ihcube.lint: error: {error}", file=sys.stderr)
+            print(f"ihcube.verify.lint: error: {error}", file=sys.stderr)
             return 2
     else:
         result = lint_file(args.verilog, args.top)

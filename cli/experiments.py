@@ -12,8 +12,8 @@ import pathlib
 import sys
 import time
 
-from . import topology
-from .params import check_depth
+from .. import topology
+from ..params import check_depth
 from .usage import UsageError
 
 __all__ = ["UsageError", "add_commands", "COMMANDS", "run"]
@@ -154,7 +154,7 @@ def _model_depth(depth):
 
 
 def _sweep(args):
-    from .sim import sweep as sw
+    from ..sim import sweep as sw
     if args.set not in sw.SETS:
         raise UsageError(f"Sweep set must be one of {', '.join(sw.SETS)}, not {args.set!r}")
     base = sw.SETS[args.set]
@@ -198,7 +198,7 @@ def _sweep(args):
     sw.write_csv(prefix + ".csv", rows)
     written = [prefix + ".csv"]
     if not args.no_plots:
-        from .sim import plots
+        from ..sim import plots
         written += plots.latency_plots(rows, prefix)
         unsaturated = [(p, kept[p]) for p in sorted(kept, key=lambda p: p.rate)
                        if not rows[point_list.index(p)]["saturated"]]
@@ -242,7 +242,7 @@ def _curves(rows):
 
 
 def _pool_map(function, items, jobs, what):
-    from .sim.sweep import Progress
+    from ..sim.sweep import Progress
     bar = Progress(len(items), what)
     results = []
     if jobs <= 1:
@@ -258,7 +258,7 @@ def _pool_map(function, items, jobs, what):
 
 
 def _saturation_one(task):
-    from .sim import sweep as sw
+    from ..sim import sweep as sw
     kind, n, depth, order = task
     if kind == "zero":
         return sw.zero_load(n, depth, order)
@@ -293,7 +293,7 @@ def _saturation(args):
 
 
 def _collectives(args):
-    from .sim import collectives
+    from ..sim import collectives
     dims = _ints(args.dims, "Dimensions", lambda d: d, 1) if args.dims else ()
     if any(d > 16 for d in dims):
         raise UsageError(f"Dimensions must be comma-separated integers from 1 to 16, "

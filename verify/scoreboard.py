@@ -1,6 +1,6 @@
 """Check a recorded run against the rules of :mod:`ihcube.topology`.
 
-:func:`check_run` takes what a :class:`~ihcube.sim.harness.FabricHarness` recorded and lists
+:func:`check_run` takes what a :class:`~ihcube.verify.harness.FabricHarness` recorded and lists
 every way the fabric broke its promises: a message lost, duplicated, corrupted, delivered to
 the wrong PE, or routed off its Katseff path; a broadcast copy missing, doubled, or off its
 unicast path. An empty list is a clean run. Each request's payload must be unique.

@@ -7,8 +7,9 @@ never a traceback.
 import pathlib
 import sys
 
-from . import experiments, topology
-from .params import check_depth, check_payload_width
+from .. import topology
+from . import experiments
+from ..params import check_depth, check_payload_width
 from .usage import Parser, UsageError, integer
 
 __all__ = ["main"]
@@ -43,7 +44,7 @@ def _verilog(args):
     except ValueError as error:
         raise UsageError(str(error)) from None
 
-    from .generate import fabric_name, fabric_verilog  # Amaranth loads only when needed
+    from ..generate import fabric_name, fabric_verilog  # Amaranth loads only when needed
     out = pathlib.Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -2,16 +2,16 @@
 Amaranth-simulator tests check the fabric (``tests/test_router.py``, ``tests/test_fabric.py``).
 
 :class:`VerilogFabric` does for the Verilog top ``ihcube_n<N>_w<W>`` what
-:class:`ihcube.sim.harness.FabricHarness` does in the Amaranth simulator: a queue per PE,
+:class:`ihcube.verify.harness.FabricHarness` does in the Amaranth simulator: a queue per PE,
 random eject backpressure, and a monitor on every link (the ``links_out__<j>__*`` ports of
 the ``router<k>`` instances inside the top). It records the same
-:class:`~ihcube.sim.harness.Hop` and :class:`~ihcube.sim.harness.Delivery` records, so
-:func:`ihcube.sim.scoreboard.check_run` judges them; nothing here restates a routing rule.
+:class:`~ihcube.verify.harness.Hop` and :class:`~ihcube.verify.harness.Delivery` records, so
+:func:`ihcube.verify.scoreboard.check_run` judges them; nothing here restates a routing rule.
 Message fields are packed and unpacked at the offsets of
 :func:`~ihcube.rtl.message.inject_layout` and :func:`~ihcube.rtl.message.message_layout`.
 
-The fabric's parameters come from the environment that :mod:`ihcube.cocotb_run` sets
-(:class:`ihcube.cocotb_run.Settings`).
+The fabric's parameters come from the environment that :mod:`ihcube.verify.cocotb_runner` sets
+(:class:`ihcube.verify.cocotb_runner.Settings`).
 """
 
 import random
@@ -22,10 +22,10 @@ from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from ihcube import topology
-from ihcube.cocotb_run import Settings
+from ihcube.verify.cocotb_runner import Settings
 from ihcube.rtl.message import Kind, inject_layout, message_layout
-from ihcube.sim.harness import Delivery, Hop, Message, Request
-from ihcube.sim.scoreboard import check_run
+from ihcube.verify.harness import Delivery, Hop, Message, Request
+from ihcube.verify.scoreboard import check_run
 
 CLOCK_PERIOD_NS = 10
 
@@ -58,7 +58,7 @@ class VerilogFabric:
     ----------
     dut : cocotb handle
         The top module ``ihcube_n<N>_w<W>``.
-    settings : :class:`ihcube.cocotb_run.Settings`
+    settings : :class:`ihcube.verify.cocotb_runner.Settings`
         The parameters the Verilog was generated with.
     eject_ready : float or list of float
         Probability that a PE accepts a delivery in a given cycle (1.0: always), for all PEs or
@@ -70,8 +70,8 @@ class VerilogFabric:
     ----------
     injected : list of (cycle, node, Request)
         Requests taken by the fabric, refused ones included.
-    hops : list of :class:`~ihcube.sim.harness.Hop`
-    deliveries : list of :class:`~ihcube.sim.harness.Delivery`
+    hops : list of :class:`~ihcube.verify.harness.Hop`
+    deliveries : list of :class:`~ihcube.verify.harness.Delivery`
     cycle : int
         Cycles since reset.
     """
@@ -207,7 +207,7 @@ class VerilogFabric:
         return flags, counts
 
     def problems(self):
-        """What :func:`ihcube.sim.scoreboard.check_run` finds wrong with the record."""
+        """What :func:`ihcube.verify.scoreboard.check_run` finds wrong with the record."""
         return check_run(self.n, self.injected, self.hops, self.deliveries, self.order)
 
     def status(self):

@@ -1,11 +1,11 @@
 """Benchmark: how fast the cycle-exact model runs, against the Amaranth simulation of the RTL.
 
-Run as ``python -m ihcube.bench_model [--nodes N ...] [--out FILE]``. It measures
+Run as ``python -m ihcube.bench.model [--nodes N ...] [--out FILE]``. It measures
 router-cycles per second (nodes times cycles, per second) of :class:`ihcube.sim.model.Model`
 under uniform random traffic (Tzeng and Kumar's model: each node generates a message with
 probability 0.4 per cycle into an unbounded source queue) with one-message buffers, after the
 compiled code is loaded; the same figure for the Amaranth simulation of the 26-node fabric
-driven by :class:`~ihcube.sim.harness.FabricHarness`; and the peak memory of a child process
+driven by :class:`~ihcube.verify.harness.FabricHarness`; and the peak memory of a child process
 that builds a 65,536-node model. It prints the figures and writes them, with the machine's
 facts, to a JSON file. Rates are given both per CPU second of this process and per wall-clock
 second, best of a few runs: on a shared machine the CPU figure is the steadier one. It checks
@@ -56,7 +56,7 @@ def measure_model(n, rate=RATE, depth=DEPTH, router_cycles=ROUTER_CYCLES, repeat
         (``cpu_best``, ``cpu_median``, ``wall_best``, ``wall_median``); and what the fabric
         did in the last run (``throughput``, ``mean_latency``, ``queued``).
     """
-    from .sim.model import Model
+    from ..sim.model import Model
 
     Model(n, depth=depth).run_uniform(rate, 4, seed=0)  # load (or compile) the code
     cycles = max(200, router_cycles // n)
@@ -84,8 +84,8 @@ def measure_rtl(n=RTL_NODES, rate=RATE, depth=DEPTH, cycles=RTL_CYCLES, seed=1):
         ``nodes``, ``depth``, ``rate``, ``cycles`` (the two runs), ``setup_seconds`` (the
         construction, estimated), ``cpu`` and ``wall`` router-cycles per second.
     """
-    from .rtl import Fabric
-    from .sim.harness import FabricHarness, Request
+    from ..rtl import Fabric
+    from ..verify.harness import FabricHarness, Request
 
     timings = []
     for length in cycles:
@@ -158,7 +158,7 @@ def machine():
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m ihcube.bench_model",
+    parser = argparse.ArgumentParser(prog="python -m ihcube.bench.model",
                                      description="Measure the fast model's speed and memory.")
     parser.add_argument("--nodes", type=int, nargs="+", default=list(SIZES), metavar="N",
                         help="fabric sizes of the model (default 26 256 1024 2048)")

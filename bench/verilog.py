@@ -1,6 +1,6 @@
 """Benchmark: what Verilog generation costs, and how big one router is.
 
-Run as ``python -m ihcube.bench [--nodes N ...] [--out FILE]`` (``make bench``). It prints its
+Run as ``python -m ihcube.bench.verilog [--nodes N ...] [--out FILE]`` (``make bench``). It prints its
 figures and writes them, with the machine's facts, to a JSON file. It checks nothing; the
 tests do that.
 """
@@ -18,7 +18,7 @@ import tempfile
 import time
 from importlib import metadata
 
-from . import generate
+from .. import generate
 
 __all__ = ["measure_generation", "router_cells", "main"]
 
@@ -103,7 +103,7 @@ def router_cells(yosys, depth=1, n=SYNTH_NODES, node=SYNTH_NODE, width=WIDTH):
     """
     from amaranth.back import verilog
 
-    from .rtl import Router
+    from ..rtl import Router
 
     router = Router(n, node, width, depth)
     with tempfile.TemporaryDirectory() as rundir:
@@ -135,7 +135,7 @@ def machine():
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m ihcube.bench",
+    parser = argparse.ArgumentParser(prog="python -m ihcube.bench.verilog",
                                      description="Measure Verilog generation and router size.")
     parser.add_argument("--nodes", type=int, nargs="+", default=list(SIZES), metavar="N",
                         help="fabric sizes to generate (default 26 256 1024)")
