@@ -2,7 +2,7 @@
 
 import numpy as np
 
-__all__ = ["latency_plots", "density_plot"]
+__all__ = ["latency_figure", "latency_plots", "density_figure", "density_plot"]
 
 
 def _pyplot():
@@ -15,43 +15,80 @@ def _pyplot():
 _METADATA = {"Software": None}  # no version string in the file: same data, same picture
 
 
-def latency_plots(rows, prefix):
-    """Latency against throughput, one PNG per traffic pattern, a panel per depth and order,
-    a curve per size (complete cubes solid, incomplete dashed). Returns the file names."""
-    plt = _pyplot()
+#: Latency ticks to label on a log axis, in cycles; the ones inside the data's range are used.
+_LOG_TICKS = (1, 1.5, 2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 20, 30, 40, 50, 70, 100, 150, 200, 300,
+              500, 700, 1000, 2000, 5000, 10000)
+#: A log scale needs this ratio of highest to lowest latency; below it the axis is linear.
+_LOG_RANGE = 3.0
+
+
+def _latency_axis(ax, latencies):
+    """Scale the latency axis so that it always labels several values: logarithmic when the
+    latencies span a factor of :data:`_LOG_RANGE` or more, linear otherwise (a log axis over
+    6 to 7 cycles labels one tick at most)."""
     from matplotlib import ticker
+    low, high = min(latencies), max(latencies)
+    if high / low < _LOG_RANGE:
+        ax.yaxis.set_major_locator(ticker.MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
+        return
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(ticker.FixedLocator(
+        [tick for tick in _LOG_TICKS if low / 1.2 <= tick <= high * 1.2]))
+    ax.yaxis.set_major_formatter(ticker.ScalarFormatter())
+    ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+
+
+def latency_figure(rows, pattern):
+    """The latency-against-throughput figure of one traffic pattern: a panel per depth and
+    order, a curve per size (complete cubes solid, incomplete dashed), saturated points left
+    out. A panel whose points all saturated says so instead of staying empty."""
+    plt = _pyplot()
+    mine = [row for row in rows if row["pattern"] == pattern]
+    panels = sorted({(row["depth"], row["order"]) for row in mine})
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2),
+                             squeeze=False, sharey=True)
+    latencies = [row["mean_latency"] for row in mine if not row["saturated"]]
+    for ax, (depth, order) in zip(axes[0], panels):
+        drawn = 0
+        for k, n in enumerate(sorted({row["n"] for row in mine})):
+            curve = sorted((row for row in mine if (row["n"], row["depth"], row["order"])
+                            == (n, depth, order) and not row["saturated"]),
+                           key=lambda row: row["rate"])
+            if not curve:
+                continue
+            complete = n & (n - 1) == 0
+            ax.plot([row["throughput"] for row in curve],
+                    [row["mean_latency"] for row in curve],
+                    linestyle="-" if complete else "--", marker="o" if complete else "s",
+                    markersize=4, color=f"C{k}",
+                    label=f"n = {n}" + (" (complete)" if complete else ""))
+            drawn += 1
+        ax.set_xlabel("throughput (messages accepted per node per cycle)")
+        ax.set_title(f"{pattern}, depth {depth}, {order} first")
+        ax.grid(True, which="both", alpha=0.3)
+        if drawn:
+            ax.legend(fontsize=8)
+        else:
+            lowest = min(row["rate"] for row in mine
+                         if (row["depth"], row["order"]) == (depth, order))
+            ax.text(0.5, 0.5, f"every point saturated\n(lowest rate {lowest:g}):\n"
+                    "nothing to plot", ha="center", va="center", transform=ax.transAxes)
+    if latencies:
+        _latency_axis(axes[0][0], latencies)
+    axes[0][0].set_ylabel("mean latency (cycles, source queueing included)")
+    fig.tight_layout()
+    return fig
+
+
+def latency_plots(rows, prefix):
+    """Write :func:`latency_figure` for each traffic pattern of ``rows`` to
+    ``<prefix>_<pattern>.png``. Returns the file names."""
+    plt = _pyplot()
     written = []
     patterns = sorted({row["pattern"] for row in rows}, key=["uniform", "sphere",
                                                             "decreasing"].index)
     for pattern in patterns:
-        mine = [row for row in rows if row["pattern"] == pattern]
-        panels = sorted({(row["depth"], row["order"]) for row in mine})
-        fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2),
-                                 squeeze=False, sharey=True)
-        for ax, (depth, order) in zip(axes[0], panels):
-            for k, n in enumerate(sorted({row["n"] for row in mine})):
-                curve = sorted((row for row in mine if (row["n"], row["depth"], row["order"])
-                                == (n, depth, order) and not row["saturated"]),
-                               key=lambda row: row["rate"])
-                if not curve:
-                    continue
-                complete = n & (n - 1) == 0
-                ax.plot([row["throughput"] for row in curve],
-                        [row["mean_latency"] for row in curve],
-                        linestyle="-" if complete else "--", marker="o" if complete else "s",
-                        markersize=4, color=f"C{k}",
-                        label=f"n = {n}" + (" (complete)" if complete else ""))
-            ax.set_yscale("log")
-            ax.yaxis.set_major_locator(ticker.FixedLocator(
-                [2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50, 100, 200, 500, 1000]))
-            ax.yaxis.set_major_formatter(ticker.ScalarFormatter())
-            ax.yaxis.set_minor_formatter(ticker.NullFormatter())
-            ax.set_xlabel("throughput (messages accepted per node per cycle)")
-            ax.set_title(f"{pattern}, depth {depth}, {order} first")
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=8)
-        axes[0][0].set_ylabel("mean latency (cycles, source queueing included)")
-        fig.tight_layout()
+        fig = latency_figure(rows, pattern)
         name = f"{prefix}_{pattern}.png"
         fig.savefig(name, dpi=110, metadata=_METADATA)
         plt.close(fig)
@@ -59,23 +96,39 @@ def latency_plots(rows, prefix):
     return written
 
 
-def density_plot(n, density, ends, title, path):
+def density_figure(n, density, ends, title):
     """Per-link traffic density of one run as an image: a row per dimension, a column per
-    node (both ends of a link show its density; white where a node has no such link)."""
+    node (both ends of a link show its density). A cell is white where the node has no link
+    of that dimension (an incomplete cube's missing links); the figure says so."""
     plt = _pyplot()
     a, i = ends
     D = int(i.max()) + 1 if len(i) else 1
     image = np.full((D, n), np.nan)
     image[i, a] = density
     image[i, a ^ (1 << i)] = density
-    fig, ax = plt.subplots(figsize=(10, 3.2))
+    fig, ax = plt.subplots(figsize=(10, 3.4))
     shown = ax.imshow(image, aspect="auto", interpolation="nearest", origin="lower",
                       cmap="viridis", vmin=0.0, vmax=max(1.0, float(np.nanmax(image))))
+    from matplotlib import ticker
+    ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(ticker.MaxNLocator(integer=True))  # dimensions, nodes: whole
     ax.set_xlabel("node")
     ax.set_ylabel("link dimension")
     ax.set_title(title, fontsize=9)
     fig.colorbar(shown, ax=ax, label="messages per cycle, both directions")
-    fig.tight_layout()
+    fig.text(0.01, 0.01, MISSING_LINK_NOTE, fontsize=8)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    return fig
+
+
+#: The density picture's key to its white cells.
+MISSING_LINK_NOTE = "white: the node has no link of this dimension (node XOR 2^dim >= n)"
+
+
+def density_plot(n, density, ends, title, path):
+    """Write :func:`density_figure` to ``path``; return ``path``."""
+    plt = _pyplot()
+    fig = density_figure(n, density, ends, title)
     fig.savefig(path, dpi=110, metadata=_METADATA)
     plt.close(fig)
     return path
