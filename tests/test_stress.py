@@ -270,7 +270,7 @@ def test_command_line_prints_the_counts():
 
 def test_command_line_fails_on_a_deadlock(capsys):
     from ihcube.cli import stress as command
-    from ihcube.sim import stress as harness
+    from ihcube.verify import stress as harness
     real = harness.run_model
     with mock.patch.object(harness, "run_model",
                            lambda config: real(config, model_class=Algorithm6Model)):
