@@ -5,14 +5,14 @@ import pathlib
 import shutil
 
 import pytest
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Module
 from amaranth.lib import wiring
 
 from ihcube.boards import build
 from ihcube.boards.selftest import SelfTest, SelfTestErrors
 from ihcube.boards.uart import ReportLine, UARTTransmitter
-from ihcube.rtl import LinkBuffer, Router
 from ihcube.rtl.message import Kind
+from ihcube.verify.faults import faulty_router
 from ihcube.verify.harness import simulate
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -71,50 +71,12 @@ def test_selftest_passes_and_counts_right(n, depth, cycles):
     assert observed["broadcasts"] > 0
 
 
-class FaultyBuffer(LinkBuffer):
-    """Negative control: every seventh message written into it is dropped (``drop``),
-    handed on twice (``duplicate``), or has a payload bit flipped (``corrupt``)."""
-
-    fault = None
-
-    def elaborate(self, platform):
-        m = Module()
-        inner = m.submodules.inner = LinkBuffer(self._layout, self.depth)
-        count = Signal(range(7))
-        strike = count == 6
-        event = self.w.valid & self.w.ready if self.fault != "duplicate" else \
-            self.r.valid & self.r.ready
-        with m.If(event):
-            m.d.sync += count.eq(Mux(strike, 0, count + 1))
-        wiring.connect(m, wiring.flipped(self.w), inner.w)
-        wiring.connect(m, inner.r, wiring.flipped(self.r))
-        if self.fault == "drop":
-            m.d.comb += inner.w.valid.eq(self.w.valid & ~strike)
-        elif self.fault == "duplicate":
-            m.d.comb += inner.r.ready.eq(self.r.ready & ~strike)
-        elif self.fault == "corrupt":
-            m.d.comb += inner.w.payload.payload.eq(self.w.payload.payload ^ (strike << 20))
-        return m
-
-
-def faulty_router(fault):
-    buffer = type(f"{fault.title()}Buffer", (FaultyBuffer,), {"fault": fault})
-    return type(f"{fault.title()}Router", (Router,), {"link_buffer": buffer})
-
-
-class BrokenTravelRouter(Router):
-    """Negative control: broadcast copies lose travel bit 0, so some nodes are never reached.
-    (Extra bits would be harmless: the receiving router has no path for them.)"""
-
-    def travel_mask(self, dim):
-        return super().travel_mask(dim) & ~1
-
-
 @pytest.mark.parametrize("router, complaint", [
-    (faulty_router("drop"), SelfTestErrors.LOST),
-    (faulty_router("duplicate"), SelfTestErrors.ORDER),
-    (faulty_router("corrupt"), SelfTestErrors.CORRUPT),
-    (BrokenTravelRouter, SelfTestErrors.LOST),
+    # Buffers that break every seventh message; the corrupted bit is a payload check bit.
+    (faulty_router("dropping-buffer", every=7, first=7), SelfTestErrors.LOST),
+    (faulty_router("duplicating-buffer", every=7, first=7), SelfTestErrors.ORDER),
+    (faulty_router("corrupting-buffer", every=7, first=7, bit=20), SelfTestErrors.CORRUPT),
+    (faulty_router("broken-travel"), SelfTestErrors.LOST),
 ])
 def test_selftest_fails_on_a_broken_fabric(router, complaint):
     dut = SelfTest(5, router=router, run_cycles=300, drain_cycles=200, broadcast_share=4)

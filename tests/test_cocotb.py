@@ -13,10 +13,9 @@ import shutil
 
 import pytest
 
-from ihcube import topology
 from ihcube.verify.cocotb_runner import TESTBENCH_PATH, TESTS, Settings, build, run
 from ihcube.generate import fabric_verilog
-from ihcube.rtl import RouteSelect, Router
+from ihcube.verify.faults import faulty_router
 
 pytest.importorskip("cocotb_tools.runner", reason="needs cocotb (pip install -e '.[dev]')")
 pytestmark = pytest.mark.skipif(shutil.which("iverilog") is None,
@@ -58,30 +57,12 @@ def test_verilog_fabric(tmp_path, n):
     expect_passed(regression(tmp_path, Settings(n)), f"the {n}-node fabric", tmp_path)
 
 
-class MaskBlindRouteSelect(RouteSelect):
-    """Negative control: takes the highest bit of ``node XOR dest``, link or no link."""
-
-    @property
-    def usable(self):
-        return (1 << topology.dimensions(self._n)) - 1
-
-
-class MaskBlindRouter(Router):
-    route_select = MaskBlindRouteSelect
-
-
-class BrokenTravelRouter(Router):
-    """Negative control: broadcast copies lose travel bit 0, so some nodes are never reached.
-    (Extra bits would be harmless: the receiving router has no path for them.)"""
-
-    def travel_mask(self, dim):
-        return super().travel_mask(dim) & ~1
-
-
 @pytest.mark.parametrize("router, test, complaint", [
     # n = 5: node 1 to node 4 differs in bits 2 and 0; link 2 does not exist from node 1.
-    (MaskBlindRouter, "route_selection", r"router chose wrong:\n\s*\(1, 4, \[0\], \[\]\)"),
-    (BrokenTravelRouter, "broadcast_from_every_source", r"the scoreboard found problems"),
+    (faulty_router("mask-blind-route"), "route_selection",
+     r"router chose wrong:\n\s*\(1, 4, \[0\], \[\]\)"),
+    (faulty_router("broken-travel"), "broadcast_from_every_source",
+     r"the scoreboard found problems"),
 ])
 def test_cocotb_catches_a_broken_fabric(tmp_path, router, test, complaint):
     """A broken router in the Verilog fails its cocotb test, and so the pytest case, with a

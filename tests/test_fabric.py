@@ -3,10 +3,10 @@
 import random
 
 import pytest
-from amaranth.hdl import Module, Mux, Signal
 
 from ihcube import topology
-from ihcube.rtl import Fabric, Kind, LinkBuffer, Router
+from ihcube.rtl import Fabric, Kind
+from ihcube.verify.faults import buffer_fault_router, faulty_router
 from ihcube.verify.harness import FabricHarness, Request
 from ihcube.verify.scoreboard import check_run
 
@@ -114,49 +114,25 @@ def test_bad_destination_is_refused_and_counted(n):
     assert harness.refused == [count > 0 for count in bad]
 
 
-class BrokenTravelRouter(Router):
-    """Negative control: broadcast copies lose travel bit 0, so some nodes are never reached.
-    (Extra bits would be harmless: the receiving router has no path for them.)"""
-
-    def travel_mask(self, dim):
-        return super().travel_mask(dim) & ~1
-
-
 @pytest.mark.parametrize("n", [5, 8])
 def test_broadcast_check_catches_broken_travel_rule(n):
-    harness = run_fabric(Fabric(n, router=BrokenTravelRouter), broadcasts(n), max_cycles=400)
+    harness = run_fabric(Fabric(n, router=faulty_router("broken-travel")), broadcasts(n),
+                         max_cycles=400)
     assert any("delivered" in problem for problem in problems_of(harness))
-
-
-class NoTurnUpRouter(Router):
-    """Negative control: a message from link ``l`` may only go on by lower links (what the
-    complete cube needs), not up by a link that its sender lacked."""
-
-    def outputs_of(self, j):
-        outputs = super().outputs_of(j)
-        if j == len(self.dims):
-            return outputs
-        return tuple(o for o in outputs if o == len(self.dims) or self.dims[o] < self.dims[j])
 
 
 def test_fabric_check_catches_a_router_without_the_turns_of_missing_links():
     # n = 3: node 1 has no link 1; its message for node 2 turns at node 0 from link 0 to 1.
-    harness = run_fabric(Fabric(3, router=NoTurnUpRouter), all_pairs(3), max_cycles=400)
+    harness = run_fabric(Fabric(3, router=faulty_router("no-turn-up")), all_pairs(3),
+                         max_cycles=400)
     assert "unicast 5 from 1 to 2 was delivered 0 times" in problems_of(harness)
-
-
-class RefuseNothingRouter(Router):
-    """Negative control: lets every injection in, even to nodes that do not exist."""
-
-    def _elaborate_injection(self, m, injected, address):
-        super()._elaborate_injection(m, injected, address)
-        m.d.comb += injected.w.valid.eq(self.inject.valid)
 
 
 def test_scoreboard_catches_a_bad_destination_let_in():
     n = 5
     requests = [(0, Request(payload=1, dest=7)), (1, Request(payload=2, dest=4))]
-    harness = run_fabric(Fabric(n, router=RefuseNothingRouter), requests, max_cycles=200)
+    harness = run_fabric(Fabric(n, router=faulty_router("refuse-nothing")), requests,
+                         max_cycles=200)
     assert any("names no node but entered" in problem for problem in problems_of(harness))
 
 
@@ -176,37 +152,10 @@ def test_zero_load_latency_is_hops_plus_one():
         assert delivery.cycle - taken[message.payload] == hops + 1
 
 
-class FaultyBuffer(LinkBuffer):
-    """Negative control: a buffer that, every fifth time, forgets a message written into it
-    (``fault="drop"``) or keeps one it has handed on (``fault="duplicate"``)."""
-
-    fault = None
-
-    def elaborate(self, platform):
-        m = Module()
-        inner = m.submodules.inner = LinkBuffer(self._layout, self.depth)
-        count = Signal(range(5))
-        strike = count == 4
-        event = (self.w.valid & self.w.ready if self.fault == "drop"
-                 else self.r.valid & self.r.ready)
-        with m.If(event):
-            m.d.sync += count.eq(Mux(strike, 0, count + 1))
-        m.d.comb += [
-            inner.w.payload.eq(self.w.payload),
-            inner.w.valid.eq(self.w.valid & ~(strike & (self.fault == "drop"))),
-            self.w.ready.eq(inner.w.ready),
-            self.r.payload.eq(inner.r.payload),
-            self.r.valid.eq(inner.r.valid),
-            inner.r.ready.eq(self.r.ready & ~(strike & (self.fault == "duplicate"))),
-        ]
-        return m
-
-
 @pytest.mark.parametrize("fault, complaint", [("drop", "delivered 0 times"),
                                               ("duplicate", "delivered 2 times")])
 def test_scoreboard_catches_a_buffer_that_drops_or_duplicates(fault, complaint):
-    buffer = type(f"{fault.title()}Buffer", (FaultyBuffer,), {"fault": fault})
-    router = type(f"{fault.title()}Router", (Router,), {"link_buffer": buffer})
+    router = buffer_fault_router(fault, every=5, first=5)  # every fifth message
     harness = run_fabric(Fabric(8, router=router), all_pairs(8), max_cycles=600)
     assert any(complaint in problem for problem in problems_of(harness))
 

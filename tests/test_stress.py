@@ -10,13 +10,12 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from amaranth.hdl import Module, Signal
 
 from ihcube import deadlock, topology
-from ihcube.deadlock import FirstSetBitRouting
-from ihcube.rtl import Fabric, LinkBuffer, Router
+from ihcube.rtl import Fabric
 from ihcube.sim.model import Model
 from ihcube.rtl import fabric as fabric_module
+from ihcube.verify.faults import WEIGHT_PARITY, buffer_fault_router, only_at, weight_parity_router
 from ihcube.verify.stress import (StressConfig, find_stall, payload_of,
                                run_model, run_rtl, score)
 
@@ -104,23 +103,6 @@ def _records_of(config):
     return run_model(config).records
 
 
-WEIGHT_PARITY = FirstSetBitRouting(
-    lambda node: "msb" if bin(node).count("1") % 2 == 0 else "lsb", name="weight parity")
-
-
-class _FullCrossbarRouter(Router):
-    """A router with a path from every input to every output: routers that mix orders send
-    turns that one order's :func:`~ihcube.topology.onward_links` leave out."""
-
-    def outputs_of(self, j):
-        return tuple(range(len(self.dims) + 1))
-
-
-def weight_parity_router(n, node, payload_width, depth, order, strap=False):
-    return _FullCrossbarRouter(n, node, payload_width, depth, WEIGHT_PARITY.order_at(node),
-                               strap=strap)
-
-
 def test_rtl_with_a_deadlock_prone_unicast_routing_stalls_and_reports_the_cycle():
     """The order flips at every hop (it follows the parity of the node's weight): the static
     check finds a cycle from n = 4, and in the RTL saturating unicasts close it."""
@@ -155,43 +137,10 @@ def test_scoreboard_catches_an_eject_port_that_drops_or_duplicates_one_message(m
     assert all(result.counts[name] == 0 for name in others)
 
 
-class OnceFaultyBuffer(LinkBuffer):
-    """Negative control: a buffer that, once, forgets the 20th message written into it
-    (``fault = "drop"``) or hands its 20th message on twice (``fault = "duplicate"``)."""
-
-    fault = None
-
-    def elaborate(self, platform):
-        m = Module()
-        inner = m.submodules.inner = LinkBuffer(self._layout, self.depth)
-        seen = Signal(range(22))
-        strike = seen == 19
-        event = (self.w.valid & self.w.ready if self.fault == "drop"
-                 else self.r.valid & self.r.ready)
-        with m.If(event & (seen != 21)):
-            m.d.sync += seen.eq(seen + 1)
-        m.d.comb += [
-            inner.w.payload.eq(self.w.payload),
-            inner.w.valid.eq(self.w.valid & ~(strike & (self.fault == "drop"))),
-            self.w.ready.eq(inner.w.ready),
-            self.r.payload.eq(inner.r.payload),
-            self.r.valid.eq(inner.r.valid),
-            inner.r.ready.eq(self.r.ready & ~(strike & (self.fault == "duplicate"))),
-        ]
-        return m
-
-
 @pytest.mark.parametrize("fault, count", [("drop", "lost"), ("duplicate", "duplicated")])
 def test_scoreboard_catches_a_router_that_drops_or_duplicates_one_message(fault, count):
-    buffer = type(f"Once{fault.title()}Buffer", (OnceFaultyBuffer,), {"fault": fault})
-
-    def router(n, node, payload_width, depth, order, strap=False):
-        # Only node 2's router is faulty; its buffers each misbehave once.
-        if node != 2:
-            return Router(n, node, payload_width, depth, order, strap=strap)
-        faulty = type("FaultyRouter", (Router,), {"link_buffer": buffer})
-        return faulty(n, node, payload_width, depth, order, strap=strap)
-
+    # Only node 2's router is faulty; its buffers each misbehave once, on the 20th message.
+    router = only_at([2], buffer_fault_router(fault, first=20, once=True))
     config = StressConfig(5, 1, cycles=150, seed=5, watchdog=40)
     result = run_rtl(config, fabric=Fabric(5, 32, 1, router=router))
     assert not result.ok

@@ -1,9 +1,9 @@
 """Run the system's ``yosys-abc`` for SymbiYosys's ``abc`` engine (``abc pdr``, ``abc bmc3``).
 
-Run as ``python -m ihcube.verify.abc_compat -c SCRIPT``; :mod:`ihcube.verify.formal` points SymbiYosys's
-``ABC`` variable here. The ABC that SymbiYosys expects ships with Yosys, but the WebAssembly
-Yosys from PyPI has no ``yosys-abc`` program, so the one of the system's Yosys package
-(``apt-get install yosys``: Debian 12 has Yosys 0.23) is used. It is older than
+Run as ``python -m ihcube.verify.formal.abc_compat -c SCRIPT``; :mod:`.toolchain` points
+SymbiYosys's ``ABC`` variable here. The ABC that SymbiYosys expects ships with Yosys, but the
+WebAssembly Yosys from PyPI has no ``yosys-abc`` program, so the one of the system's Yosys
+package (``apt-get install yosys``: Debian 12 has Yosys 0.23) is used. It is older than
 ``yowasp-sby`` in two ways, which this wrapper bridges:
 
 - SymbiYosys calls ``pdr -v -l``; this ABC has no ``-l`` (it only changes what is printed),

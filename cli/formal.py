@@ -1,0 +1,123 @@
+"""Run the formal checks of the router and the fabric with SymbiYosys.
+
+``python -m ihcube.cli.formal [--fast] [--list] [--jobs N] [--solver yices|z3] [--keep DIR]
+[--timeout SECONDS] [NAME ...]`` runs the jobs of :func:`ihcube.verify.formal.jobs` (``make
+formal`` runs them all), reports each as it ends and a summary; the exit status is 1 if a job
+did not get the verdict it expects. A wrong parameter, or a missing tool, is one line on
+standard error and exit status 2.
+"""
+
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ..params import check_positive_integer
+from .usage import Parser, UsageError, integer
+
+__all__ = ["main"]
+
+#: The name the messages give the command.
+PROG = "ihcube formal"
+
+
+def _parser(solvers):
+    parser = Parser(prog=PROG, description=__doc__.splitlines()[0])
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--all", action="store_true", help="run every job (the default)")
+    which.add_argument("--fast", action="store_true", help="run the fast subset only")
+    parser.add_argument("--list", action="store_true", help="list the jobs and exit")
+    parser.add_argument("--jobs", "-j", default="1", metavar="N",
+                        help="run N jobs at once (default 1)")
+    parser.add_argument("--solver", choices=sorted(solvers), default=None,
+                        help="SMT solver (default: yices if installed, else z3)")
+    parser.add_argument("--keep", metavar="DIR", default=None,
+                        help="keep the job directories (models, logs, traces) under DIR")
+    parser.add_argument("--timeout", type=float, default=7200, metavar="SECONDS",
+                        help="give up on a job after this long (default 7200)")
+    parser.add_argument("names", nargs="*", metavar="NAME",
+                        help="run only the jobs whose names contain one of these")
+    return parser
+
+
+def _report(result):
+    """Print one line for a job that has ended (two if it failed, or caught its fault)."""
+    status = "PASS" if result.ok else "FAIL"
+    note = f"{result.job.describe()}, sby {result.verdict}"
+    if result.job.expect != "PASS":
+        note += f" (negative control, expects {result.job.expect})"
+    print(f"{status}  {result.job.name:40} {result.seconds:7.1f} s  {note}", flush=True)
+    if not result.ok:
+        print(f"      {result.detail}\n      see {result.workdir}", flush=True)
+    elif result.detail:  # a negative control: say what caught it
+        print(f"      {result.detail}", flush=True)
+
+
+def _terminate(signum, frame):
+    raise KeyboardInterrupt  # as for Ctrl-C: the runner ends the solvers too
+
+
+def _run(args):
+    from ..verify import formal
+    from ..verify.formal import abc_compat
+
+    selected = formal.fast_jobs() if args.fast else formal.jobs()
+    if args.names:
+        selected = [job for job in selected if any(name in job.name for name in args.names)]
+    if args.list:
+        for job in selected:
+            print(f"{job.name:40} {job.describe():32} expect {job.expect}"
+                  f"{'  (fast)' if job.fast else ''}")
+        return 0
+    if not selected:
+        wanted = " ".join(repr(name) for name in args.names)
+        raise UsageError(f"no job matches {wanted}")
+    parallel = integer(args.jobs, "--jobs", lambda value: check_positive_integer(value, "--jobs"))
+    try:
+        toolchain = formal.find_toolchain(args.solver)
+    except formal.ToolchainMissing as error:
+        raise UsageError(str(error)) from None
+    needing_abc = [job.name for job in selected if job.needs_abc]
+    if needing_abc and toolchain.abc is None:
+        raise UsageError(f"{abc_compat.ABC_MISSING}; jobs that need it: "
+                         f"{', '.join(needing_abc)}")
+
+    workdir = args.keep or tempfile.mkdtemp(prefix="ihcube-formal-")
+    Path(workdir).mkdir(parents=True, exist_ok=True)
+    engines = f"smtbmc {toolchain.solver}" + (", abc" if needing_abc else "")
+    print(f"{len(selected)} jobs, {engines}, in {workdir}", flush=True)
+    signal.signal(signal.SIGTERM, _terminate)
+
+    started = time.monotonic()
+    try:
+        # The long jobs first, so that the short ones fill the other slots meanwhile.
+        order = sorted(selected, key=lambda job: not job.slow)
+        results = formal.run_jobs(order, toolchain, workdir, parallel, _report, args.timeout)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    failed = [result for result in results if not result.ok]
+    print(f"{len(results) - len(failed)} passed, {len(failed)} failed "
+          f"in {time.monotonic() - started:.1f} s", flush=True)
+    for result in failed:
+        print(f"failed: {result.job.name} (sby {result.verdict}, expected {result.job.expect})")
+    if args.keep is None and not failed:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 1 if failed else 0
+
+
+def main(argv=None) -> int:
+    """Run ``ihcube formal`` with ``argv`` (the arguments after the subcommand's name);
+    return the exit status."""
+    from ..verify.formal.toolchain import SOLVERS
+    try:
+        return _run(_parser(SOLVERS).parse_args(argv))
+    except UsageError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""The faulty parts of :mod:`ihcube.verify.faults`: the registry, and buffers that break the
+messages the strike rule says, and only those.
+
+The negative controls that use these parts are in the tests of the checks they fool
+(test_formal.py, test_fabric.py, test_stress.py, test_boards.py, test_cocotb.py).
+"""
+
+import inspect
+
+import pytest
+from amaranth.hdl import Fragment
+
+from ihcube.rtl import LinkBuffer, Router
+from ihcube.rtl.message import message_layout
+from ihcube.verify import faults
+from ihcube.verify.harness import simulate
+
+
+def test_the_registry_names_every_faulty_router_once():
+    routers = {value for name in faults.__all__
+               if inspect.isclass(value := getattr(faults, name)) and issubclass(value, Router)}
+    assert routers <= set(faults.FAULTS.values())
+    assert len(set(faults.FAULTS.values())) == len(faults.FAULTS)
+    assert faults.weight_parity_router in faults.FAULTS.values()
+
+
+@pytest.mark.parametrize("name", sorted(faults.FAULTS))
+def test_every_faulty_router_elaborates_and_says_what_catches_it(name):
+    router = faults.faulty_router(name)
+    assert router is faults.FAULTS[name]
+    assert "Caught by" in router.__doc__, f"{name}: say which check must catch it"
+    fragment = Fragment.get(router(5, 1, 8, 2, "msb", strap=True), None)
+    assert fragment.subfragments
+
+
+def strikes(k, every, first, once):
+    """Whether the ``k``-th handshake (from 1) is a strike, by the documented rule."""
+    if once:
+        return k == first
+    return k >= first and (k - first) % every == 0
+
+
+def expected(fault, sent, every, first, once, bit):
+    """What a buffer with ``fault`` hands on, given ``sent``: a plain model of the rule."""
+    if fault == "drop":
+        return [m for k, m in enumerate(sent, 1) if not strikes(k, every, first, once)]
+    if fault == "corrupt":
+        return [m ^ (1 << bit) if strikes(k, every, first, once) else m
+                for k, m in enumerate(sent, 1)]
+    out, k = [], 0
+    for m in sent:  # duplicate: a struck read leaves the message for the next read
+        while True:
+            k += 1
+            out.append(m)
+            if not strikes(k, every, first, once):
+                break
+    return out
+
+
+def pass_through(buffer_class, depth, count):
+    """Write payloads 1 .. ``count`` into a buffer, reading whenever it offers; return what
+    it hands on."""
+    dut = buffer_class(message_layout(5, 8), depth)
+    received = []
+
+    async def testbench(ctx):
+        sent = 0
+        ctx.set(dut.r.ready, 1)
+        for _ in range(20 * count):
+            ctx.set(dut.w.valid, sent < count)
+            ctx.set(dut.w.payload.payload, sent + 1)
+            if ctx.get(dut.r.valid):
+                received.append(ctx.get(dut.r.payload.payload))
+            if ctx.get(dut.w.valid) and ctx.get(dut.w.ready):
+                sent += 1
+            await ctx.tick()
+
+    simulate(dut, testbench, "faulty_buffer")
+    return received
+
+
+@pytest.mark.parametrize("fault", sorted(faults.BUFFER_FAULTS))
+@pytest.mark.parametrize("depth, every, first, once, bit", [
+    (1, 3, 1, False, 0), (1, 5, 5, False, 3), (2, 7, 2, False, 7), (1, 3, 4, True, 0),
+    (2, 2, 1, False, 1),
+])
+def test_a_faulty_buffer_breaks_the_messages_the_rule_says(fault, depth, every, first, once,
+                                                           bit):
+    buffer = faults.faulty_buffer(fault, every=every, first=first, once=once, bit=bit)
+    sent = list(range(1, 13))
+    assert pass_through(buffer, depth, len(sent)) == expected(fault, sent, every, first, once,
+                                                              bit)
+
+
+def test_the_real_buffer_hands_on_what_it_gets():
+    """The control of the control: the same test bench on the real buffer."""
+    assert pass_through(LinkBuffer, 1, 12) == list(range(1, 13))
+
+
+def test_a_router_variant_by_name_and_options():
+    router = faults.faulty_router("corrupting-buffer", every=7, first=7, bit=20)
+    assert issubclass(router, Router)
+    buffer = router.link_buffer
+    assert (buffer.fault, buffer.every, buffer.first, buffer.once, buffer.bit) == \
+        ("corrupt", 7, 7, False, 20)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: faults.faulty_router("leaky"), ValueError,
+     r"^Fault must be one of dropping-buffer, .*, weight-parity, not 'leaky'$"),
+    (lambda: faults.faulty_router("broken-travel", every=2), TypeError,
+     r"^Fault 'broken-travel' takes no options, not every$"),
+    (lambda: faults.faulty_buffer("lose"), ValueError,
+     r"^Buffer fault must be one of 'drop', 'duplicate', 'corrupt', not 'lose'$"),
+    (lambda: faults.faulty_buffer("drop", every=3, first=4), ValueError,
+     r"^First strike must be at most the strike period 3, not 4$"),
+    (lambda: faults.faulty_buffer("drop", every=0), ValueError,
+     r"^Strike period must be a positive integer, not 0$"),
+])
+def test_wrong_parameters(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_a_corrupted_bit_outside_the_payload_is_refused():
+    buffer = faults.faulty_buffer("corrupt", bit=8)
+    with pytest.raises(ValueError, match=r"^Payload bit 8 does not exist in a 8-bit payload$"):
+        Fragment.get(buffer(message_layout(5, 8), 1), None)

@@ -1,0 +1,371 @@
+"""Faulty parts: router variants broken on purpose, for the negative controls.
+
+A check that never fails proves nothing, so every check of the router (the formal proofs
+and BMCs of :mod:`ihcube.verify.formal`, the simulation scoreboard of
+:mod:`ihcube.verify.scoreboard`, the stress engine's counts, the cocotb regression on the
+Verilog, the board self-test's checkers) is also run on a router that is broken in a way it
+must catch. This module holds every such part, once; each docstring says what is broken and
+which checks must catch it.
+
+Each variant works where a :class:`~ihcube.rtl.Router` does: ``Fabric(n, router=...)``,
+``RouterCheck(n, node, router=...)``, ``fabric_verilog(n, router=...)``,
+``SelfTest(n, router=...)``. It is a subclass that replaces one of the router's parts
+(``link_buffer``, ``arbiter``, ``route_select``) or rules (``travel_mask``, ``outputs_of``),
+or a function with the router's constructor's parameters. Pick one by name from
+:data:`FAULTS` with :func:`faulty_router`; the buffer faults take options (how often, from
+which message, which bit), as :func:`buffer_fault_router` does.
+
+The model's faulty variants (subclasses of :class:`ihcube.sim.model.Model`) stay beside
+their tests.
+"""
+
+from amaranth.hdl import Module, Mux, Signal
+
+from .. import topology
+from ..deadlock import FirstSetBitRouting
+from ..params import check_positive_integer
+from ..rtl import LinkBuffer, RoundRobinArbiter, RouteSelect, Router
+
+__all__ = [
+    "BUFFER_FAULTS", "FaultyBuffer", "faulty_buffer", "buffer_fault_router",
+    "DroppingRouter", "DuplicatingRouter", "CorruptingRouter",
+    "BrokenTravelRouter", "NoTurnUpRouter", "RefuseNothingRouter", "CompleteCubeRouter",
+    "FixedPriorityArbiter", "UnfairRouter", "MaskBlindRouteSelect", "MaskBlindRouter",
+    "WEIGHT_PARITY", "weight_parity_router", "only_at",
+    "FAULTS", "faulty_router",
+]
+
+
+# --- Buffers that lose, repeat or alter messages -------------------------------------------
+
+#: What a :class:`FaultyBuffer` can do wrong, and the name of its router in :data:`FAULTS`.
+BUFFER_FAULTS = {"drop": "dropping-buffer", "duplicate": "duplicating-buffer",
+                 "corrupt": "corrupting-buffer"}
+
+
+class FaultyBuffer(LinkBuffer):
+    """A :class:`~ihcube.rtl.LinkBuffer` that, on a *strike*, breaks the message it handles.
+
+    Make one with :func:`faulty_buffer`, which sets the class attributes. Strikes fall on
+    handshakes (writes for ``drop`` and ``corrupt``, reads for ``duplicate``), counted from
+    1: the ``first``-th, then every ``every``-th after it, or none after it if ``once``. On a
+    strike the buffer
+
+    - ``drop``: takes the message (``w.ready`` is high) and forgets it;
+    - ``duplicate``: hands its head on and keeps it, so it leaves again;
+    - ``corrupt``: stores the message with bit ``bit`` of its payload flipped.
+
+    Otherwise it is the real buffer (a submodule ``inner``), so its registers keep their names
+    (``count``, ``head``, ``entry0``, ...) for the formal checks' probes; the strike counter is
+    called ``strikes`` so as not to shadow one of them.
+    """
+
+    #: ``"drop"``, ``"duplicate"`` or ``"corrupt"``.
+    fault = None
+    #: The handshake of the first strike, counting from 1.
+    first = 1
+    #: Strikes after the first: one every ``every`` handshakes (unless ``once``).
+    every = 3
+    #: Strike once only.
+    once = False
+    #: The payload bit that ``corrupt`` flips.
+    bit = 0
+
+    def elaborate(self, platform):
+        m = Module()
+        inner = m.submodules.inner = LinkBuffer(self.w.payload.shape(), self.depth)
+        if self.fault == "duplicate":
+            event = self.r.valid & self.r.ready
+        else:
+            event = self.w.valid & self.w.ready
+        strike = self._count_strikes(m, event)
+
+        m.d.comb += [
+            inner.w.payload.eq(self.w.payload),
+            inner.w.valid.eq(self.w.valid),
+            self.w.ready.eq(inner.w.ready),
+            self.r.payload.eq(inner.r.payload),
+            self.r.valid.eq(inner.r.valid),
+            inner.r.ready.eq(self.r.ready),
+        ]
+        if self.fault == "drop":
+            m.d.comb += inner.w.valid.eq(self.w.valid & ~strike)
+        elif self.fault == "duplicate":
+            m.d.comb += inner.r.ready.eq(self.r.ready & ~strike)
+        elif self.fault == "corrupt":
+            payload = self.w.payload.payload
+            if self.bit >= len(payload):
+                raise ValueError(f"Payload bit {self.bit} does not exist in a {len(payload)}-bit "
+                                 f"payload")
+            m.d.comb += inner.w.payload.payload.eq(payload ^ (strike << self.bit))
+        else:
+            raise ValueError(f"Buffer fault must be one of {', '.join(map(repr, BUFFER_FAULTS))}, "
+                             f"not {self.fault!r}")
+        return m
+
+    def _count_strikes(self, m, event):
+        """Count the handshakes ``event``; return whether this one is a strike."""
+        if self.once:
+            strikes = Signal(range(self.first + 1), name="strikes")  # saturates after it
+            with m.If(event & (strikes != self.first)):
+                m.d.sync += strikes.eq(strikes + 1)
+            return strikes == self.first - 1
+        # Starting at every - first puts the first strike on the first-th handshake.
+        strikes = Signal(range(self.every), init=self.every - self.first, name="strikes")
+        strike = strikes == self.every - 1
+        with m.If(event):
+            m.d.sync += strikes.eq(Mux(strike, 0, strikes + 1))
+        return strike
+
+
+def faulty_buffer(fault, *, every=3, first=1, once=False, bit=0):
+    """The :class:`FaultyBuffer` class that strikes on the ``first``-th handshake, then on
+    every ``every``-th (or never again if ``once``); ``bit`` is the payload bit ``corrupt``
+    flips."""
+    if fault not in BUFFER_FAULTS:
+        raise ValueError(f"Buffer fault must be one of {', '.join(map(repr, BUFFER_FAULTS))}, "
+                         f"not {fault!r}")
+    check_positive_integer(every, "Strike period")
+    check_positive_integer(first, "First strike")
+    if not once and first > every:
+        raise ValueError(f"First strike must be at most the strike period {every}, not {first}")
+    if not isinstance(bit, int) or bit < 0:
+        raise ValueError(f"Corrupted bit must be a non-negative integer, not {bit!r}")
+    name = {"drop": "Dropping", "duplicate": "Duplicating", "corrupt": "Corrupting"}[fault]
+    return type(f"{name}Buffer", (FaultyBuffer,),
+                {"fault": fault, "every": every, "first": first, "once": once, "bit": bit,
+                 "__module__": __name__})
+
+
+def buffer_fault_router(fault, **options):
+    """A :class:`~ihcube.rtl.Router` whose input buffers (every link's and the PE's) are
+    ``faulty_buffer(fault, **options)``."""
+    buffer = faulty_buffer(fault, **options)
+    name = buffer.__name__.removesuffix("Buffer")
+    doc = f"A router whose input buffers are ``faulty_buffer({fault!r}, **{options!r})``."
+    return type(f"{name}Router", (Router,),
+                {"link_buffer": buffer, "__module__": __name__, "__doc__": doc})
+
+
+class DroppingRouter(Router):
+    """Its input buffers forget the 1st, 4th, 7th, ... message written into them.
+
+    Caught by: the formal router proof (``neg_router_drop``: the tagged message is lost
+    inside the router) and fabric checks under smtbmc and ABC's BMC (``neg_fabric_drop``,
+    ``neg_fabric_drop_bmc3``: not delivered within the bound); the scoreboard ("delivered 0
+    times"), the stress engine's ``lost`` count and the self-test's ``LOST`` error, with the
+    options those tests give.
+    """
+    link_buffer = faulty_buffer("drop")
+
+
+class DuplicatingRouter(Router):
+    """Its input buffers hand the 1st, 4th, 7th, ... message they hold on twice.
+
+    Caught by: the formal router proof (``neg_router_duplicate``), the fabric BMC and PDR
+    proof (``neg_fabric_duplicate``, ``neg_fabric_duplicate_proof``: a node gets the tagged
+    message twice); the scoreboard ("delivered 2 times"), the stress engine's
+    ``duplicated`` count and the self-test's ``ORDER`` error (a sequence number seen twice).
+    """
+    link_buffer = faulty_buffer("duplicate")
+
+
+class CorruptingRouter(Router):
+    """Its input buffers flip payload bit 0 of the 1st, 4th, 7th, ... message written.
+
+    Caught by: the self-test's ``CORRUPT`` error (its payload check bits; the board test flips
+    bit 20, a check bit), and by any check that compares payloads.
+    """
+    link_buffer = faulty_buffer("corrupt")
+
+
+# --- Wrong rules --------------------------------------------------------------------------
+
+class BrokenTravelRouter(Router):
+    """Broadcast copies lose travel bit 0, so some nodes are never reached.
+
+    (A rule that keeps too many bits would be harmless: the receiving router has no path for
+    the copies it would add, :meth:`~ihcube.rtl.Router.outputs_of`.)
+
+    Caught by: the formal router proof (``neg_router_travel``: a copy leaves altered) and
+    fabric BMC (``neg_fabric_travel``); the scoreboard (a broadcast not "delivered" to some
+    node); the cocotb test ``broadcast_from_every_source``; the self-test's ``LOST`` error.
+    """
+
+    def travel_mask(self, dim):
+        return super().travel_mask(dim) & ~1
+
+
+class NoTurnUpRouter(Router):
+    """A message from link ``l`` may only go on by lower links (what the complete cube
+    needs), not up by a link that its sender lacked.
+
+    Caught by: the scoreboard on the 3-node fabric: node 1 has no link 1, and its message for
+    node 2 turns at node 0 from link 0 to link 1, so it is "delivered 0 times".
+    """
+
+    def outputs_of(self, j):
+        outputs = super().outputs_of(j)
+        if j == len(self.dims):
+            return outputs
+        return tuple(o for o in outputs if o == len(self.dims) or self.dims[o] < self.dims[j])
+
+
+class RefuseNothingRouter(Router):
+    """Lets every injection in, even to nodes that do not exist (SPEC section 5 refuses
+    them at the PE).
+
+    Caught by: the scoreboard ("names no node but entered").
+    """
+
+    def _elaborate_injection(self, m, injected, address):
+        super()._elaborate_injection(m, injected, address)
+        m.d.comb += injected.w.valid.eq(self.inject.valid)
+
+
+class CompleteCubeRouter(Router):
+    """The router of the complete ``2**D``-node cube, used in an ``n``-node fabric.
+
+    It has a port for every dimension and routes on the first bit of ``node XOR dest``, link
+    or no link; messages have the same layout, since ``D`` is the same.
+
+    Caught by: the formal router proof (``neg_router_complete_cube``: "a message is offered on
+    link 2, which does not exist from node 3" for n = 5).
+    """
+
+    def __init__(self, n, node, *args, **kwargs):
+        super().__init__(1 << topology.dimensions(n), node, *args, **kwargs)
+
+
+class MaskBlindRouteSelect(RouteSelect):
+    """Takes the first set bit of ``node XOR dest``, link or no link."""
+
+    @property
+    def usable(self):
+        return (1 << topology.dimensions(self._n)) - 1
+
+
+class MaskBlindRouter(Router):
+    """A router whose route selector ignores which links exist (:class:`MaskBlindRouteSelect`),
+    so a unicast may be sent towards a node that is not there; the fabric has no port for it.
+
+    Caught by: the cocotb test ``route_selection`` ("router chose wrong": in n = 5 node 1
+    sends nothing for node 4, whose first differing bit is a link node 1 lacks).
+    """
+    route_select = MaskBlindRouteSelect
+
+
+# --- An unfair arbiter ---------------------------------------------------------------------
+
+class FixedPriorityArbiter(RoundRobinArbiter):
+    """Grants the lowest-numbered requester.
+
+    It holds its grant across a stall like the round-robin arbiter, and keeps registers of the
+    same names (``last``, ``held``, ``locked``) for the formal checks' probes; only fairness is
+    broken.
+    """
+
+    def elaborate(self, platform):
+        m = Module()
+        count = self.count
+        last = Signal(range(count), init=count - 1)  # never moves
+        held = Signal(count)
+        locked = Signal()
+        fresh = Signal(count)
+        for j in reversed(range(count)):
+            with m.If(self.requests[j]):
+                m.d.comb += fresh.eq(1 << j)
+        m.d.comb += [
+            self.grant.eq(Mux(locked, held, fresh)),
+            self.valid.eq(self.grant.any()),
+        ]
+        m.d.sync += last.eq(last)
+        with m.If(self.valid & self.ready):
+            m.d.sync += locked.eq(0)
+        with m.Elif(self.valid):
+            m.d.sync += [locked.eq(1), held.eq(self.grant)]
+        return m
+
+
+class UnfairRouter(Router):
+    """Fixed-priority output arbiters (:class:`FixedPriorityArbiter`), which starve the PE's
+    injections.
+
+    Caught by: the formal fairness proof (``neg_router_unfair``: a message is still in the
+    router ``depth * (k + 1)`` cycles after it was taken).
+    """
+    arbiter = FixedPriorityArbiter
+
+
+# --- A routing that can deadlock -----------------------------------------------------------
+
+#: A routing whose order flips with the parity of the node's weight: the static deadlock check
+#: (:mod:`ihcube.deadlock`) finds a cycle from n = 4.
+WEIGHT_PARITY = FirstSetBitRouting(
+    lambda node: "msb" if bin(node).count("1") % 2 == 0 else "lsb", name="weight parity")
+
+
+class _FullCrossbarRouter(Router):
+    """A router with a path from every input to every output: routers that mix orders send
+    turns that one order's :func:`~ihcube.topology.onward_links` leave out."""
+
+    def outputs_of(self, j):
+        return tuple(range(len(self.dims) + 1))
+
+
+def weight_parity_router(n, node, payload_width=32, depth=1, order=topology.MSB_FIRST, *,
+                         strap=False):
+    """The router of :data:`WEIGHT_PARITY` at ``node`` (``order`` is ignored).
+
+    Build its fabric with ``routing=WEIGHT_PARITY`` and the elaboration-time deadlock check
+    turned off. Caught by: the stress engine's watchdog ("no transfer for ... cycles") under
+    saturating unicasts, which names the cycle of waits.
+    """
+    return _FullCrossbarRouter(n, node, payload_width, depth, WEIGHT_PARITY.order_at(node),
+                              strap=strap)
+
+
+# --- Composition and the registry ----------------------------------------------------------
+
+def only_at(nodes, router):
+    """A router factory: ``router`` at the nodes in ``nodes``, the real router elsewhere."""
+    nodes = frozenset(nodes)
+
+    def make(n, node, *args, **kwargs):
+        return (router if node in nodes else Router)(n, node, *args, **kwargs)
+    make.__name__ = f"{router.__name__}_at_{'_'.join(map(str, sorted(nodes)))}"
+    return make
+
+
+#: Every faulty router by name. Each works as the ``router`` of a fabric or a formal check.
+FAULTS = {
+    "dropping-buffer": DroppingRouter,
+    "duplicating-buffer": DuplicatingRouter,
+    "corrupting-buffer": CorruptingRouter,
+    "broken-travel": BrokenTravelRouter,
+    "no-turn-up": NoTurnUpRouter,
+    "refuse-nothing": RefuseNothingRouter,
+    "complete-cube": CompleteCubeRouter,
+    "mask-blind-route": MaskBlindRouter,
+    "unfair-arbiter": UnfairRouter,
+    "weight-parity": weight_parity_router,
+}
+
+
+def faulty_router(name, **options):
+    """The faulty router called ``name`` in :data:`FAULTS`.
+
+    With ``options`` (only for the buffer faults): a variant built by
+    :func:`buffer_fault_router`, e.g. ``faulty_router("dropping-buffer", every=5, first=5)``
+    drops every fifth message, or ``faulty_router("dropping-buffer", first=20, once=True)``
+    the twentieth only. Without, the registered part (which strikes every third message from
+    the first).
+    """
+    if name not in FAULTS:
+        raise ValueError(f"Fault must be one of {', '.join(FAULTS)}, not {name!r}")
+    if not options:
+        return FAULTS[name]
+    faults = {router_name: fault for fault, router_name in BUFFER_FAULTS.items()}
+    if name not in faults:
+        raise TypeError(f"Fault {name!r} takes no options, not {', '.join(options)}")
+    return buffer_fault_router(faults[name], **options)

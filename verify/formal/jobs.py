@@ -1,0 +1,150 @@
+"""The catalogue of formal jobs: what ``ihcube formal`` runs, and the fast subset CI runs."""
+
+from ... import topology
+from ..faults import faulty_router
+from .fabric_check import FabricCheck
+from .router_check import RouterCheck
+from .runner import Job
+
+__all__ = ["FABRIC_CHECKS", "FABRIC_PROOFS", "FABRIC_DRAINS", "DRAIN_DEPTH", "jobs",
+           "fast_jobs"]
+
+
+def _router(n, node, depth=1, **kwargs):
+    return lambda: RouterCheck(n, node, payload_width=2, depth=depth, **kwargs)
+
+
+def _fabric(n, **kwargs):
+    return lambda: FabricCheck(n, payload_width=1, depth=1, **kwargs)
+
+
+#: The fabric delivery BMCs: ``n: (depth, bound, tight, engine)``. ``depth`` is the BMC depth
+#: in cycles; ``bound`` the cycles from taking the tagged message to its last delivery, every
+#: PE always accepting; ``tight`` that the cover job also reaches a delivery that takes the
+#: whole bound, so that no smaller bound holds at this depth (``neg_fabric_bound`` shows one
+#: less failing for n = 3). A message is taken in cycle 1 at the earliest (the buffers are not
+#: ready in cycle 0) and the bound is checked ``bound + 1`` cycles later, so it is checked only
+#: for messages taken in cycles 1 to ``depth - bound - 2``. Under free injection the worst
+#: delivery time grows with the congestion built up before a message is taken: 13 fails for
+#: n = 4 at depth 20; for n = 5, 16 fails for a unicast from node 3 to node 4 taken in cycle 2
+#: and 18 for a broadcast from node 3 taken in cycle 2 (node 4 has one link, which every
+#: broadcast and every message for node 4 crosses), so n = 5 and 6 are checked for messages
+#: taken in cycle 1. ABC's ``bmc3`` reaches depth 20 for n = 5 and 6, where smtbmc's time per
+#: step doubled with every step (n = 6 took 7.4 min to depth 14).
+FABRIC_CHECKS = {
+    3: (24, 12, True, "smtbmc"),
+    4: (20, 16, False, "abc bmc3"),
+    5: (20, 17, False, "abc bmc3"),
+    6: (20, 17, False, "abc bmc3"),
+}
+
+#: The fabric safety proofs by PDR (``n``, routing order): with every PE injecting and
+#: accepting freely, for every cycle (no depth), the tagged message reaches exactly the PEs
+#: it is for, once each, unchanged, and nobody else.
+FABRIC_PROOFS = [(3, topology.MSB_FIRST), (4, topology.MSB_FIRST), (5, topology.MSB_FIRST),
+                 (6, topology.MSB_FIRST), (5, topology.LSB_FIRST), (6, topology.LSB_FIRST)]
+
+
+#: The fabric drain checks: ``n: (drain, engine)``. Every PE injects freely until a cycle the
+#: environment picks, then stops for good, and always accepts; every message must have been
+#: delivered ``drain`` cycles later. PDR proves it for every stopping cycle for n = 3 (a drain
+#: of 6 fails); for n >= 4 PDR did not finish in 15 min, and ABC's BMC checks every stopping
+#: cycle up to ``20 - drain - 2`` (one cycle less fails for n = 4, 5 and 6 at depth 20).
+FABRIC_DRAINS = {3: (7, "abc pdr"), 4: (9, "abc bmc3"), 5: (14, "abc bmc3"),
+                 6: (14, "abc bmc3")}
+#: The depth of the drain BMCs.
+DRAIN_DEPTH = 20
+
+
+def jobs():
+    """Every job: the router proofs, the fabric proofs, BMCs and covers, then the negative
+    controls."""
+    fabric = []
+    for n, (drain, engine) in FABRIC_DRAINS.items():
+        if engine == "abc pdr":
+            fabric.append(Job(f"fabric_n{n}_drain_proof", _fabric(n, drain=drain), "prove", 0,
+                              engine=engine))
+        else:
+            fabric.append(Job(f"fabric_n{n}_drain", _fabric(n, drain=drain), "bmc",
+                              DRAIN_DEPTH, engine=engine, slow=n >= 5))
+    for n, order in FABRIC_PROOFS:
+        suffix = "_lsb" if order == topology.LSB_FIRST else ""
+        fabric.append(Job(f"fabric_n{n}{suffix}_proof", _fabric(n, order=order,
+                                                                eject_ready="free"),
+                          "prove", 0, engine="abc pdr", fast=(n == 4)))
+    for n, (depth, bound, tight, engine) in FABRIC_CHECKS.items():
+        if depth < bound + 3:
+            raise ValueError(f"A bound of {bound} is never checked at depth {depth} (n={n})")
+        fabric.append(Job(f"fabric_n{n}_delivery", _fabric(n, bound=bound), "bmc", depth,
+                          engine=engine, slow=n >= 5))
+    for n, (depth, bound, tight, engine) in FABRIC_CHECKS.items():
+        fabric.append(Job(f"fabric_n{n}_cover",
+                          _fabric(n, bound=bound, covers=True, tight=tight), "cover", depth))
+    return [
+        # One router, any environment: nothing lost, duplicated or altered, routed by the rules.
+        # The invariants are 1-inductive; k = 2 for margin.
+        Job("router_n1_node0_d1", _router(1, 0), "prove", 2),
+        Job("router_n2_node1_d1", _router(2, 1), "prove", 2),
+        Job("router_n3_node0_d1", _router(3, 0), "prove", 2),
+        Job("router_n3_node0_d2", _router(3, 0, 2), "prove", 2),
+        Job("router_n3_node0_d3", _router(3, 0, 3), "prove", 2),
+        Job("router_n5_node4_d1", _router(5, 4), "prove", 2, fast=True),
+        Job("router_n5_node3_d1", _router(5, 3), "prove", 2),
+        Job("router_n6_node1_d1", _router(6, 1), "prove", 2),
+        Job("router_n6_node1_d2", _router(6, 1, 2), "prove", 2, fast=True),
+        Job("router_n6_node1_d1_lsb", _router(6, 1, order=topology.LSB_FIRST), "prove", 2),
+        Job("router_n6_node2_strap_as_3", _router(6, 2, strap_as=3), "prove", 2),
+        # Outputs always ready: every copy has left within depth * (k + 1) cycles. Not
+        # inductive below k = bound (the round-robin pointers carry no invariant).
+        Job("router_fair_n3_node0_d1", _router(3, 0, outputs_ready=True), "prove", 3),
+        Job("router_fair_n6_node1_d1", _router(6, 1, outputs_ready=True), "prove", 4,
+            fast=True),
+        Job("router_fair_n6_node1_d2", _router(6, 1, 2, outputs_ready=True), "prove", 8),
+        # The scenarios happen (so no assumption rules them out).
+        Job("router_n6_node1_d1_cover", _router(6, 1, covers=True), "cover", 8, fast=True),
+        Job("router_n5_node4_d2_cover", _router(5, 4, 2, covers=True), "cover", 10),
+        Job("router_fair_n6_node1_d1_cover", _router(6, 1, outputs_ready=True, covers=True),
+            "cover", 8),
+        # Whole fabrics, bounded.
+        Job("fabric_n3_delivery_fast", _fabric(3, bound=12), "bmc", 16, fast=True),
+        Job("fabric_n3_drain_fast", _fabric(3, drain=FABRIC_DRAINS[3][0]), "bmc", DRAIN_DEPTH,
+            engine="abc bmc3", fast=True),
+        Job("fabric_n4_lsb_delivery", _fabric(4, order=topology.LSB_FIRST, bound=16), "bmc",
+            20, engine="abc bmc3"),
+        *fabric,
+        # Negative controls: the same checks on parts broken on purpose (ihcube.verify.faults)
+        # must fail.
+        Job("neg_router_drop", _router(5, 4, router=faulty_router("dropping-buffer")),
+            "prove", 4, expect="FAIL", fast=True),
+        Job("neg_router_duplicate", _router(5, 4, router=faulty_router("duplicating-buffer")),
+            "prove", 4, expect="FAIL"),
+        Job("neg_router_travel", _router(6, 1, router=faulty_router("broken-travel")),
+            "prove", 4, expect="FAIL", fast=True),
+        Job("neg_router_complete_cube", _router(5, 3, router=faulty_router("complete-cube")),
+            "prove", 4, expect="FAIL"),
+        Job("neg_router_unfair", _router(6, 1, router=faulty_router("unfair-arbiter"),
+                                         outputs_ready=True),
+            "prove", 8, expect="FAIL"),
+        Job("neg_fabric_drop", _fabric(3, bound=12, router=faulty_router("dropping-buffer")),
+            "bmc", 16, expect="FAIL", fast=True),
+        Job("neg_fabric_duplicate", _fabric(4, router=faulty_router("duplicating-buffer")),
+            "bmc", 10, expect="FAIL"),
+        Job("neg_fabric_duplicate_proof", _fabric(4, router=faulty_router("duplicating-buffer"),
+                                                  eject_ready="free"),
+            "prove", 0, expect="FAIL", engine="abc pdr", fast=True),
+        Job("neg_fabric_drop_bmc3", _fabric(3, bound=12, router=faulty_router("dropping-buffer")),
+            "bmc", 16, expect="FAIL", engine="abc bmc3", fast=True),
+        Job("neg_fabric_travel", _fabric(3, bound=12, router=faulty_router("broken-travel")),
+            "bmc", 16, expect="FAIL"),
+        Job("neg_fabric_bound", _fabric(3, bound=11), "bmc", 20, expect="FAIL"),
+        Job("neg_fabric_drain", _fabric(3, drain=FABRIC_DRAINS[3][0] - 1), "bmc", DRAIN_DEPTH,
+            expect="FAIL", engine="abc bmc3", fast=True),
+        # A cover that cannot be reached fails: the full-bound delivery needs more cycles.
+        Job("neg_fabric_cover", _fabric(3, bound=12, covers=True, tight=True), "cover", 12,
+            expect="FAIL"),
+    ]
+
+
+def fast_jobs():
+    """The subset that CI runs: a few seconds each, a negative control of each mode."""
+    return [job for job in jobs() if job.fast]

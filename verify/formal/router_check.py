@@ -1,0 +1,471 @@
+"""The formal check of one router: :class:`RouterCheck`, proved by k-induction.
+
+One :class:`~ihcube.rtl.Router` in a free environment. The environment drives every input
+freely: any injection, any ``ready`` on the outputs, and on each link any message that a
+neighbour following the rules could send there (what is left to do lies inside the sender's
+travel mask, :func:`ihcube.topology.onward_links`), every cycle. One message is *tagged*: its
+payload equals ``tag``, a free value that stays constant, and it is assumed to enter at most
+once (links and PE together); nothing else is assumed of it, except that a unicast arriving on
+a link names a node that exists (the fabric refuses the others at injection, Spec 5). The
+assertions:
+
+- every copy of the tagged message that leaves, leaves on an output it should take, at most
+  once per output, unchanged: ``dest``, ``src``, ``kind``, ``payload`` as they came in
+  (``src`` = this node for an injection), and for a broadcast copy on link ``l`` the travel
+  vector of :func:`ihcube.topology.broadcast_step`. The outputs it should take come from
+  :mod:`ihcube.topology`, not from the RTL: the link of :func:`~ihcube.topology.route_step`
+  or the PE for a unicast, nothing for an injection to a node that does not exist, and for a
+  broadcast the links of ``broadcast_step`` plus the PE unless this node is the origin
+  (Katseff, Algorithms 2 and 6);
+- conservation: until every copy has left, exactly one buffer entry holds the tagged message,
+  unchanged, in the buffer of the input it came by, with the copies already sent recorded as
+  ``done``; afterwards none does. So nothing is lost, duplicated or altered;
+- for every message, tagged or not: a unicast leaves on link ``l`` only if it is the Algorithm
+  2 link (so the far end exists and bit ``l`` of ``node XOR dest`` is set) and reaches the PE
+  only if ``dest == node``; and nothing at all is offered on a link that does not exist (the
+  router has no port for one, so this is asserted of the ports of variants that have one for
+  every dimension, such as :class:`~ihcube.verify.faults.CompleteCubeRouter`);
+- every output keeps ``valid`` and its message until ``ready`` (stream rules);
+- helper invariants that make the assertions inductive: buffer count, head, tail and ``room``
+  agree; ``done`` is within ``want`` and never all of it; a locked arbiter holds one grant, to
+  an input that still requests that output.
+
+With ``outputs_ready=True`` the outputs are assumed always ready, and the check adds the
+router's fairness bound: every copy of a message taken in cycle ``t`` has left by cycle
+``t + depth * (k + 1)``, ``k`` the node's link count (for ``depth=1`` the bound that
+:class:`~ihcube.rtl.Router` documents).
+"""
+
+from amaranth.hdl import (Cat, ClockDomain, ClockSignal, Const, Elaboratable, Fragment, Module,
+                          Mux, Signal, Assert, Assume, Cover, Value)
+
+from ... import topology
+from ...rtl import Kind, Router
+from ...rtl.message import message_layout
+from .environment import hold_constant, popcount
+from .probe import Prebuilt, Probe, free_inputs
+
+__all__ = ["RouterCheck"]
+
+
+def _one_hot_or_zero(value):
+    return (value & (value - 1)) == 0
+
+
+def _unicast_outputs(n, node, order, dims):
+    """For every address ``d``, the output (one-hot: links in port order, then the PE) that
+    :func:`ihcube.topology.route_step` sends a unicast for ``d`` to, or 0 if ``d >= n``."""
+    local = len(dims)
+    table = {}
+    for d in range(1 << topology.address_bits(n)):
+        if d >= n:
+            table[d] = 0
+            continue
+        step = topology.route_step(n, node, d, order)
+        if step is None:
+            assert d == node, (n, node, d)  # Katseff, Theorem 1
+            table[d] = 1 << local
+        else:
+            assert topology.link_exists(n, node, step)
+            table[d] = 1 << dims.index(step)
+    return table
+
+
+def _broadcast_outputs(n, node, order, dims):
+    """For every travel vector ``T``, the links (one-hot mask in port order) and the travel
+    vectors that :func:`ihcube.topology.broadcast_step` gives the copies."""
+    table = {}
+    for travel in range(1 << topology.address_bits(n)):
+        steps = topology.broadcast_step(n, node, travel, order)
+        mask = sum(1 << dims.index(l) for l, _ in steps)
+        table[travel] = (mask, {dims.index(l): copy for l, copy in steps})
+    return table
+
+
+class _Tagged:
+    """What a check records of the tagged message.
+
+    ``seen``: it has entered; ``input``: by which input; ``msg``: as what
+    message (for an injection, the message the router must make of it); ``expect``: the
+    outputs it must leave by, ``expect_travel``: the travel vector of each link copy; ``left``:
+    the outputs it has left by; ``leaving``: those it leaves by in this cycle.
+    """
+
+    def __init__(self, message, outputs, links, width):
+        self.seen = Signal(name="tag_seen")
+        self.input = Signal(range(outputs), name="tag_input")
+        self.msg = Signal(message, name="tag_msg")
+        self.expect = Signal(outputs, name="tag_expect")
+        self.expect_travel = [Signal(width, name=f"tag_expect_travel{o}") for o in range(links)]
+        self.left = Signal(outputs, name="tag_left")
+        self.leaving = Signal(outputs, name="tag_leaving")
+        self.entering = None  # set by the check: one bit per input
+
+
+class RouterCheck(Elaboratable):
+    """One :class:`~ihcube.rtl.Router` in a free environment, with its invariants asserted.
+
+    See the module documentation (:mod:`.router_check`) for what is assumed and asserted.
+
+    Parameters
+    ----------
+    n, node, payload_width, depth, order
+        As for :class:`~ihcube.rtl.Router`.
+    router : type
+        The router class; negative controls pass broken subclasses.
+    outputs_ready : bool
+        Assume every output is always ready, and assert the fairness bound.
+    strap_as : int or None
+        If given, build the router with ``strap=True`` for ``node`` and tie its ``address`` to
+        ``strap_as``, a node with the same links, as the generated Verilog does when one router
+        module serves every node of a link set (:func:`ihcube.generate.fabric_verilog`); the
+        expectations are those of ``strap_as``.
+    covers : bool
+        Add ``Cover`` statements that show the scenarios happen (for a cover job).
+    """
+
+    def __init__(self, n, node, payload_width=2, depth=1, order=topology.MSB_FIRST, *,
+                 router=Router, outputs_ready=False, strap_as=None, covers=False):
+        self.n = n
+        self.node = node if strap_as is None else strap_as  # whose rules it must follow
+        self.payload_width = payload_width
+        self.depth = depth
+        self.order = order
+        self.outputs_ready = outputs_ready
+        self.covers = covers
+        self.strap = strap_as is not None
+        if self.strap and topology.exists_mask(n, strap_as) != topology.exists_mask(n, node):
+            raise ValueError(f"Node {strap_as} has other links than node {node} (n={n})")
+        self.router = router(n, node, payload_width, depth, order, strap=self.strap)
+        self.tag = Signal(payload_width, name="tag")
+        self.ports = [ClockSignal(), self.tag, *free_inputs(self.router)]
+
+        # Inputs and outputs in the router's port order: its links, then the PE.
+        self._dims = self.router.dims
+        self._local = len(self._dims)
+        self._inputs = [*self.router.links_in, self.router.inject]
+        self._outputs = [*self.router.links_out, self.router.eject]
+        self._message = message_layout(n, payload_width)
+
+    @property
+    def bound(self):
+        """Cycles from taking a message to its last copy leaving, outputs always ready."""
+        return self.depth * (len(self.router.dims) + 1)
+
+    def _output_name(self, o):
+        return f"link {self._dims[o]}" if o < self._local else "the PE"
+
+    def _input_name(self, j):
+        return f"input {self._dims[j]}" if j < self._local else "the PE input"
+
+    def elaborate(self, platform):
+        m = Module()
+        m.domains.sync = ClockDomain(reset_less=True)
+        probe = Probe(Fragment.get(self.router, platform))
+        m.submodules.router = Prebuilt(probe.fragment)
+
+        started = hold_constant(m, self.tag)
+        if self.strap:
+            m.d.comb += Assume(self.router.address == self.node)
+        if self.outputs_ready:
+            m.d.comb += [Assume(port.ready) for port in self._outputs]
+
+        self._check_missing_links(m)
+        self._assume_sent_by_rule(m)
+        tagged = self._track(m)
+        self._expect(m, tagged)
+        self._check_copies(m, tagged)
+        holders = self._check_buffers(m, probe, tagged, started)
+        self._check_arbiters(m, probe, started)
+        self._check_unicast_routes(m)
+        age = self._check_fairness(m, tagged) if self.outputs_ready else None
+        if self.covers:
+            self._add_covers(m, tagged, holders, age)
+        return m
+
+    def _check_missing_links(self, m):
+        """No message is ever offered on a link that does not exist.
+
+        :class:`~ihcube.rtl.Router` has ports for the links of its node only, so this holds by
+        construction; it is asserted for the variants that have a port for every dimension.
+        """
+        for o, dim in enumerate(self._dims):
+            if not topology.link_exists(self.n, self.node, dim):
+                m.d.comb += [
+                    Assume(~self._inputs[o].valid),  # nothing comes from a node not there
+                    Assert(~self._outputs[o].valid,
+                           f"a message is offered on link {dim}, which does not exist from "
+                           f"node {self.node}"),
+                ]
+
+    def _assume_sent_by_rule(self, m):
+        """Assume each link brings only what a router that follows the rules sends on it.
+
+        What is left to do for a message that came by link ``l`` (the bits of ``node XOR dest``
+        of a unicast, the travel vector of a broadcast) lies inside the sender's travel mask
+        on ``l`` (:func:`ihcube.topology.onward_links`); the router has no path for the rest.
+        """
+        for j, port in enumerate(self._inputs[:self._local]):
+            m.d.comb += Assume(~port.valid | self._sent_by_rule(j, port.payload))
+
+    def _sent_by_rule(self, j, msg):
+        """Whether ``msg``, on link input ``j``, is one a neighbour following the rules sends."""
+        dim = self._dims[j]
+        if not topology.link_exists(self.n, self.node, dim):
+            return Const(1, 1)  # variants with a port for a missing link: nothing comes in
+        width = topology.dimensions(self.n)
+        sender = topology.neighbor(self.node, dim)
+        outside = ((1 << width) - 1) & ~topology.travel_mask(self.n, sender, dim, self.order)
+        left = Mux(msg.kind == Kind.BROADCAST, msg.travel, msg.dest ^ self.node)
+        return (left & outside) == 0
+
+    def _track(self, m):
+        """Assume the tagged message enters at most once; record it as it enters."""
+        n, local = self.n, self._local
+        tagged = _Tagged(self._message, local + 1, local, topology.address_bits(n))
+        tagged.entering = Cat(*(port.valid & port.ready & (port.payload.payload == self.tag)
+                                for port in self._inputs))
+        m.d.comb += Assume(popcount(tagged.entering) <= Mux(tagged.seen, 0, 1))
+        # A unicast that arrives by a link names a node that exists: the fabric refuses the
+        # others at injection (Spec 5).
+        for j, port in enumerate(self._inputs[:local]):
+            m.d.comb += Assume(~tagged.entering[j] | (port.payload.kind == Kind.BROADCAST)
+                               | (port.payload.dest < n))
+
+        with m.If(tagged.entering.any()):
+            m.d.sync += tagged.seen.eq(1)
+        for j, port in enumerate(self._inputs):
+            with m.If(tagged.entering[j]):
+                m.d.sync += tagged.input.eq(j)
+                if j < local:
+                    m.d.sync += tagged.msg.eq(port.payload)
+                else:
+                    m.d.sync += [
+                        tagged.msg.dest.eq(port.payload.dest),
+                        tagged.msg.src.eq(self.node),
+                        tagged.msg.kind.eq(port.payload.kind),
+                        tagged.msg.travel.eq(topology.full_travel(n)),
+                        tagged.msg.payload.eq(port.payload.payload),
+                    ]
+        return tagged
+
+    def _expect(self, m, tagged):
+        """Drive ``tagged.expect`` and ``.expect_travel`` from :mod:`ihcube.topology`."""
+        local = self._local
+        msg = tagged.msg
+        with m.If(msg.kind == Kind.UNICAST):
+            with m.Switch(msg.dest):
+                for d, mask in _unicast_outputs(self.n, self.node, self.order,
+                                                self._dims).items():
+                    with m.Case(d):
+                        m.d.comb += tagged.expect.eq(mask)
+        with m.Else():
+            with m.Switch(msg.travel):
+                for travel, (mask, copies) in _broadcast_outputs(self.n, self.node, self.order,
+                                                                 self._dims).items():
+                    with m.Case(travel):
+                        # The origin does not deliver to itself.
+                        m.d.comb += tagged.expect.eq(
+                            mask | Mux(tagged.input != local, 1 << local, 0))
+                        m.d.comb += [tagged.expect_travel[o].eq(copy)
+                                     for o, copy in copies.items()]
+
+    def _check_copies(self, m, tagged):
+        """Every copy of the tagged message leaves where it must, at most once, unchanged."""
+        msg = tagged.msg
+        for o, port in enumerate(self._outputs):
+            name = self._output_name(o)
+            out = port.payload
+            leaving = tagged.leaving[o]
+            m.d.comb += leaving.eq(port.valid & port.ready & (out.payload == self.tag))
+            same = (out.dest == msg.dest) & (out.src == msg.src) & (out.kind == msg.kind)
+            if o < self._local:
+                same &= (out.kind == Kind.UNICAST) | (out.travel == tagged.expect_travel[o])
+            m.d.comb += [
+                Assert(~leaving | tagged.seen,
+                       f"a copy of the tagged message that never entered leaves on {name}"),
+                Assert(~leaving | tagged.expect[o],
+                       f"the tagged message leaves on {name}, where it must not go"),
+                Assert(~leaving | ~tagged.left[o], f"the tagged message leaves twice on {name}"),
+                Assert(~leaving | same, f"the tagged message leaves on {name} altered"),
+            ]
+        m.d.sync += tagged.left.eq(tagged.left | tagged.leaving)
+        m.d.comb += [
+            Assert(tagged.seen | (tagged.left == 0),
+                   "copies sent before the tagged message entered"),
+            Assert((tagged.left & ~tagged.expect) == 0,
+                   "a copy sent where the tagged message must not go"),
+        ]
+
+    def _pending(self, tagged):
+        """The tagged message has entered and has copies still to send."""
+        return tagged.seen & (tagged.left != tagged.expect)
+
+    def _check_buffers(self, m, probe, tagged, started):
+        """Conservation: until its last copy has left, exactly one buffer entry holds the tagged
+        message, unchanged, in the buffer of the input it came by; afterwards none does.
+
+        With the invariants of each buffer and of the router's copy tracking (``want``,
+        ``done``) that make this inductive. Return the holder flags, and the holder-at-head
+        flags, of every buffer entry.
+        """
+        depth, local = self.depth, self._local
+        pending = self._pending(tagged)
+        # A message with no copy to send (a broadcast in a one-node fabric) still passes through
+        # its buffer for a cycle.
+        idle = tagged.seen & (tagged.expect == 0) & (tagged.msg.kind == Kind.BROADCAST)
+        m.d.comb += Assert(~tagged.seen | (tagged.input == local)
+                           | (tagged.msg.kind == Kind.BROADCAST) | (tagged.msg.dest < self.n),
+                           "a unicast from a link for no node was tagged")
+        holders, at_heads = [], []
+        for j in range(local + 1):
+            buffer = probe.sub(f"in{self._dims[j]}" if j < local else "in_pe")
+            count, head, tail, room = (buffer.signal(name)
+                                       for name in ("count", "head", "tail", "room"))
+            # The router keeps a bit per output that input j can use; spread them out.
+            outputs = self.router.outputs_of(j)
+            want, done = (self._spread(probe.signal(f"{kind}{j}"), outputs)
+                          for kind in ("want", "done"))
+            name = self._input_name(j)
+            wrapped = Mux(head + count >= depth, head + count - depth, head + count)
+            m.d.comb += [
+                Assert(count <= depth, f"buffer of {name} over-full"),
+                Assert(head < depth, f"buffer of {name}: head out of range"),
+                Assert(tail < depth, f"buffer of {name}: tail out of range"),
+                Assert(~room | (count != depth), f"buffer of {name}: room when full"),
+                Assert(~started | (room == (count != depth)),
+                       f"buffer of {name}: no room when not full"),
+                Assert(tail == wrapped, f"buffer of {name}: tail disagrees with head and count"),
+                Assert((count != 0) | (done == 0), f"{name}: copies recorded with no message"),
+                Assert((done & ~want) == 0, f"{name}: a copy recorded that it does not want"),
+                Assert((done == 0) | ((want & ~done) != 0),
+                       f"{name}: every copy recorded but the message still held"),
+            ]
+            for i in range(depth):
+                entry = self._message(buffer.signal(f"entry{i}"))
+                offset = Mux(i >= head, i - head, i + depth - head)
+                if j < local:
+                    m.d.comb += Assert((offset >= count) | self._sent_by_rule(j, entry),
+                                       f"buffer of {name} holds what no neighbour sends")
+                holds = Signal(name=f"holds_{j}_{i}")
+                at_head = head == i
+                m.d.comb += holds.eq((offset < count) & (entry.payload == self.tag))
+                holders.append(holds)
+                at_heads.append(holds & at_head)
+                m.d.comb += [
+                    Assert(~holds | pending | idle,
+                           f"buffer of {name} holds the tagged message after it has left"),
+                    Assert(~holds | (tagged.input == j),
+                           f"buffer of {name} holds a tagged message that came by another "
+                           f"input"),
+                    Assert(~holds | (Value.cast(entry) == Value.cast(tagged.msg)),
+                           f"buffer of {name} holds the tagged message altered"),
+                    Assert(~holds | Mux(at_head, done == tagged.left, tagged.left == 0),
+                           f"{name}: copies recorded disagree with copies sent"),
+                    Assert(~holds | ~at_head | (want == tagged.expect),
+                           f"{name}: the router wants other outputs than the topology"),
+                ]
+        m.d.comb += Assert((popcount(holders) == pending.as_unsigned())
+                           | (idle & (popcount(holders) <= 1)),
+                           "the tagged message is lost or duplicated inside the router")
+        return holders, at_heads
+
+    def _spread(self, bits, outputs):
+        """``bits``, one per output in ``outputs``, as a bit per output of the router."""
+        return Cat(*(bits[outputs.index(o)] if o in outputs else Const(0, 1)
+                     for o in range(self._local + 1)))
+
+    def _check_arbiters(self, m, probe, started):
+        """Every output keeps ``valid`` and its message until ``ready`` (stream rules), with the
+        arbiter invariants that make it inductive: a locked grant is one-hot and requested."""
+        local = self._local
+        for o, port in enumerate(self._outputs):
+            arbiter = probe.sub(f"arbiter_out{self._dims[o]}" if o < local else "arbiter_out_pe")
+            last, held, locked = (arbiter.signal(name) for name in ("last", "held", "locked"))
+            requests = arbiter.component.requests
+            name = self._output_name(o)
+            stalled = Signal(name=f"stalled{o}")
+            stalled_msg = Signal(self._message, name=f"stalled_msg{o}")
+            m.d.sync += [stalled.eq(port.valid & ~port.ready), stalled_msg.eq(port.payload)]
+            m.d.comb += [
+                Assert(last < arbiter.component.count, f"arbiter of {name}: pointer out of range"),
+                Assert(~locked | ((held != 0) & _one_hot_or_zero(held)
+                                  & ((held & requests) != 0)),
+                       f"arbiter of {name}: a lock on no live request"),
+                Assert(~started | (stalled == locked), f"arbiter of {name}: lock disagrees"),
+                Assert(~stalled | (port.valid
+                                   & (Value.cast(port.payload) == Value.cast(stalled_msg))),
+                       f"{name}: valid dropped or message changed before ready"),
+            ]
+
+    def _check_unicast_routes(self, m):
+        """Every unicast, tagged or not, is offered on its Algorithm 2 output only."""
+        n, node = self.n, self.node
+        table = _unicast_outputs(n, node, self.order, self._dims)
+        for o, port in enumerate(self._outputs):
+            out = port.payload
+            right = Signal(name=f"right{o}")
+            with m.Switch(out.dest):
+                for d, mask in table.items():
+                    with m.Case(d):
+                        if d >= n and o < self._local:
+                            # Only from a link (the environment may send anything); it must
+                            # still get closer to its destination.
+                            m.d.comb += right.eq((d ^ node) >> self._dims[o] & 1)
+                        else:
+                            m.d.comb += right.eq(mask >> o & 1)
+            m.d.comb += Assert(~port.valid | (out.kind != Kind.UNICAST) | right,
+                               f"a unicast is offered on {self._output_name(o)}, not its "
+                               f"Algorithm 2 output")
+
+    def _check_fairness(self, m, tagged):
+        """With every output ready: a message taken in cycle t has sent its last copy by
+        t + :attr:`bound`. Return the age of the tagged message (1 in the cycle after it was
+        taken, saturating at ``bound + 1``)."""
+        bound = self.bound
+        pending = self._pending(tagged)
+        age = Signal(range(bound + 2), name="tag_age")
+        with m.If(tagged.seen & (age != bound + 1)):
+            m.d.sync += age.eq(age + 1)
+        with m.If(tagged.entering.any()):
+            m.d.sync += age.eq(1)
+        m.d.comb += [
+            Assert(tagged.seen | (age == 0), "age counts with no tagged message"),
+            Assert(~tagged.seen | (age != 0), "tagged message with no age"),
+            Assert(age <= bound + 1, "age beyond saturation"),
+            Assert((age <= bound) | ~pending,
+                   f"the tagged message is still in the router {bound} cycles after it was "
+                   f"taken"),
+        ]
+        return age
+
+    def _add_covers(self, m, tagged, holders, age):
+        """Show that the scenarios the assertions are about happen."""
+        local, msg = self._local, tagged.msg
+        pending = self._pending(tagged)
+        complete = tagged.seen & ~pending
+        broadcast = msg.kind == Kind.BROADCAST
+        m.d.comb += [Cover(tagged.leaving[o]) for o in range(local + 1)]
+        # A broadcast from the PE sends a copy on every link (none if n = 1).
+        m.d.comb += Cover(complete & broadcast & (tagged.input == local))
+        # Whether a message from some link can go on by a link (node 4 of 5 has one link, and
+        # what comes in by it can only be for its PE).
+        goes_on = any(topology.onward_links(self.n, self.node, dim, self.order)
+                      for dim in self._dims if topology.link_exists(self.n, self.node, dim))
+        if goes_on:
+            # A broadcast from a link fans out to the PE and at least one link.
+            m.d.comb += Cover(complete & broadcast & (tagged.input != local)
+                              & tagged.expect[local] & (tagged.expect[:local] != 0))
+        if goes_on or local > 1:
+            # The copies of a broadcast leave in different cycles.
+            m.d.comb += Cover(pending & broadcast & (tagged.left != 0))
+        if (1 << topology.address_bits(self.n)) > self.n:
+            # An injection to a node that does not exist is refused.
+            m.d.comb += Cover(tagged.seen & (tagged.input == local)
+                              & (msg.kind == Kind.UNICAST) & (msg.dest >= self.n)
+                              & self.router.refused)
+        holding, at_head = holders
+        if self.depth > 1:  # the tagged message waits behind another
+            m.d.comb += Cover(Cat(holding).any() & ~Cat(at_head).any())
+        if self.outputs_ready:  # the fairness bound is tight
+            m.d.comb += Cover(pending & (age == self.bound))
