@@ -132,4 +132,4 @@ def test_collectives_command(tmp_path, capsys):
     assert len(lines) == 1 + 3 * len(COLLECTIVES)
     assert main(["collectives", "--depths", "0"]) == 2
     assert capsys.readouterr().err == \
-        "ihcube: error: Depths must be comma-separated integers of at least 1, not '0'\n"
+        "ihcube collectives: error: Depths must be comma-separated integers of at least 1, not '0'\n"
