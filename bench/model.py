@@ -4,12 +4,12 @@
 bench-model``) measures router-cycles per second (nodes times cycles, per second) of
 :class:`ihcube.sim.model.Model` under uniform random traffic (Tzeng and Kumar's model: each
 node generates a message with probability 0.4 per cycle into an unbounded source queue) with
-one-message buffers, after the compiled code is loaded; the same figure for the Amaranth simulation of the 26-node fabric
-driven by :class:`~ihcube.verify.harness.FabricHarness`; and the peak memory of a child process
-that builds a 65,536-node model. It prints the figures and writes them, with the machine's
-facts, to a JSON file. Rates are given both per CPU second of this process and per wall-clock
-second, best of a few runs: on a shared machine the CPU figure is the steadier one. It checks
-nothing; ``tests/test_model.py`` does that.
+one-message buffers, after the compiled code is loaded; the same figure for the Amaranth
+simulation of the 26-node fabric driven by :class:`~ihcube.verify.harness.FabricHarness`; and
+the peak memory of a child process that builds a 65,536-node model. It prints the figures and
+writes them, with the machine's facts, to a JSON file. Rates are given both per CPU second of
+this process and per wall-clock second, best of a few runs: on a shared machine the CPU figure
+is the steadier one. It checks nothing; ``tests/test_model.py`` does that.
 """
 
 import datetime

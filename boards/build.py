@@ -17,7 +17,6 @@ import sys
 import time
 
 from .. import topology
-from ..params import check_depth, check_payload_width
 
 __all__ = ["FAMILIES", "BOARDS", "PLACERS", "check_family", "check_board", "check_placer",
            "synth", "bitstream", "table", "summary"]

@@ -8,8 +8,7 @@ the figures and writes them to the JSON file; it checks nothing.
 
 import sys
 
-from .options import add_bench_options, bench_options
-from .usage import UsageError, command_parser, report
+from .options import run_benchmark
 
 __all__ = ["main"]
 
@@ -19,14 +18,7 @@ NAME = "bench"
 def main(argv=None):
     """Run ``ihcube bench`` with ``argv`` (default: the process's); return the exit status."""
     from ..bench import verilog
-    parser = command_parser(NAME, __doc__)
-    add_bench_options(parser, verilog.SIZES, verilog.OUT)
-    try:
-        sizes, out = bench_options(parser.parse_args(argv))
-    except UsageError as error:
-        return report(NAME, error)
-    verilog.benchmark(sizes, out)
-    return 0
+    return run_benchmark(NAME, __doc__, verilog, argv)
 
 
 if __name__ == "__main__":

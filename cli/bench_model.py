@@ -8,8 +8,7 @@ each size, the Amaranth simulation of the 26-node fabric, and the peak memory of
 
 import sys
 
-from .options import add_bench_options, bench_options
-from .usage import UsageError, command_parser, report
+from .options import run_benchmark
 
 __all__ = ["main"]
 
@@ -20,14 +19,7 @@ def main(argv=None):
     """Run ``ihcube bench-model`` with ``argv`` (default: the process's); return the exit
     status."""
     from ..bench import model
-    parser = command_parser(NAME, __doc__)
-    add_bench_options(parser, model.SIZES, model.OUT)
-    try:
-        sizes, out = bench_options(parser.parse_args(argv))
-    except UsageError as error:
-        return report(NAME, error)
-    model.benchmark(sizes, out)
-    return 0
+    return run_benchmark(NAME, __doc__, model, argv)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,8 @@ import sys
 
 from .. import topology
 from ..params import check_depth
-from .options import add_build_options
-from .usage import UsageError, checked, command_parser, integer, report
+from .options import add_build_options, build_options
+from .usage import checked, command_parser, integer, run
 
 __all__ = ["main"]
 
@@ -30,21 +30,21 @@ def _parser():
     return parser
 
 
+def _bitstream(args):
+    from ..boards import build
+    board = checked(build.check_board, args.board)
+    synth_opts, placer = build_options(args)
+    n = integer(args.nodes, "Node count", topology.check_node_count)
+    depth = integer(args.depth, "Buffer depth", check_depth)
+    figures = build.bitstream(board, n, depth, synth_opts=synth_opts, placer=placer)
+    print(build.summary(figures))
+    return 0 if figures["fits"] else 1
+
+
 def main(argv=None):
     """Run ``ihcube bitstream`` with ``argv`` (default: the process's); return the exit
     status."""
-    from ..boards import build
-    try:
-        args = _parser().parse_args(argv)
-        board = checked(build.check_board, args.board)
-        placer = checked(build.check_placer, args.placer)
-        n = integer(args.nodes, "Node count", topology.check_node_count)
-        depth = integer(args.depth, "Buffer depth", check_depth)
-    except UsageError as error:
-        return report(NAME, error)
-    figures = build.bitstream(board, n, depth, synth_opts=args.synth_opts, placer=placer)
-    print(build.summary(figures))
-    return 0 if figures["fits"] else 1
+    return run(NAME, _parser(), _bitstream, argv)
 
 
 if __name__ == "__main__":

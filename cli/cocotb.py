@@ -12,7 +12,7 @@ import sys
 
 from ..params import check_positive_integer
 from .options import add_fabric_options, fabric_parameters
-from .usage import UsageError, command_parser, integer, report
+from .usage import UsageError, command_parser, integer, run
 
 __all__ = ["main"]
 
@@ -40,25 +40,19 @@ def _positive(what):
     return lambda value: check_positive_integer(value, what)
 
 
-def main(argv=None):
-    """Run ``ihcube cocotb`` with ``argv`` (default: the process's); return the exit status."""
+def _cocotb(args):
     from ..verify.cocotb_runner import Settings, regression
+    nodes, width, depth, order = fabric_parameters(args)
+    settings = Settings(
+        nodes=nodes, width=width, depth=depth, order=order,
+        stress=(None if args.stress is None else
+                integer(args.stress, "Stress request count", _positive("Stress request count"))),
+        seed=integer(args.seed, "Seed", _positive("Seed")))
     try:
-        args = _parser().parse_args(argv)
-        nodes, width, depth, order = fabric_parameters(args)
-        settings = Settings(
-            nodes=nodes, width=width, depth=depth, order=order,
-            stress=(None if args.stress is None else
-                    integer(args.stress, "Stress request count",
-                            _positive("Stress request count"))),
-            seed=integer(args.seed, "Seed", _positive("Seed")))
-        try:
-            build_dir, waveform, outcomes = regression(settings, args.out, tests=args.test,
-                                                       waves=args.waves)
-        except ValueError as error:  # a fabric the generator refuses: one that can deadlock
-            raise UsageError(str(error)) from None
-    except UsageError as error:
-        return report(NAME, error)
+        build_dir, waveform, outcomes = regression(settings, args.out, tests=args.test,
+                                                   waves=args.waves)
+    except ValueError as error:  # a fabric the generator refuses: one that can deadlock
+        raise UsageError(str(error)) from None
     for outcome in outcomes:
         print(f"{outcome.status.upper():8} {outcome.name}")
         if not outcome.passed and outcome.message:
@@ -69,6 +63,11 @@ def main(argv=None):
         print(f"waveform: {waveform}")
     print(f"{len(outcomes) - failed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+def main(argv=None):
+    """Run ``ihcube cocotb`` with ``argv`` (default: the process's); return the exit status."""
+    return run(NAME, _parser(), _cocotb, argv)
 
 
 if __name__ == "__main__":

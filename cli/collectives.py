@@ -10,8 +10,8 @@ import json
 import sys
 import time
 
-from .options import ints, model_depth, node_count, number, out_dir, pool_map
-from .usage import UsageError, command_parser, report
+from .options import add_run_options, ints, model_depth, node_count, pool_map, run_options
+from .usage import UsageError, command_parser, run
 
 __all__ = ["main"]
 
@@ -26,9 +26,7 @@ def _parser():
                         help="incomplete sizes (default 6,13,26,100,300,1048,1114,1818)")
     parser.add_argument("--depths", default="1,2,3", metavar="D,...",
                         help="buffer depths (default 1,2,3)")
-    parser.add_argument("--jobs", "-j", default="2", metavar="J", help="processes (default 2)")
-    parser.add_argument("--out", "-o", default="results", metavar="DIR",
-                        help="directory to write into (default results)")
+    add_run_options(parser)
     return parser
 
 
@@ -40,8 +38,7 @@ def _collectives(args):
                          f"not {args.dims!r}")
     sizes = ints(args.sizes, "Sizes", node_count, 2) if args.sizes else ()
     depths = ints(args.depths, "Depths", model_depth)
-    jobs = number(args.jobs, "Jobs", int, 1)
-    out = out_dir(args.out)
+    jobs, out = run_options(args)
     ns = [1 << d for d in dims] + [n for n in sizes if n & (n - 1)]
     tasks = [(n, depth) for n in ns for depth in depths]
     start = time.monotonic()
@@ -58,12 +55,7 @@ def _collectives(args):
 def main(argv=None):
     """Run ``ihcube collectives`` with ``argv`` (default: the process's); return the exit
     status."""
-    try:
-        _collectives(_parser().parse_args(argv))
-    except UsageError as error:
-        return report(NAME, error)
-    sys.stdout.flush()
-    return 0
+    return run(NAME, _parser(), _collectives, argv)
 
 
 if __name__ == "__main__":

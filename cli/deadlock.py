@@ -12,7 +12,7 @@ import sys
 import time
 
 from .. import topology
-from .usage import UsageError, command_parser, report
+from .usage import UsageError, command_parser, run
 
 __all__ = ["main"]
 
@@ -33,15 +33,9 @@ def _parser():
     return parser
 
 
-def main(argv=None):
-    """Run ``ihcube deadlock`` with ``argv`` (default: the process's); return the exit
-    status."""
-    try:
-        args = _parser().parse_args(argv)
-        if args.max_nodes < 1:
-            raise UsageError(f"--max-nodes must be a positive integer, not {args.max_nodes}")
-    except UsageError as error:
-        return report(NAME, error)
+def _deadlock(args):
+    if args.max_nodes < 1:
+        raise UsageError(f"--max-nodes must be a positive integer, not {args.max_nodes}")
     from .. import deadlock  # Numba loads only when needed
 
     orders = topology.ROUTING_ORDERS if args.order == "both" else (args.order,)
@@ -72,6 +66,12 @@ def main(argv=None):
         print(f"  cross-check against enumeration, n = 1 .. {args.cross_check}: done in "
               f"{time.perf_counter() - started:.1f} s")
     return status
+
+
+def main(argv=None):
+    """Run ``ihcube deadlock`` with ``argv`` (default: the process's); return the exit
+    status."""
+    return run(NAME, _parser(), _deadlock, argv)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from .options import add_fabric_options, fabric_parameters
-from .usage import UsageError, command_parser, report
+from .usage import UsageError, command_parser, run
 
 __all__ = ["main"]
 
@@ -31,30 +31,25 @@ def _parser():
     return parser
 
 
-def main(argv=None):
-    """Run ``ihcube lint`` with ``argv`` (default: the process's); return the exit status."""
+def _lint(args):
     from ..verify.lint import WAIVERS, lint_fabric, lint_file, require_verilator
+    if (args.nodes is None) == (args.verilog is None):
+        raise UsageError("give either --nodes or --verilog")
+    if args.verilog is None:
+        n, width, depth, order = fabric_parameters(args)
+    elif not Path(args.verilog).is_file():
+        raise UsageError(f"no such file: {args.verilog!r}")
     try:
-        args = _parser().parse_args(argv)
-        if (args.nodes is None) == (args.verilog is None):
-            raise UsageError("give either --nodes or --verilog")
-        if args.verilog is None:
-            n, width, depth, order = fabric_parameters(args)
-        elif not Path(args.verilog).is_file():
-            raise UsageError(f"no such file: {args.verilog!r}")
+        require_verilator()
+    except FileNotFoundError as error:
+        raise UsageError(str(error)) from None
+    if args.verilog is None:
         try:
-            require_verilator()
-        except FileNotFoundError as error:
+            result = lint_fabric(n, width, depth, order, args.out)
+        except ValueError as error:  # a fabric the generator refuses: one that can deadlock
             raise UsageError(str(error)) from None
-        if args.verilog is None:
-            try:
-                result = lint_fabric(n, width, depth, order, args.out)
-            except ValueError as error:  # a fabric the generator refuses: one that can deadlock
-                raise UsageError(str(error)) from None
-        else:
-            result = lint_file(args.verilog, args.top)
-    except UsageError as error:
-        return report(NAME, error)
+    else:
+        result = lint_file(args.verilog, args.top)
     if result.clean:
         print(f"{result.path}: Verilator -Wall clean (waivers: {WAIVERS})")
         return 0
@@ -62,6 +57,11 @@ def main(argv=None):
     print(f"{result.path}: {len(result.messages)} Verilator message(s) "
           f"(waivers: {WAIVERS})")
     return 1
+
+
+def main(argv=None):
+    """Run ``ihcube lint`` with ``argv`` (default: the process's); return the exit status."""
+    return run(NAME, _parser(), _lint, argv)
 
 
 if __name__ == "__main__":

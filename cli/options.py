@@ -3,7 +3,7 @@
 The fabric's parameters (``--nodes --width --depth --order``), comma-separated lists and
 bounded numbers of the experiments, the output directory, the worker pool of the commands
 that run in several processes, the FPGA builds' Yosys options and placer, and the
-benchmarks' sizes and output file. A mistake is a :class:`~.usage.UsageError`.
+benchmarks' command line. A mistake is a :class:`~.usage.UsageError`.
 """
 
 import multiprocessing
@@ -12,11 +12,11 @@ import signal
 
 from .. import topology
 from ..params import check_depth, check_payload_width
-from .usage import UsageError, checked, integer
+from .usage import UsageError, checked, command_parser, integer, run
 
 __all__ = ["add_fabric_options", "fabric_parameters", "ints", "floats", "choices", "number",
-           "out_dir", "node_count", "model_depth", "imap", "pool_map", "add_build_options",
-           "add_bench_options", "bench_options"]
+           "out_dir", "node_count", "model_depth", "add_run_options", "run_options", "imap",
+           "pool_map", "add_build_options", "build_options", "run_benchmark"]
 
 
 def add_fabric_options(parser, nodes_required=True):
@@ -123,6 +123,20 @@ def model_depth(depth):
     return depth
 
 
+def add_run_options(parser):
+    """Add the experiments' ``--jobs`` (processes, default 2) and ``--out`` (directory,
+    default ``results``) to ``parser``; :func:`run_options` checks them."""
+    parser.add_argument("--jobs", "-j", default="2", metavar="J", help="processes (default 2)")
+    parser.add_argument("--out", "-o", default="results", metavar="DIR",
+                        help="directory to write into (default results)")
+
+
+def run_options(args):
+    """The checked ``(jobs, out)`` of :func:`add_run_options`' options; the directory is
+    created."""
+    return number(args.jobs, "Jobs", int, 1), out_dir(args.out)
+
+
 def _ignore_interrupt():
     # Ctrl-C reaches every process of the terminal's group: the parent stops the pool and
     # reports it in one line; a worker's traceback would only repeat it.
@@ -163,16 +177,25 @@ def add_build_options(parser, placer_default):
                         help=f"nextpnr's placer: {', '.join(PLACERS)} (default: {placer_default})")
 
 
-def add_bench_options(parser, sizes, out):
-    """Add a benchmark's ``--nodes N ...`` (default ``sizes``) and ``--out FILE`` (default
-    ``out``) to ``parser``; :func:`bench_options` checks them."""
-    parser.add_argument("--nodes", nargs="+", default=[str(n) for n in sizes], metavar="N",
-                        help=f"fabric sizes (default {' '.join(map(str, sizes))})")
-    parser.add_argument("--out", default=out, metavar="FILE",
-                        help=f"JSON file to write (default {out})")
+def build_options(args):
+    """The ``(synth_opts, placer)`` of :func:`add_build_options`' options, the placer
+    checked."""
+    from ..boards.build import check_placer
+    return args.synth_opts, checked(check_placer, args.placer)
 
 
-def bench_options(args):
-    """The checked ``(sizes, out)`` of :func:`add_bench_options`' options."""
-    return ([integer(text, "Node count", topology.check_node_count) for text in args.nodes],
-            pathlib.Path(args.out))
+def run_benchmark(name, doc, benchmark, argv):
+    """Run ``ihcube <name>``, the command of ``benchmark`` (a module of :mod:`ihcube.bench`):
+    its ``benchmark(sizes, out)`` over ``--nodes N ...`` (default its ``SIZES``) into the JSON
+    file ``--out`` (default its ``OUT``); return the exit status."""
+    parser = command_parser(name, doc)
+    parser.add_argument("--nodes", nargs="+", default=[str(n) for n in benchmark.SIZES],
+                        metavar="N",
+                        help=f"fabric sizes (default {' '.join(map(str, benchmark.SIZES))})")
+    parser.add_argument("--out", default=benchmark.OUT, metavar="FILE",
+                        help=f"JSON file to write (default {benchmark.OUT})")
+
+    def body(args):
+        benchmark.benchmark([integer(text, "Node count", topology.check_node_count)
+                             for text in args.nodes], pathlib.Path(args.out))
+    return run(name, parser, body, argv)

@@ -11,8 +11,8 @@ import sys
 import time
 
 from .. import topology
-from .options import ints, model_depth, node_count, number, out_dir, pool_map
-from .usage import UsageError, checked, command_parser, report
+from .options import add_run_options, ints, model_depth, node_count, pool_map, run_options
+from .usage import checked, command_parser, run
 
 __all__ = ["main"]
 
@@ -27,9 +27,7 @@ def _parser():
                         help="buffer depths (default 1,2,3)")
     parser.add_argument("--order", default=topology.MSB_FIRST,
                         help="routing order (default msb)")
-    parser.add_argument("--jobs", "-j", default="2", metavar="J", help="processes (default 2)")
-    parser.add_argument("--out", "-o", default="results", metavar="DIR",
-                        help="directory to write into (default results)")
+    add_run_options(parser)
     return parser
 
 
@@ -45,8 +43,7 @@ def _saturation(args):
     sizes = ints(args.sizes, "Sizes", node_count, 2)
     depths = ints(args.depths, "Depths", model_depth)
     order = checked(topology.check_routing_order, args.order)
-    jobs = number(args.jobs, "Jobs", int, 1)
-    out = out_dir(args.out)
+    jobs, out = run_options(args)
     tasks = [(kind, n, depth, order) for kind in ("saturation", "zero") for n in sizes
              for depth in depths]
     start = time.monotonic()
@@ -68,12 +65,7 @@ def _saturation(args):
 def main(argv=None):
     """Run ``ihcube saturation`` with ``argv`` (default: the process's); return the exit
     status."""
-    try:
-        _saturation(_parser().parse_args(argv))
-    except UsageError as error:
-        return report(NAME, error)
-    sys.stdout.flush()
-    return 0
+    return run(NAME, _parser(), _saturation, argv)
 
 
 if __name__ == "__main__":

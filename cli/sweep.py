@@ -13,8 +13,9 @@ import sys
 import time
 
 from .. import topology
-from .options import choices, floats, ints, model_depth, node_count, number, out_dir
-from .usage import UsageError, command_parser, report
+from .options import (add_run_options, choices, floats, ints, model_depth, node_count, number,
+                      run_options)
+from .usage import UsageError, command_parser, run
 
 __all__ = ["main"]
 
@@ -42,9 +43,7 @@ def _parser():
     parser.add_argument("--tolerance", metavar="F",
                         help="convergence and saturation tolerance (default 0.02)")
     parser.add_argument("--seed", default="1", metavar="S", help="random seed (default 1)")
-    parser.add_argument("--jobs", "-j", default="2", metavar="J", help="processes (default 2)")
-    parser.add_argument("--out", "-o", default="results", metavar="DIR",
-                        help="directory to write into (default results)")
+    add_run_options(parser)
     parser.add_argument("--name", metavar="NAME",
                         help="file name prefix (default sweep_<set>)")
     parser.add_argument("--no-plots", action="store_true", help="write the CSV only")
@@ -77,8 +76,7 @@ def _sweep(args):
         changes["tolerance"] = number(args.tolerance, "Tolerance", float, 0.0, 1.0)
     changes["seed"] = number(args.seed, "Seed", int, 0)
     settings = dataclasses.replace(settings, **changes)
-    jobs = number(args.jobs, "Jobs", int, 1)
-    out = out_dir(args.out)
+    jobs, out = run_options(args)
     prefix = str(out / (args.name or f"sweep_{args.set}"))
 
     point_list = sw.points(sizes, depths, orders, patterns, rates, radius, zeta)
@@ -141,12 +139,7 @@ def _curves(rows):
 
 def main(argv=None):
     """Run ``ihcube sweep`` with ``argv`` (default: the process's); return the exit status."""
-    try:
-        _sweep(_parser().parse_args(argv))
-    except UsageError as error:
-        return report(NAME, error)
-    sys.stdout.flush()
-    return 0
+    return run(NAME, _parser(), _sweep, argv)
 
 
 if __name__ == "__main__":

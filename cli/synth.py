@@ -11,8 +11,8 @@ import sys
 
 from .. import topology
 from ..params import check_depth, check_payload_width
-from .options import add_build_options
-from .usage import UsageError, checked, command_parser, integer, report
+from .options import add_build_options, build_options
+from .usage import checked, command_parser, integer, run
 
 __all__ = ["main"]
 
@@ -33,26 +33,26 @@ def _parser():
     return parser
 
 
-def main(argv=None):
-    """Run ``ihcube synth`` with ``argv`` (default: the process's); return the exit status."""
+def _synth(args):
     from ..boards import build
-    try:
-        args = _parser().parse_args(argv)
-        family = checked(build.check_family, args.family)
-        placer = checked(build.check_placer, args.placer)
-        n = integer(args.nodes, "Node count", topology.check_node_count)
-        width = integer(args.width, "Payload width", check_payload_width)
-        depth = integer(args.depth, "Buffer depth", check_depth)
-        router = None
-        if args.router is not None:
-            router = integer(args.router, "Router node", lambda node: node)
-            checked(topology.check_node, n, router, "Router node")
-    except UsageError as error:
-        return report(NAME, error)
-    figures = build.synth(n, family, width, depth, synth_opts=args.synth_opts, router=router,
+    family = checked(build.check_family, args.family)
+    synth_opts, placer = build_options(args)
+    n = integer(args.nodes, "Node count", topology.check_node_count)
+    width = integer(args.width, "Payload width", check_payload_width)
+    depth = integer(args.depth, "Buffer depth", check_depth)
+    router = None
+    if args.router is not None:
+        router = integer(args.router, "Router node", lambda node: node)
+        checked(topology.check_node, n, router, "Router node")
+    figures = build.synth(n, family, width, depth, synth_opts=synth_opts, router=router,
                           placer=placer)
     print(build.summary(figures))
     return 0 if figures["fits"] else 1
+
+
+def main(argv=None):
+    """Run ``ihcube synth`` with ``argv`` (default: the process's); return the exit status."""
+    return run(NAME, _parser(), _synth, argv)
 
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@ line per size as ``ihcube synth`` prints it, then a Markdown table, also written
 import sys
 
 from .. import topology
-from .options import add_build_options
-from .usage import UsageError, checked, command_parser, integer, report
+from .options import add_build_options, build_options
+from .usage import checked, command_parser, integer, run
 
 __all__ = ["main"]
 
@@ -26,19 +26,19 @@ def _parser():
     return parser
 
 
+def _synth_table(args):
+    from ..boards import build
+    family = checked(build.check_family, args.family)
+    synth_opts, placer = build_options(args)
+    sizes = [integer(part, "Node count", topology.check_node_count)
+             for part in args.nodes.split(",")]
+    return build.table(family, sizes, synth_opts=synth_opts, placer=placer)
+
+
 def main(argv=None):
     """Run ``ihcube synth-table`` with ``argv`` (default: the process's); return the exit
     status."""
-    from ..boards import build
-    try:
-        args = _parser().parse_args(argv)
-        family = checked(build.check_family, args.family)
-        placer = checked(build.check_placer, args.placer)
-        sizes = [integer(part, "Node count", topology.check_node_count)
-                 for part in args.nodes.split(",")]
-    except UsageError as error:
-        return report(NAME, error)
-    return build.table(family, sizes, synth_opts=args.synth_opts, placer=placer)
+    return run(NAME, _parser(), _synth_table, argv)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import argparse
 import sys
 
 __all__ = ["UsageError", "Parser", "integer", "checked", "summary", "command_parser",
-           "report"]
+           "report", "run"]
 
 
 class UsageError(Exception):
@@ -60,3 +60,15 @@ def report(name, error):
     return the exit status of a usage error, 2."""
     print(f"ihcube {name}: error: {error}", file=sys.stderr)
     return 2
+
+
+def run(name, parser, body, argv):
+    """Run ``ihcube <name>``: parse ``argv`` with ``parser`` and return the exit status of
+    ``body(args)`` (0 if it returns None); a :class:`UsageError` on the way is the one line of
+    :func:`report` and status 2."""
+    try:
+        status = body(parser.parse_args(argv))
+    except UsageError as error:
+        return report(name, error)
+    sys.stdout.flush()
+    return 0 if status is None else status

@@ -9,7 +9,7 @@ options are checked.
 import sys
 
 from .options import add_fabric_options, fabric_parameters, out_dir
-from .usage import UsageError, command_parser, report
+from .usage import UsageError, command_parser, run
 
 __all__ = ["main"]
 
@@ -24,23 +24,22 @@ def _parser():
     return parser
 
 
-def main(argv=None):
-    """Run ``ihcube verilog`` with ``argv`` (default: the process's); return the exit status."""
+def _verilog(args):
+    n, width, depth, order = fabric_parameters(args)
+    from ..generate import fabric_name, fabric_verilog  # Amaranth loads only when needed
+    path = out_dir(args.out) / f"{fabric_name(n, width, depth, order)}.v"
     try:
-        args = _parser().parse_args(argv)
-        n, width, depth, order = fabric_parameters(args)
-        from ..generate import fabric_name, fabric_verilog  # Amaranth loads only when needed
-        path = out_dir(args.out) / f"{fabric_name(n, width, depth, order)}.v"
-        try:
-            text = fabric_verilog(n, width, depth, order)
-        except ValueError as error:  # a routing that can deadlock (ihcube.deadlock)
-            raise UsageError(str(error)) from None
-    except UsageError as error:
-        return report(NAME, error)
+        text = fabric_verilog(n, width, depth, order)
+    except ValueError as error:  # a routing that can deadlock (ihcube.deadlock)
+        raise UsageError(str(error)) from None
     path.write_text(text)
     print(f"wrote {path} ({n} nodes, payload {width} bits, depth {depth}, order {order}, "
           f"{len(text):,} bytes)")
-    return 0
+
+
+def main(argv=None):
+    """Run ``ihcube verilog`` with ``argv`` (default: the process's); return the exit status."""
+    return run(NAME, _parser(), _verilog, argv)
 
 
 if __name__ == "__main__":
