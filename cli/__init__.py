@@ -1,11 +1,11 @@
 """The ``ihcube`` command line: one thin front end per subcommand over the library.
 
 ``ihcube <command> [options]`` hands the options to ``ihcube.cli.<module>.main(argv)``, the
-module :data:`COMMANDS` names, imported only then: ``ihcube --help`` and ``ihcube verilog``
-never load Numba, and ``ihcube --help`` nothing at all (it reads each summary, the first line
-of the module's docstring, from the source). A wrong parameter is one line on standard
-error, ``ihcube <command>: error: ...``, and exit status 2; Ctrl-C is the one line ``ihcube:
-interrupted`` and exit status 130; never a traceback.
+module :data:`COMMANDS` names, imported only then: ``ihcube --help`` imports no command
+module (it reads each summary, the first line of the module's docstring, from the source).
+A wrong parameter is one line on standard error, ``ihcube <command>: error: ...``, and exit
+status 2; Ctrl-C is the one line ``ihcube: interrupted`` and exit status 130; never a
+traceback.
 """
 
 import ast
