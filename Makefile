@@ -56,30 +56,30 @@ test: $(STAMP) system-tools
 	$(BIN)/python -m pytest -n $(JOBS) tests
 
 bench: $(STAMP)
-	$(BIN)/python -m ihcube.bench.verilog
+	$(BIN)/ihcube bench
 
 bench-model: $(STAMP)
-	$(BIN)/python -m ihcube.bench.model
+	$(BIN)/ihcube bench-model
 
 cocotb: $(STAMP) system-tools
-	@$(BIN)/python -m ihcube.verify.cocotb_runner --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' \
+	@$(BIN)/ihcube cocotb --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' \
 		--order='$(ORDER)' $(if $(WAVES),--waves)
 
 lint: $(STAMP) system-tools
-	@$(BIN)/python -m ihcube.verify.lint --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' --order='$(ORDER)'
+	@$(BIN)/ihcube lint --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' --order='$(ORDER)'
 
 deadlock: $(STAMP)
-	$(BIN)/python -m ihcube.deadlock --max-nodes 4096
+	$(BIN)/ihcube deadlock --max-nodes 4096
 
 stress: $(STAMP)
-	@$(BIN)/python -m ihcube.cli.stress --nodes='$(N)' --cycles='$(CYCLES)' --depth='$(DEPTH)' \
+	@$(BIN)/ihcube stress --nodes='$(N)' --cycles='$(CYCLES)' --depth='$(DEPTH)' \
 		--order='$(ORDER)' --seed='$(SEED)' --backend='$(BACKEND)'
 
 stress-campaign: $(STAMP)
-	$(BIN)/python -m ihcube.cli.stress --campaign --jobs $(JOBS)
+	$(BIN)/ihcube stress --campaign --jobs $(JOBS)
 
 formal: $(STAMP) system-tools
-	$(BIN)/python -m ihcube.verify.formal --jobs $(JOBS)
+	$(BIN)/ihcube formal --jobs $(JOBS)
 
 sweep: $(STAMP)
 	@$(BIN)/ihcube sweep --set quick --jobs $(JOBS)
@@ -94,17 +94,17 @@ collectives: $(STAMP)
 	@$(BIN)/ihcube collectives --jobs $(JOBS)
 
 synth: $(STAMP)
-	@$(BIN)/python -m ihcube.boards.build synth --nodes='$(N)' --family='$(FAMILY)' \
+	@$(BIN)/ihcube synth --nodes='$(N)' --family='$(FAMILY)' \
 		--width='$(W)' --depth='$(DEPTH)' $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
 		$(if $(PLACER),--placer='$(PLACER)')
 
 bitstream: $(STAMP)
-	@$(BIN)/python -m ihcube.boards.build bitstream --board='$(BOARD)' --nodes='$(N)' \
+	@$(BIN)/ihcube bitstream --board='$(BOARD)' --nodes='$(N)' \
 		--depth='$(DEPTH)' $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
 		$(if $(PLACER),--placer='$(PLACER)')
 
 synth-table: $(STAMP)
-	@$(BIN)/python -m ihcube.boards.build table --family='$(FAMILY)' $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
+	@$(BIN)/ihcube synth-table --family='$(FAMILY)' $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
 		$(if $(PLACER),--placer='$(PLACER)')
 
 clean:

@@ -1,18 +1,17 @@
 """Benchmark: how fast the cycle-exact model runs, against the Amaranth simulation of the RTL.
 
-Run as ``python -m ihcube.bench.model [--nodes N ...] [--out FILE]``. It measures
-router-cycles per second (nodes times cycles, per second) of :class:`ihcube.sim.model.Model`
-under uniform random traffic (Tzeng and Kumar's model: each node generates a message with
-probability 0.4 per cycle into an unbounded source queue) with one-message buffers, after the
-compiled code is loaded; the same figure for the Amaranth simulation of the 26-node fabric
-driven by :class:`~ihcube.verify.harness.FabricHarness`; and the peak memory of a child process
-that builds a 65,536-node model. It prints the figures and writes them, with the machine's
-facts, to a JSON file. Rates are given both per CPU second of this process and per wall-clock
-second, best of a few runs: on a shared machine the CPU figure is the steadier one. It checks
-nothing; ``tests/test_model.py`` does that.
+:func:`benchmark` (``ihcube bench-model [--nodes N ...] [--out FILE]``, ``make
+bench-model``) measures router-cycles per second (nodes times cycles, per second) of
+:class:`ihcube.sim.model.Model` under uniform random traffic (Tzeng and Kumar's model: each
+node generates a message with probability 0.4 per cycle into an unbounded source queue) with
+one-message buffers, after the compiled code is loaded; the same figure for the Amaranth
+simulation of the 26-node fabric driven by :class:`~ihcube.verify.harness.FabricHarness`; and
+the peak memory of a child process that builds a 65,536-node model. It prints the figures and
+writes them, with the machine's facts, to a JSON file. Rates are given both per CPU second of
+this process and per wall-clock second, best of a few runs: on a shared machine the CPU figure
+is the steadier one. It checks nothing; ``tests/test_model.py`` does that.
 """
 
-import argparse
 import datetime
 import json
 import os
@@ -25,7 +24,7 @@ import sys
 import time
 from importlib import metadata
 
-__all__ = ["measure_model", "measure_rtl", "measure_memory", "main"]
+__all__ = ["measure_model", "measure_rtl", "measure_memory", "benchmark"]
 
 #: Fabric sizes of the model's figures, the traffic, and the buffer depth.
 SIZES = (26, 256, 1024, 2048)
@@ -157,21 +156,23 @@ def machine():
             "load_average": [round(load, 2) for load in os.getloadavg()]}
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m ihcube.bench.model",
-                                     description="Measure the fast model's speed and memory.")
-    parser.add_argument("--nodes", type=int, nargs="+", default=list(SIZES), metavar="N",
-                        help="fabric sizes of the model (default 26 256 1024 2048)")
-    parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path(OUT), metavar="FILE",
-                        help=f"JSON file to write (default {OUT})")
-    args = parser.parse_args(argv)
+def benchmark(sizes=SIZES, out=OUT):
+    """Measure the model at each of ``sizes`` (:func:`measure_model`), the Amaranth
+    simulation (:func:`measure_rtl`) and the memory of a large model (:func:`measure_memory`);
+    print the figures and write them, with :func:`machine`, to the JSON file ``out``.
 
+    Returns
+    -------
+    dict
+        What was written.
+    """
+    out = pathlib.Path(out)
     results = {"machine": machine(), "model": [], "rtl": None, "memory": None}
     print(f"Model, uniform traffic at rate {RATE}, depth {DEPTH}: router-cycles per second "
           f"(best of {REPEATS}; median)")
     print(f"{'nodes':>6} {'cycles':>7} {'per CPU s':>18} {'per wall s':>18} "
           f"{'accepted':>9} {'latency':>8}")
-    for n in args.nodes:
+    for n in sizes:
         row = measure_model(n)
         results["model"].append(row)
         print(f"{n:>6} {row['cycles']:>7} {row['cpu_best'] / 1e6:>8.2f}M "
@@ -196,11 +197,7 @@ def main(argv=None):
           f"{memory['run_cycles']} cycles {memory['run_kib'] / 1024:.0f} MiB)")
 
     results["machine"]["load_average_end"] = [round(load, 2) for load in os.getloadavg()]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"\nwrote {args.out}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"\nwrote {out}")
+    return results

@@ -1,11 +1,10 @@
 """Benchmark: what Verilog generation costs, and how big one router is.
 
-Run as ``python -m ihcube.bench.verilog [--nodes N ...] [--out FILE]`` (``make bench``). It prints its
+:func:`benchmark` (``ihcube bench [--nodes N ...] [--out FILE]``, ``make bench``) prints its
 figures and writes them, with the machine's facts, to a JSON file. It checks nothing; the
 tests do that.
 """
 
-import argparse
 import datetime
 import json
 import os
@@ -20,7 +19,7 @@ from importlib import metadata
 
 from .. import generate
 
-__all__ = ["measure_generation", "router_cells", "main"]
+__all__ = ["measure_generation", "router_cells", "benchmark"]
 
 #: Fabric sizes whose generation is timed, and their payload width.
 SIZES = (26, 256, 1024)
@@ -134,19 +133,21 @@ def machine():
             "cpu_count": os.cpu_count(), "platform": platform.platform()}
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m ihcube.bench.verilog",
-                                     description="Measure Verilog generation and router size.")
-    parser.add_argument("--nodes", type=int, nargs="+", default=list(SIZES), metavar="N",
-                        help="fabric sizes to generate (default 26 256 1024)")
-    parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path(OUT), metavar="FILE",
-                        help=f"JSON file to write (default {OUT})")
-    args = parser.parse_args(argv)
+def benchmark(sizes=SIZES, out=OUT):
+    """Measure the generation of each of ``sizes`` (:func:`measure_generation`) and the cells
+    of one router at each of :data:`SYNTH_DEPTHS` (:func:`router_cells`, if Yosys is there);
+    print the figures and write them, with :func:`machine`, to the JSON file ``out``.
 
+    Returns
+    -------
+    dict
+        What was written.
+    """
+    out = pathlib.Path(out)
     results = {"machine": machine(), "generation": [], "synth": None}
     print(f"Verilog generation, W={WIDTH}, one child process per size:")
     print(f"{'nodes':>6} {'seconds':>9} {'peak MiB':>9} {'bytes':>12} {'lines':>10}")
-    for n in args.nodes:
+    for n in sizes:
         row = measure_generation(n)
         results["generation"].append(row)
         print(f"{n:>6} {row['seconds']:>9.2f} {row['peak_rss_kib'] / 1024:>9.1f} "
@@ -165,11 +166,7 @@ def main(argv=None):
             print(f"{depth:>6} {row['links']:>6} {row['cells']:>8,} {row['flip_flops']:>6,} "
                   f"{row['muxes']:>7,}", flush=True)
 
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"\nwrote {args.out}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"\nwrote {out}")
+    return results

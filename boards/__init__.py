@@ -8,8 +8,8 @@
 - :mod:`.top`: :class:`BoardTop`, the self-test on a board's LEDs and UART.
 - :mod:`.shell`: :class:`SynthShell`, the bare fabric behind a few pins, for utilisation
   and Fmax.
-- :mod:`.build`: the ``synth``, ``bitstream`` and ``table`` commands (``python -m
-  ihcube.boards.build``).
+- :mod:`.build`: the ``synth``, ``bitstream`` and ``table`` builds (``ihcube synth``, ``ihcube
+  bitstream``, ``ihcube synth-table``).
 
 Nothing outside this folder imports a board (``amaranth-boards``).
 """

@@ -1,9 +1,9 @@
-"""FPGA builds: ``synth`` (utilisation and Fmax of the bare fabric), ``bitstream`` (a board's
-self-test) and ``table`` (the README's figures), all through Amaranth's platform flow with the
-YoWASP tools from PyPI.
+"""FPGA builds: :func:`synth` (utilisation and Fmax of the bare fabric), :func:`bitstream` (a
+board's self-test) and :func:`table` (the README's figures), all through Amaranth's platform
+flow with the YoWASP tools from PyPI.
 
-``python -m ihcube.boards.build synth --nodes 26 --family ecp5`` and so on; a bad parameter is
-one line, ``ihcube-boards: error: ...``, and exit status 2.
+The command lines are ``ihcube synth``, ``ihcube bitstream`` and ``ihcube synth-table``
+(:mod:`ihcube.cli.synth`, :mod:`ihcube.cli.bitstream`, :mod:`ihcube.cli.synth_table`).
 """
 
 import copy
@@ -17,10 +17,9 @@ import sys
 import time
 
 from .. import topology
-from ..params import check_depth, check_payload_width
-from ..cli.usage import Parser, UsageError, integer
 
-__all__ = ["FAMILIES", "BOARDS", "synth", "bitstream", "main"]
+__all__ = ["FAMILIES", "BOARDS", "PLACERS", "check_family", "check_board", "check_placer",
+           "synth", "bitstream", "table", "summary"]
 
 #: Synthesis targets of ``synth``: the device of a board, and the clock the placer aims at.
 FAMILIES = {
@@ -67,6 +66,29 @@ BOARDS = {
     "icebreaker": ("amaranth_boards.icebreaker", "ICEBreakerPlatform", "ice40"),
 }
 
+
+def check_family(family):
+    """Return ``family`` if it is one of :data:`FAMILIES`, else raise ``ValueError``."""
+    if family not in FAMILIES:
+        raise ValueError(f"Family must be one of {', '.join(FAMILIES)}, not {family!r}")
+    return family
+
+
+def check_board(board):
+    """Return ``board`` if it is one of :data:`BOARDS`, else raise ``ValueError``."""
+    if board not in BOARDS:
+        raise ValueError(f"Board must be one of {', '.join(BOARDS)}, not {board!r}")
+    return board
+
+
+def check_placer(placer):
+    """Return ``placer`` if it is None (nextpnr's default) or one of :data:`PLACERS`, else raise
+    ``ValueError``."""
+    if placer is not None and placer not in PLACERS:
+        raise ValueError(f"Placer must be one of {', '.join(PLACERS)}, not {placer!r}")
+    return placer
+
+
 #: What the device calls a LUT, a flip-flop and a RAM block, in nextpnr's report and in
 #: Yosys's cell statistics.
 _CELLS = {
@@ -109,8 +131,7 @@ def board_platform(board, clock_mhz=None):
     """An amaranth-boards platform instance for ``board``; with ``clock_mhz``, its default
     clock is constrained to that frequency instead of the oscillator's (for ``synth``, so
     that the placer works towards the frequency asked of it)."""
-    if board not in BOARDS:
-        raise ValueError(f"Board must be one of {', '.join(BOARDS)}, not {board!r}")
+    check_board(board)
     import importlib
     module, name, _ = BOARDS[board]
     cls = getattr(importlib.import_module(module), name)
@@ -318,7 +339,7 @@ def table(family, sizes, out="results", synth_opts=None, placer=None):
     rows = []
     for n in sizes:
         figures = synth(n, family, out=out, synth_opts=synth_opts, placer=placer)
-        print(_summary(figures), flush=True)
+        print(summary(figures), flush=True)
         rows.append(figures)
     _write(out, f"synth_table_{family}{_options_tag(synth_opts, placer)}.json", rows)
     print()
@@ -349,7 +370,9 @@ def _write(out, filename, figures):
     (out / filename).write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n")
 
 
-def _summary(figures):
+def summary(figures):
+    """One line of :func:`synth` or :func:`bitstream` figures: device, LUTs, FFs, RAM, Fmax,
+    times, and why it failed."""
     parts = [f"{figures.get('nodes')} nodes", figures.get("device", "?")]
     if figures.get("luts") is not None:
         parts.append(f"LUTs {figures['luts']:,} of {figures['luts_available']:,}")
@@ -365,100 +388,3 @@ def _summary(figures):
     if not figures["fits"]:
         parts.append(figures.get("error", "failed"))
     return ", ".join(parts)
-
-
-_SYNTH_OPTS_HELP = ("options for Yosys's synth_<family> (default: -nowidelut on ECP5, none on "
-                    "iCE40; 'none' for none)")
-_PLACER_HELP = f"nextpnr's placer: {', '.join(PLACERS)}"
-
-
-def _parser():
-    parser = Parser(prog="ihcube-boards", description="FPGA builds of the ihcube fabric.")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    commands.required = True
-    synth_ = commands.add_parser("synth", help="utilisation and Fmax of the bare fabric")
-    synth_.add_argument("--nodes", "-n", required=True)
-    synth_.add_argument("--family", default="ecp5")
-    synth_.add_argument("--width", "-w", default="32")
-    synth_.add_argument("--depth", "-d", default="1")
-    synth_.add_argument("--synth-opts", default=None, help=_SYNTH_OPTS_HELP)
-    synth_.add_argument("--router", default=None, metavar="NODE",
-                        help="build only this node's router")
-    synth_.add_argument("--placer", default=None,
-                        help=_PLACER_HELP + " (default: nextpnr's, heap)")
-    bitstream_ = commands.add_parser("bitstream", help="a board's self-test bitstream")
-    bitstream_.add_argument("--board", required=True)
-    bitstream_.add_argument("--nodes", "-n", required=True)
-    bitstream_.add_argument("--depth", "-d", default="1")
-    bitstream_.add_argument("--synth-opts", default=None, help=_SYNTH_OPTS_HELP)
-    bitstream_.add_argument("--placer", default=None,
-                            help=_PLACER_HELP + " (default: static on ECP5, heap on iCE40)")
-    table_ = commands.add_parser("table", help="synth for several sizes; print a table")
-    table_.add_argument("--family", default="ecp5")
-    table_.add_argument("--nodes", default="4,8,16,26,32,64")
-    table_.add_argument("--synth-opts", default=None, help=_SYNTH_OPTS_HELP)
-    table_.add_argument("--placer", default=None,
-                        help=_PLACER_HELP + " (default: nextpnr's, heap)")
-    return parser
-
-
-def _family(text):
-    if text not in FAMILIES:
-        raise UsageError(f"Family must be one of {', '.join(FAMILIES)}, not {text!r}")
-    return text
-
-
-def _placer(text):
-    if text is not None and text not in PLACERS:
-        raise UsageError(f"Placer must be one of {', '.join(PLACERS)}, not {text!r}")
-    return text
-
-
-def _board(text):
-    if text not in BOARDS:
-        raise UsageError(f"Board must be one of {', '.join(BOARDS)}, not {text!r}")
-    return text
-
-
-def main(argv=None):
-    try:
-        args = _parser().parse_args(argv)
-        if args.command == "synth":
-            family = _family(args.family)
-            placer = _placer(args.placer)
-            n = integer(args.nodes, "Node count", topology.check_node_count)
-            width = integer(args.width, "Payload width", check_payload_width)
-            depth = integer(args.depth, "Buffer depth", check_depth)
-            router = None
-            if args.router is not None:
-                router = integer(args.router, "Router node", lambda node: node)
-                try:
-                    topology.check_node(n, router, "Router node")
-                except ValueError as error:
-                    raise UsageError(str(error)) from None
-            figures = synth(n, family, width, depth, synth_opts=args.synth_opts, router=router,
-                            placer=placer)
-            print(_summary(figures))
-            return 0 if figures["fits"] else 1
-        if args.command == "bitstream":
-            board = _board(args.board)
-            placer = _placer(args.placer)
-            n = integer(args.nodes, "Node count", topology.check_node_count)
-            depth = integer(args.depth, "Buffer depth", check_depth)
-            figures = bitstream(board, n, depth, synth_opts=args.synth_opts, placer=placer)
-            print(_summary(figures))
-            return 0 if figures["fits"] else 1
-        if args.command == "table":
-            family = _family(args.family)
-            placer = _placer(args.placer)
-            sizes = [integer(part, "Node count", topology.check_node_count)
-                     for part in args.nodes.split(",")]
-            return table(family, sizes, synth_opts=args.synth_opts, placer=placer)
-    except UsageError as error:
-        print(f"ihcube-boards: error: {error}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,77 +1,127 @@
-"""The ``ihcube`` command line.
+"""The ``ihcube`` command line: one thin front end per subcommand over the library.
 
-A wrong parameter is one line on standard error, ``ihcube: error: ...``, and exit status 2;
-never a traceback.
+``ihcube <command> [options]`` hands the options to ``ihcube.cli.<module>.main(argv)``, the
+module :data:`COMMANDS` names, imported only then: ``ihcube --help`` imports no command
+module (it reads each summary, the first line of the module's docstring, from the source).
+A wrong parameter is one line on standard error, ``ihcube <command>: error: ...``, and exit
+status 2; Ctrl-C is the one line ``ihcube: interrupted`` and exit status 130; never a
+traceback.
 """
 
-import pathlib
+import ast
+import importlib
+import importlib.util
+import os
+import signal
 import sys
+import threading
+from importlib import metadata
 
-from .. import topology
-from . import experiments
-from ..params import check_depth, check_payload_width
-from .usage import Parser, UsageError, integer
+from .usage import summary
 
-__all__ = ["main"]
+__all__ = ["COMMANDS", "main"]
 
+#: Every subcommand, in the order ``ihcube --help`` lists them, and its module in this package.
+COMMANDS = {
+    "verilog": "verilog",
+    "lint": "lint",
+    "cocotb": "cocotb",
+    "deadlock": "deadlock",
+    "stress": "stress",
+    "formal": "formal",
+    "sweep": "sweep",
+    "saturation": "saturation",
+    "collectives": "collectives",
+    "synth": "synth",
+    "bitstream": "bitstream",
+    "synth-table": "synth_table",
+    "bench": "bench",
+    "bench-model": "bench_model",
+}
 
-def _parser():
-    parser = Parser(prog="ihcube", description="Incomplete-hypercube router generator.")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    commands.required = True
-
-    verilog = commands.add_parser("verilog", help="write the Verilog of an n-node fabric")
-    verilog.add_argument("--nodes", "-n", required=True, metavar="N",
-                         help="number of nodes, any positive integer")
-    verilog.add_argument("--width", "-w", default="32", metavar="W",
-                         help="payload width in bits (default 32)")
-    verilog.add_argument("--depth", "-d", default="1", metavar="DEPTH",
-                         help="messages per input buffer (default 1)")
-    verilog.add_argument("--order", default=topology.MSB_FIRST,
-                         help="routing order: msb (default) or lsb")
-    verilog.add_argument("--out", "-o", default="gen", metavar="DIR",
-                         help="directory to write into (default gen)")
-    experiments.add_commands(commands)
-    return parser
+#: The exit status of a command stopped by Ctrl-C (128 + SIGINT), as a shell reports it.
+INTERRUPTED = 128 + signal.SIGINT
 
 
-def _verilog(args):
-    n = integer(args.nodes, "Node count", topology.check_node_count)
-    width = integer(args.width, "Payload width", check_payload_width)
-    depth = integer(args.depth, "Buffer depth", check_depth)
-    try:
-        order = topology.check_routing_order(args.order)
-    except ValueError as error:
-        raise UsageError(str(error)) from None
+def module_name(command):
+    """The full name of ``command``'s module, ``ihcube.cli.<module>``."""
+    return f"{__name__}.{COMMANDS[command]}"
 
-    from ..generate import fabric_name, fabric_verilog  # Amaranth loads only when needed
-    out = pathlib.Path(args.out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise UsageError(f"cannot create output directory {str(out)!r}: {error.strerror}") \
-            from None
-    path = out / f"{fabric_name(n, width, depth, order)}.v"
-    try:
-        text = fabric_verilog(n, width, depth, order)
-    except ValueError as error:  # a routing that can deadlock (ihcube.deadlock)
-        raise UsageError(str(error)) from None
-    path.write_text(text)
-    print(f"wrote {path} ({n} nodes, payload {width} bits, depth {depth}, order {order}, "
-          f"{len(text):,} bytes)")
+
+def _summary(command):
+    """The first line of ``command``'s module docstring, read without importing it."""
+    spec = importlib.util.find_spec(module_name(command))
+    source = spec.loader.get_source(spec.name) if spec is not None else None
+    if source is None:
+        return f"(missing: no module {module_name(command)})"
+    return summary(ast.get_docstring(ast.parse(source)))
+
+
+def _help():
+    width = max(map(len, COMMANDS))
+    lines = [_usage(), "",
+             "Incomplete-hypercube router generator and its tools. "
+             "`ihcube COMMAND --help` describes a command.", "",
+             "options:",
+             f"  {'-h, --help':<{width}}  show this help and exit",
+             f"  {'--version':<{width}}  print the version and exit", "",
+             "commands:"]
+    lines += [f"  {command:<{width}}  {_summary(command)}" for command in COMMANDS]
+    return "\n".join(lines)
+
+
+def _usage():
+    return "usage: ihcube [-h] [--version] COMMAND [ARGS ...]"
+
+
+def version():
+    """This installation's version, from the package metadata (``pyproject.toml``)."""
+    return metadata.version("ihcube")
+
+
+def _dispatch(argv):
+    if not argv:
+        print(_help(), file=sys.stderr)
+        return 2
+    first, rest = argv[0], argv[1:]
+    if first in ("-h", "--help"):
+        print(_help())
+        return 0
+    if first == "--version":
+        print(f"ihcube {version()}")
+        return 0
+    if first not in COMMANDS:
+        what = "option" if first.startswith("-") else "command"
+        print(f"ihcube: error: unknown {what} {first!r}; the commands are "
+              f"{', '.join(COMMANDS)}", file=sys.stderr)
+        return 2
+    return importlib.import_module(module_name(first)).main(rest)
+
+
+def _interrupt(parent):
+    """A SIGINT handler: Ctrl-C stops ``parent`` with ``KeyboardInterrupt``; in a forked
+    worker, which inherits the handler and gets the signal too, it does nothing: the parent
+    stops the workers and says so once."""
+    def handler(signum, frame):
+        if os.getpid() == parent:
+            raise KeyboardInterrupt
+    return handler
 
 
 def main(argv=None):
+    """Run ``ihcube`` with ``argv`` (default: the process's arguments); return the exit
+    status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, _interrupt(os.getpid())) if main_thread else None
     try:
-        args = _parser().parse_args(argv)
-        if args.command == "verilog":
-            _verilog(args)
-        elif args.command in experiments.COMMANDS:
-            experiments.run(args)
-    except UsageError as error:
-        print(f"ihcube: error: {error}", file=sys.stderr)
-        return 2
-    return 0
+        return _dispatch(argv)
+    except KeyboardInterrupt:
+        print("ihcube: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-"""Stress runs from the command line: one configuration, or the whole campaign.
+"""Stress the fabric with saturating traffic and check every delivery.
 
-``python -m ihcube.cli.stress --nodes 26 --cycles 20000`` (``make stress N=26 CYCLES=20000``)
+``ihcube stress --nodes 26 --cycles 20000`` (``make stress N=26 CYCLES=20000``)
 runs one configuration of :mod:`ihcube.verify.stress` and prints its counts; the exit status is
 1 if the scoreboard or the watchdog found a problem. ``--campaign`` (``make
 stress-campaign``) runs every configuration of :func:`campaign`, in parallel processes,
@@ -9,16 +9,18 @@ line on standard error and exit status 2.
 """
 
 import json
-import multiprocessing
 import pathlib
 import sys
 import time
 
 from .. import topology
 from ..params import check_depth, check_positive_integer
-from .usage import Parser, UsageError
+from .options import imap
+from .usage import UsageError, command_parser, report
 
 __all__ = ["campaign", "main"]
+
+NAME = "stress"
 
 #: The campaign's sizes: every n from 1 to 64, then sizes around powers of two and the
 #: incomplete sizes of the literature.
@@ -77,23 +79,22 @@ def _run_campaign(quick, jobs, out):
     failed = []
     print(f"{'backend':<7}{'n':>6}{'depth':>6}{'order':>6}{'cycles':>7}{'injected':>10}"
           f"{'owed':>11}{'lost':>6}{'dup':>5}{'bad':>5}{'max lat':>8}{'drain':>6}{'s':>7}")
-    with multiprocessing.Pool(jobs) as pool:
-        for result, seconds in pool.imap(_run, configs):
-            c, config = result.counts, result.config
-            print(f"{result.backend:<7}{config.n:>6}{config.depth:>6}{config.order:>6}"
-                  f"{config.cycles:>7}{c['messages injected']:>10,}{c['deliveries owed']:>11,}"
-                  f"{c['lost']:>6}{c['duplicated']:>5}{c['corrupted'] + c['misdelivered']:>5}"
-                  f"{c['max latency']:>8}{c['drain cycles']:>6}{seconds:>7.1f}"
-                  + ("" if result.ok else "  FAIL"), flush=True)
-            if not result.ok:
-                failed.append(result)
-            for name, value in c.items():
-                totals[name] = max(totals.get(name, 0), value) if name.startswith("max") \
-                    else totals.get(name, 0) + value
-            rows.append({"backend": result.backend, "n": config.n, "depth": config.depth,
-                         "order": config.order, "cycles": config.cycles, "seed": config.seed,
-                         "broadcast": config.broadcast, "eject_ready": config.eject_ready,
-                         "ok": result.ok, "seconds": round(seconds, 2), **c})
+    for result, seconds in imap(_run, configs, jobs):
+        c, config = result.counts, result.config
+        print(f"{result.backend:<7}{config.n:>6}{config.depth:>6}{config.order:>6}"
+              f"{config.cycles:>7}{c['messages injected']:>10,}{c['deliveries owed']:>11,}"
+              f"{c['lost']:>6}{c['duplicated']:>5}{c['corrupted'] + c['misdelivered']:>5}"
+              f"{c['max latency']:>8}{c['drain cycles']:>6}{seconds:>7.1f}"
+              + ("" if result.ok else "  FAIL"), flush=True)
+        if not result.ok:
+            failed.append(result)
+        for name, value in c.items():
+            totals[name] = max(totals.get(name, 0), value) if name.startswith("max") \
+                else totals.get(name, 0) + value
+        rows.append({"backend": result.backend, "n": config.n, "depth": config.depth,
+                     "order": config.order, "cycles": config.cycles, "seed": config.seed,
+                     "broadcast": config.broadcast, "eject_ready": config.eject_ready,
+                     "ok": result.ok, "seconds": round(seconds, 2), **c})
     elapsed = time.perf_counter() - started
     print(f"\n{len(rows)} runs in {elapsed:.0f} s on {jobs} processes: "
           f"{totals['messages injected']:,} messages ({totals['broadcasts injected']:,} "
@@ -121,9 +122,8 @@ def _number(text, what, kind=int):
 
 
 def main(argv=None):
-    parser = Parser(prog="python -m ihcube.cli.stress",
-                     description="Stress the fabric with saturating traffic and check every "
-                                 "delivery.")
+    """Run ``ihcube stress`` with ``argv`` (default: the process's); return the exit status."""
+    parser = command_parser(NAME, __doc__)
     parser.add_argument("--nodes", "-n", default="26", metavar="N", help="number of nodes")
     parser.add_argument("--cycles", default="20000", metavar="CYCLES",
                         help="cycles of saturating injection before the drain (default 20000)")
@@ -172,8 +172,7 @@ def main(argv=None):
         else:
             result = run_model(config)
     except (UsageError, TypeError, ValueError) as error:
-        print(f"ihcube stress: error: {error}", file=sys.stderr)
-        return 2
+        return report(NAME, error)
     print(result.summary())
     return 0 if result.ok else 1
 

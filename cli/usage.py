@@ -1,12 +1,14 @@
 """Command-line parsing shared by every ``ihcube`` command: a mistake is one line.
 
-Each command catches :class:`UsageError`, prints ``<prog>: error: <message>`` on standard
-error and exits with status 2; never a traceback.
+Each command catches :class:`UsageError`, prints ``ihcube <command>: error: <message>`` on
+standard error with :func:`report` and exits with status 2; never a traceback.
 """
 
 import argparse
+import sys
 
-__all__ = ["UsageError", "Parser", "integer"]
+__all__ = ["UsageError", "Parser", "integer", "checked", "summary", "command_parser",
+           "report", "run"]
 
 
 class UsageError(Exception):
@@ -28,7 +30,45 @@ def integer(text, what, check):
         value = int(text, 10)
     except ValueError:
         raise UsageError(f"{what} must be a positive integer, not {text!r}") from None
+    return checked(check, value)
+
+
+def checked(check, *args):
+    """Return ``check(*args)``, one of the library's validators (``topology.check_*``,
+    ``params.check_*``); the ``TypeError`` or ``ValueError`` it raises becomes a
+    :class:`UsageError` with the same message."""
     try:
-        return check(value)
+        return check(*args)
     except (TypeError, ValueError) as error:
         raise UsageError(str(error)) from None
+
+
+def summary(doc):
+    """The one-line summary of a command: the first line of its module's docstring ``doc``
+    (``ihcube --help`` lists it, ``ihcube <command> --help`` starts with it)."""
+    lines = (doc or "").strip().splitlines()
+    return lines[0].strip() if lines else ""
+
+
+def command_parser(name, doc):
+    """The :class:`Parser` of ``ihcube <name>``, described by the summary of ``doc``."""
+    return Parser(prog=f"ihcube {name}", description=summary(doc))
+
+
+def report(name, error):
+    """Print ``error`` as the one line ``ihcube <name>: error: ...`` on standard error and
+    return the exit status of a usage error, 2."""
+    print(f"ihcube {name}: error: {error}", file=sys.stderr)
+    return 2
+
+
+def run(name, parser, body, argv):
+    """Run ``ihcube <name>``: parse ``argv`` with ``parser`` and return the exit status of
+    ``body(args)`` (0 if it returns None); a :class:`UsageError` on the way is the one line of
+    :func:`report` and status 2."""
+    try:
+        status = body(parser.parse_args(argv))
+    except UsageError as error:
+        return report(name, error)
+    sys.stdout.flush()
+    return 0 if status is None else status

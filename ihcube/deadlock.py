@@ -30,15 +30,13 @@ Two ways to build the graph:
   in ``O(n D**2)`` compiled steps, by reasoning on the bits of ``r = a XOR d`` (see its
   docstring). The tests check that the two agree edge for edge.
 
-:func:`check_deadlock_free` is what :class:`ihcube.rtl.Fabric` runs at construction; ``python
--m ihcube.deadlock --max-nodes 4096`` checks every fabric size up to 4096 in both orders.
+:func:`check_deadlock_free` is what :class:`ihcube.rtl.Fabric` runs at construction; ``ihcube
+deadlock --max-nodes 4096`` (:func:`sweep`) checks every fabric size up to 4096 in both orders.
 """
 
 from __future__ import annotations
 
-import argparse
 import functools
-import sys
 import time
 from collections import deque
 from typing import NamedTuple
@@ -711,58 +709,22 @@ def sweep(max_nodes, orders=topology.ROUTING_ORDERS, *, broadcast=True, sizes=No
     return results
 
 
-def main(argv=None):
-    """``python -m ihcube.deadlock``: check every size, print a summary; status 1 on a cycle."""
-    parser = argparse.ArgumentParser(
-        prog="python -m ihcube.deadlock",
-        description="Check that the channel dependency graph of the incomplete-hypercube "
-                    "routing is acyclic for every size up to --max-nodes.")
-    parser.add_argument("--max-nodes", type=int, default=4096, metavar="N",
-                        help="check n = 1 .. N (default 4096)")
-    parser.add_argument("--order", choices=[*topology.ROUTING_ORDERS, "both"], default="both",
-                        help="routing order to check (default both)")
-    parser.add_argument("--unicast-only", action="store_true",
-                        help="leave broadcasts (Algorithm 6) out of the graph")
-    parser.add_argument("--cross-check", type=int, default=0, metavar="M",
-                        help="also compare the fast graph with the enumerated one for every "
-                             "n <= M (slow: n**2 route calls per size)")
-    args = parser.parse_args(argv)
-    if args.max_nodes < 1:
-        parser.error(f"--max-nodes must be a positive integer, not {args.max_nodes}")
-    orders = topology.ROUTING_ORDERS if args.order == "both" else (args.order,)
-    broadcast = not args.unicast_only
-    traffic = "unicast only" if args.unicast_only else "unicast and broadcast"
-    print(f"Channel dependency graphs, n = 1 .. {args.max_nodes}, {traffic}:")
-    status = 0
-    for result in sweep(args.max_nodes, orders, broadcast=broadcast):
-        if not result.cyclic and result.longest_chain[1] is None:
-            print(f"  {result.order}: acyclic for all {result.sizes} sizes (no links)")
-        elif not result.cyclic:
-            chain, at = result.longest_chain
-            print(f"  {result.order}: acyclic for all {result.sizes} sizes; longest dependency "
-                  f"chain {chain} channels (n = {at}); {result.seconds:.1f} s")
-        else:
-            status = 1
-            n, cycle = result.first_cycle
-            print(f"  {result.order}: CYCLIC for {len(result.cyclic)} of {result.sizes} sizes; "
-                  f"smallest n = {n}: {format_cycle(cycle)}; {result.seconds:.1f} s")
-            for phrase in explain_cycle(n, cycle, routing_for(result.order),
-                                        broadcast=broadcast):
-                print(f"    {phrase}")
-    if args.cross_check:
-        started = time.perf_counter()
-        for order in orders:
-            for n in range(1, args.cross_check + 1):
-                routing = routing_for(order)
-                depends, _ = dependency_table(n, routing, broadcast=broadcast)
-                if table_dependencies(n, depends) != channel_dependencies(
-                        n, routing, broadcast=broadcast):
-                    print(f"  cross-check: {order}, n = {n}: the graphs DIFFER")
-                    status = 1
-        print(f"  cross-check against enumeration, n = 1 .. {args.cross_check}: done in "
-              f"{time.perf_counter() - started:.1f} s")
-    return status
+def cross_check(max_nodes, orders=topology.ROUTING_ORDERS, *, broadcast=True):
+    """Compare :func:`dependency_table` with :func:`channel_dependencies` (the enumerated
+    reference) edge for edge for every ``n = 1 .. max_nodes``; slow, ``n**2`` route calls per
+    size.
 
-
-if __name__ == "__main__":
-    sys.exit(main())
+    Returns
+    -------
+    list of (str, int)
+        The ``(order, n)`` whose two graphs differ, in the order checked; empty if none.
+    """
+    differ = []
+    for order in orders:
+        for n in range(1, max_nodes + 1):
+            routing = routing_for(order)
+            depends, _ = dependency_table(n, routing, broadcast=broadcast)
+            if table_dependencies(n, depends) != channel_dependencies(
+                    n, routing, broadcast=broadcast):
+                differ.append((order, n))
+    return differ

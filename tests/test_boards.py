@@ -158,9 +158,10 @@ def test_board_tops_elaborate(board):
      "Placer must be one of heap, static, sa, not ''"),
 ])
 def test_bad_parameters_are_one_line_and_status_2(capsys, args, message):
-    assert build.main(args) == 2
+    from ihcube.cli import main
+    assert main(args) == 2
     captured = capsys.readouterr()
-    assert captured.err == f"ihcube-boards: error: {message}\n"
+    assert captured.err == f"ihcube {args[0]}: error: {message}\n"
     assert captured.out == ""
 
 

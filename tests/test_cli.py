@@ -1,6 +1,8 @@
 """The command line and the Makefile front door: output files, determinism, and errors."""
 
+import ast
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -44,7 +46,7 @@ def test_a_routing_that_can_deadlock_is_refused_in_one_line(tmp_path, capsys):
         status = cli.main(["verilog", "--nodes=4", "--order=lsb", f"--out={tmp_path}"])
     err = capsys.readouterr().err
     assert status == 2
-    assert err.startswith("ihcube: error: Routing 'lsb with Algorithm 6' of 4 nodes can "
+    assert err.startswith("ihcube verilog: error: Routing 'lsb with Algorithm 6' of 4 nodes can "
                           "deadlock: ")
     assert "0 -(dim 0)-> 1 -(dim 1)-> 3 -(dim 0)-> 2 -(dim 1)-> 0" in err
     assert len(err.splitlines()) == 1
@@ -65,7 +67,7 @@ def test_a_routing_that_can_deadlock_is_refused_in_one_line(tmp_path, capsys):
 def test_bad_parameters_give_one_line_and_status_2(tmp_path, args, message):
     result = ihcube("verilog", *args, f"--out={tmp_path}")
     assert result.returncode == 2
-    assert result.stderr == f"ihcube: error: {message}\n"
+    assert result.stderr == f"ihcube verilog: error: {message}\n"
     assert list(tmp_path.iterdir()) == []
 
 
@@ -78,5 +80,121 @@ def test_make_verilog_reports_bad_parameters_without_a_traceback(assignment, mes
     result = subprocess.run(["make", "--no-print-directory", "-s", "verilog", assignment],
                             cwd=ROOT, capture_output=True, text=True)
     assert result.returncode != 0
-    assert f"ihcube: error: {message}" in result.stderr.splitlines()
+    assert f"ihcube verilog: error: {message}" in result.stderr.splitlines()
     assert "Traceback" not in result.stderr + result.stdout
+
+
+# --- The subcommands ----------------------------------------------------------------------------
+
+def registered():
+    from ihcube.cli import COMMANDS
+    return COMMANDS
+
+
+def summary_of(command):
+    """The first line of the docstring of the command's module, read from its file."""
+    path = ROOT / "cli" / f"{registered()[command]}.py"
+    return ast.get_docstring(ast.parse(path.read_text())).splitlines()[0]
+
+
+@pytest.mark.parametrize("command", list(registered()))
+def test_every_command_has_its_module(command):
+    """Each registered command names a module of cli/ that has a docstring to summarise it
+    and a ``main``."""
+    path = ROOT / "cli" / f"{registered()[command]}.py"
+    assert path.is_file(), f"ihcube {command}: no {path}"
+    tree = ast.parse(path.read_text())
+    assert ast.get_docstring(tree), f"{path} has no docstring"
+    assert any(isinstance(node, ast.FunctionDef) and node.name == "main" for node in tree.body)
+
+
+def test_help_lists_every_command_with_its_summary():
+    result = ihcube("--help")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: ihcube ")
+    listed = [line.split(None, 1) for line in result.stdout.split("commands:\n", 1)[1]
+              .splitlines()]
+    assert [name for name, _ in listed] == list(registered())
+    for name, text in listed:
+        assert text == summary_of(name)
+
+
+@pytest.mark.parametrize("command", list(registered()))
+def test_every_command_has_help(command):
+    result = ihcube(command, "--help")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"usage: ihcube {command} ")
+    assert summary_of(command) in " ".join(result.stdout.split())
+    assert result.stderr == ""
+
+
+def test_help_and_a_bad_parameter_load_neither_amaranth_nor_numba():
+    """The front door stays fast: nothing heavy is imported to list the commands or to
+    refuse a parameter."""
+    code = ("import sys; from ihcube.cli import main; main(['--help']); "
+            "assert main(['verilog', '--nodes=abc']) == 2; "
+            "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'amaranth', 'numba', "
+            "'numpy'}); print(heavy)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "[]"
+
+
+def test_version_is_the_package_version():
+    version = re.search(r'^version = "([^"]+)"$', (ROOT / "pyproject.toml").read_text(),
+                        re.M).group(1)
+    result = ihcube("--version")
+    assert (result.returncode, result.stdout, result.stderr) == (0, f"ihcube {version}\n", "")
+
+
+def test_an_unknown_command_is_one_line_naming_the_known_ones():
+    result = ihcube("verlog", "--nodes=3")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr == ("ihcube: error: unknown command 'verlog'; the commands are "
+                             f"{', '.join(registered())}\n")
+
+
+def test_no_command_prints_the_help_and_status_2():
+    result = ihcube()
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith("usage: ihcube ")
+    assert result.stderr == ihcube("--help").stdout
+
+
+def test_ctrl_c_in_a_command_is_one_line_and_status_130(monkeypatch, capsys):
+    from ihcube import cli
+    from ihcube.cli import verilog
+
+    def interrupted(argv):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(verilog, "main", interrupted)
+    assert cli.main(["verilog", "--nodes=3"]) == 130
+    assert capsys.readouterr().err == "ihcube: interrupted\n"
+
+
+@pytest.mark.parametrize("args", [
+    ["stress", "--campaign", "--quick", "--jobs", "2"],  # the front end's worker pool
+    ["sweep", "--sizes", "16,20", "--depths", "2", "--patterns", "uniform", "--rates",
+     "0.1,0.2", "--warmup", "100000000", "--jobs", "2", "--no-plots"],  # ihcube.sim's pool
+], ids=["stress-campaign", "sweep"])
+def test_ctrl_c_at_a_terminal_stops_every_process_in_one_line(tmp_path, args):
+    """Ctrl-C reaches the whole process group, parallel workers included: one line, 130."""
+    import os
+    import signal
+    import time
+    child = subprocess.Popen([sys.executable, "-m", "ihcube", *args, "--out", str(tmp_path)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        if args[0] == "stress":
+            child.stdout.readline()  # the table's header; the workers start next
+        time.sleep(3)
+        os.killpg(child.pid, signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+    assert child.returncode == 130, err
+    assert err == "ihcube: interrupted\n"

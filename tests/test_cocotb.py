@@ -3,8 +3,8 @@
 For every size the fabric's Verilog is generated and compiled once, and all of its cocotb tests
 run in one simulator run (starting the simulator costs more than most tests); the case fails
 with the message of every cocotb test that failed or never reported. One case per size keeps
-the xdist workers from waiting for each other's simulator. ``python -m ihcube.verify.cocotb_runner
---nodes N [--test NAME]`` runs the same regression by hand.
+the xdist workers from waiting for each other's simulator. ``ihcube cocotb --nodes N [--test
+NAME]`` runs the same regression by hand.
 """
 
 import ast
@@ -84,7 +84,7 @@ def test_cocotb_catches_a_broken_fabric(tmp_path, router, test, complaint):
 ])
 def test_bad_parameters_are_one_line_and_status_2(capsys, args, message):
     """``make cocotb`` with a bad parameter: one line and status 2, before anything runs."""
-    from ihcube.verify.cocotb_runner import main
-    assert main(args) == 2
+    from ihcube.cli import main
+    assert main(["cocotb", *args]) == 2
     captured = capsys.readouterr()
-    assert captured.err == f"ihcube.verify.cocotb_runner: error: {message}\n"
+    assert captured.err == f"ihcube cocotb: error: {message}\n"

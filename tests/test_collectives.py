@@ -131,5 +131,5 @@ def test_collectives_command(tmp_path, capsys):
     lines = (tmp_path / "collectives.csv").read_text().splitlines()
     assert len(lines) == 1 + 3 * len(COLLECTIVES)
     assert main(["collectives", "--depths", "0"]) == 2
-    assert capsys.readouterr().err == \
-        "ihcube: error: Depths must be comma-separated integers of at least 1, not '0'\n"
+    assert capsys.readouterr().err == ("ihcube collectives: error: Depths must be comma-separated "
+                                       "integers of at least 1, not '0'\n")

@@ -199,8 +199,8 @@ def test_vectorized_broadcast_is_broadcast_tree(order):
 def test_dependency_table_is_the_enumerated_graph(routing, broadcast):
     """The bit-reasoning graph equals the one enumerated from the route function and
     topology.broadcast_step, edge for edge, PE channels included: every n <= 40, and larger
-    sizes for the router's own routings. (``python -m ihcube.deadlock --cross-check 300``
-    does every n <= 300.)"""
+    sizes for the router's own routings. (``ihcube deadlock --cross-check 300`` does every
+    n <= 300.)"""
     sizes = list(range(1, 41))
     if routing in (MSB, LSB) and broadcast:
         sizes += [64, 100, 129, 256]
@@ -247,8 +247,8 @@ SIZES = [*range(1, 1025), *LARGE_SIZES]
 @pytest.mark.parametrize("order", topology.ROUTING_ORDERS)
 def test_routing_with_broadcasts_is_deadlock_free(order):
     """The router's routing, unicasts and broadcasts together (Algorithm 6 for msb, its
-    mirror image for lsb): acyclic for every n <= 1024 and the large sizes. (``python -m
-    ihcube.deadlock`` does every n <= 4096.)"""
+    mirror image for lsb): acyclic for every n <= 1024 and the large sizes. (``ihcube
+    deadlock`` does every n <= 4096.)"""
     [result] = deadlock.sweep(0, [order], sizes=SIZES)
     assert result.cyclic == []
 
@@ -406,20 +406,21 @@ def test_channels_and_cycles_read_as_links():
 
 
 def test_command_line_summary(capsys):
-    assert deadlock.main(["--max-nodes", "40", "--order", "msb"]) == 0
+    from ihcube.cli import main
+    assert main(["deadlock", "--max-nodes", "40", "--order", "msb"]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^  msb: acyclic for all 40 sizes; longest dependency chain \d+ channels "
                      r"\(n = \d+\); [\d.]+ s$", out, re.M)
-    assert deadlock.main(["--max-nodes", "40", "--order", "lsb"]) == 0
+    assert main(["deadlock", "--max-nodes", "40", "--order", "lsb"]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^  lsb: acyclic for all 40 sizes; ", out, re.M)
     # A cyclic routing is reported with its smallest cycle and the messages that make it.
     with mock.patch.object(deadlock, "routing_for", lambda order: LSB_ALGORITHM_6):
-        assert deadlock.main(["--max-nodes", "40", "--order", "lsb"]) == 1
+        assert main(["deadlock", "--max-nodes", "40", "--order", "lsb"]) == 1
     out = capsys.readouterr().out
     assert "  lsb: CYCLIC for 37 of 40 sizes; smallest n = 4: 0 -(dim 0)-> 1 -(dim 1)-> 3" in out
     assert "    at node 3 a broadcast from node 1 waits for dim 0" in out
-    assert deadlock.main(["--max-nodes", "12", "--unicast-only", "--cross-check", "12"]) == 0
+    assert main(["deadlock", "--max-nodes", "12", "--unicast-only", "--cross-check", "12"]) == 0
 
 
 @pytest.mark.parametrize("call, error, message", [

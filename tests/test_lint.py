@@ -60,3 +60,36 @@ def test_lint_catches_an_undriven_output(tmp_path, verilog5):
     text = edit(verilog5, r"\.refused\(refused__2\)", ".refused()")
     result = lint_text(tmp_path, 5, text)
     assert any("'refused__2'" in message for message in result.messages), result.output
+
+
+# --- Command line ---------------------------------------------------------------------------
+
+def test_command_line_lints_a_fabric_and_a_file(tmp_path, capsys, verilog5):
+    """``ihcube lint`` (``make lint``): 0 and one line for clean Verilog, 1 and every
+    message for Verilog with a blocking assignment to a flip-flop."""
+    from ihcube.cli import main
+    assert main(["lint", "--nodes", "5", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{tmp_path / fabric_name(5)}.v: Verilator -Wall clean (waivers: ")
+    broken = tmp_path / "broken" / f"{fabric_name(5)}.v"
+    broken.parent.mkdir()
+    broken.write_text(edit(verilog5, r"count <= ", "count = "))
+    assert main(["lint", "--verilog", str(broken)]) == 1
+    out = capsys.readouterr().out
+    assert "%Warning-BLKSEQ" in out
+    assert re.search(rf"^{re.escape(str(broken))}: \d+ Verilator message\(s\) ", out, re.M)
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "give either --nodes or --verilog"),
+    (["--nodes", "3", "--verilog", "x.v"], "give either --nodes or --verilog"),
+    (["--verilog", "no/such.v"], "no such file: 'no/such.v'"),
+    (["--nodes", "0"], "Node count must be a positive integer, not 0"),
+    (["--nodes", "3", "--order", "up"], "Routing order must be one of 'msb' or 'lsb', not 'up'"),
+])
+def test_command_line_errors_are_one_line(capsys, args, message):
+    from ihcube.cli import main
+    assert main(["lint", *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"ihcube lint: error: {message}\n"
+    assert captured.out == ""

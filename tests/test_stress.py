@@ -204,7 +204,7 @@ def test_payload_check_word():
 # --- Command line ---------------------------------------------------------------------------
 
 def stress(*args):
-    return subprocess.run([sys.executable, "-m", "ihcube.stress", *args],
+    return subprocess.run([sys.executable, "-m", "ihcube", "stress", *args],
                           capture_output=True, text=True, timeout=300)
 
 
@@ -218,13 +218,13 @@ def test_command_line_prints_the_counts():
 
 
 def test_command_line_fails_on_a_deadlock(capsys):
-    from ihcube.cli import stress as command
+    from ihcube.cli import main
     from ihcube.verify import stress as harness
     real = harness.run_model
     with mock.patch.object(harness, "run_model",
                            lambda config: real(config, model_class=Algorithm6Model)):
-        status = command.main(["--nodes", "8", "--order", "lsb", "--broadcast", "0.1",
-                               "--cycles", "2000"])
+        status = main(["stress", "--nodes", "8", "--order", "lsb", "--broadcast", "0.1",
+                       "--cycles", "2000"])
     out = capsys.readouterr().out
     assert status == 1
     assert "result                FAIL" in out

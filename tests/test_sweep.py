@@ -225,7 +225,7 @@ def test_sweep_command_writes_csv_and_pictures(tmp_path):
 def test_sweep_errors_are_one_line(args, message, capsys):
     assert main(["sweep", *args]) == 2
     err = capsys.readouterr().err
-    assert err == f"ihcube: error: {message}\n"
+    assert err == f"ihcube sweep: error: {message}\n"
 
 
 def test_sweep_error_from_the_shell():

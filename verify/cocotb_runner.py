@@ -1,18 +1,12 @@
 """Run the cocotb regression on the emitted Verilog of one fabric, in Icarus Verilog.
 
-    python -m ihcube.verify.cocotb_runner --nodes 26 [--width 32] [--depth 1] [--order msb] [--waves]
-                                [--test NAME ...] [--stress COUNT] [--seed SEED] [--out DIR]
-
-generates the fabric with :func:`ihcube.generate.fabric_verilog` into
-``DIR/<top>/<top>.v`` (``DIR`` is ``build/cocotb`` unless ``--out`` says otherwise, ``<top>``
-is :func:`~ihcube.generate.fabric_name`), compiles it with ``iverilog`` and runs the
-testbench ``verify/cocotb_tb/fabric_tb.py`` through :mod:`cocotb_tools.runner`. The results
-are in ``DIR/<top>/results.xml`` (JUnit XML) and, with ``--waves``, the waveform in
-``DIR/<top>/<top>.fst``. The exit status is 0 when every test passed, 1 when one failed, and
-2 (with one line on standard error) for a wrong parameter.
-
-``tests/test_cocotb.py`` runs the same regression from pytest with :func:`build` and
-:func:`run`.
+:func:`build` generates the fabric with :func:`ihcube.generate.fabric_verilog` into a build
+folder and compiles it with ``iverilog``; :func:`run` runs the testbench
+``verify/cocotb_tb/fabric_tb.py`` on it through :mod:`cocotb_tools.runner` and reads cocotb's
+JUnit report; :func:`regression` does both in ``<out>/<top>`` (``<top>`` is
+:func:`~ihcube.generate.fabric_name`), the way ``ihcube cocotb`` (:mod:`ihcube.cli.cocotb`,
+``make cocotb``) runs it. ``tests/test_cocotb.py`` runs the same regression from pytest with
+:func:`build` and :func:`run`.
 """
 
 from __future__ import annotations
@@ -25,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import topology
-from ..params import check_depth, check_payload_width, check_positive_integer
+from ..params import check_depth, check_payload_width
 
-__all__ = ["TESTS", "Settings", "Outcome", "build", "run", "read_results", "main"]
+__all__ = ["TESTS", "Settings", "Outcome", "build", "run", "regression", "read_results"]
 
 #: The tests of ``verify/cocotb_tb/fabric_tb.py``, in the order they run.
 TESTS = ("route_selection", "all_pairs_unicast", "broadcast_from_every_source", "random_stress",
@@ -209,69 +203,27 @@ def read_results(results_xml, tests):
     return [found.get(name, Outcome(name, "missing", missing)) for name in tests]
 
 
-def _parser():
-    from ..cli.usage import Parser
-    parser = Parser(prog="python -m ihcube.verify.cocotb_runner",
-                     description="Run the cocotb regression on one fabric's Verilog in Icarus.")
-    parser.add_argument("--nodes", "-n", required=True, metavar="N",
-                        help="number of nodes, any positive integer")
-    parser.add_argument("--width", "-w", default="32", metavar="W",
-                        help="payload width in bits (default 32)")
-    parser.add_argument("--depth", "-d", default="1", metavar="DEPTH",
-                        help="messages per input buffer (default 1)")
-    parser.add_argument("--order", default=topology.MSB_FIRST,
-                        help="routing order: msb (default) or lsb")
-    parser.add_argument("--waves", action="store_true",
-                        help="write a waveform, DIR/<top>/<top>.fst")
-    parser.add_argument("--test", action="append", choices=TESTS, metavar="NAME",
-                        help=f"run only this test (repeatable): {', '.join(TESTS)}")
-    parser.add_argument("--stress", metavar="COUNT",
-                        help="requests in the random stress test (default: scaled with N)")
-    parser.add_argument("--seed", default="1", metavar="SEED",
-                        help="seed of the random tests (default 1)")
-    parser.add_argument("--out", "-o", default="build/cocotb", metavar="DIR",
-                        help="where to build and run (default build/cocotb)")
-    return parser
+def regression(settings, out="build/cocotb", *, tests=None, waves=False):
+    """Build the fabric of ``settings`` in ``out/<top>`` and run ``tests`` (all of
+    :data:`TESTS` by default) on it.
 
+    Returns
+    -------
+    build_dir : Path
+        ``out/<top>``, which holds ``results.xml``.
+    waveform : Path or None
+        ``build_dir/<top>.fst`` if a waveform was asked for, by ``waves`` or cocotb's ``WAVES``
+        variable.
+    outcomes : list of :class:`Outcome`
+        One per test, in order.
 
-def main(argv=None):
-    from ..cli.usage import UsageError, integer
-    try:
-        args = _parser().parse_args(argv)
-        nodes = integer(args.nodes, "Node count", topology.check_node_count)
-        settings = Settings(
-            nodes=nodes,
-            width=integer(args.width, "Payload width", check_payload_width),
-            depth=integer(args.depth, "Buffer depth", check_depth),
-            order=topology.check_routing_order(args.order),
-            stress=(None if args.stress is None else integer(
-                args.stress, "Stress request count",
-                lambda value: check_positive_integer(value, "Stress request count"))),
-            seed=integer(args.seed, "Seed", lambda value: check_positive_integer(value, "Seed")),
-        )
-    except (UsageError, ValueError, TypeError) as error:
-        print(f"ihcube.verify.cocotb_runner: error: {error}", file=sys.stderr)
-        return 2
-
-    build_dir = Path(args.out) / settings.top
-    with _waves(args.waves) as waves:
-        try:
-            build(settings, build_dir, waves=waves)
-        except ValueError as error:  # a fabric the generator refuses, as one that can deadlock
-            print(f"ihcube.verify.cocotb_runner: error: {error}", file=sys.stderr)
-            return 2
-        outcomes = run(settings, build_dir, tests=args.test, waves=waves)
-    for outcome in outcomes:
-        print(f"{outcome.status.upper():8} {outcome.name}")
-        if not outcome.passed and outcome.message:
-            print("         " + outcome.message.replace("\n", "\n         "))
-    failed = sum(not outcome.passed for outcome in outcomes)
-    print(f"results: {build_dir / 'results.xml'}")
-    if waves:
-        print(f"waveform: {build_dir / (settings.top + '.fst')}")
-    print(f"{len(outcomes) - failed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    Raises
+    ------
+    ValueError
+        If the generator refuses the fabric (a routing that can deadlock).
+    """
+    build_dir = Path(out) / settings.top
+    with _waves(waves) as waves:
+        build(settings, build_dir, waves=waves)
+        outcomes = run(settings, build_dir, tests=tests, waves=waves)
+    return build_dir, (build_dir / f"{settings.top}.fst" if waves else None), outcomes

@@ -1,0 +1,62 @@
+"""Time broadcast, scatter and total exchange against their bounds (model).
+
+``ihcube collectives [--dims 2,...,11] [--sizes 6,13,...] [--depths 1,2,3]`` (``make
+collectives``) runs :func:`ihcube.sim.collectives.run_all` on the complete cubes ``2**d`` and
+the incomplete sizes, prints the table of :func:`ihcube.sim.collectives.table` and writes
+``<out>/collectives.csv`` and ``<out>/collectives.json``.
+"""
+
+import json
+import sys
+import time
+
+from .options import add_run_options, ints, model_depth, node_count, pool_map, run_options
+from .usage import UsageError, command_parser, run
+
+__all__ = ["main"]
+
+NAME = "collectives"
+
+
+def _parser():
+    parser = command_parser(NAME, __doc__)
+    parser.add_argument("--dims", default="2,3,4,5,6,7,8,9,10,11", metavar="d,...",
+                        help="complete cubes 2**d (default 2 ... 11)")
+    parser.add_argument("--sizes", default="6,13,26,100,300,1048,1114,1818", metavar="N,...",
+                        help="incomplete sizes (default 6,13,26,100,300,1048,1114,1818)")
+    parser.add_argument("--depths", default="1,2,3", metavar="D,...",
+                        help="buffer depths (default 1,2,3)")
+    add_run_options(parser)
+    return parser
+
+
+def _collectives(args):
+    from ..sim import collectives
+    dims = ints(args.dims, "Dimensions", lambda d: d, 1) if args.dims else ()
+    if any(d > 16 for d in dims):
+        raise UsageError(f"Dimensions must be comma-separated integers from 1 to 16, "
+                         f"not {args.dims!r}")
+    sizes = ints(args.sizes, "Sizes", node_count, 2) if args.sizes else ()
+    depths = ints(args.depths, "Depths", model_depth)
+    jobs, out = run_options(args)
+    ns = [1 << d for d in dims] + [n for n in sizes if n & (n - 1)]
+    tasks = [(n, depth) for n in ns for depth in depths]
+    start = time.monotonic()
+    results = pool_map(collectives.run_all, tasks, jobs, "collectives")
+    seconds = time.monotonic() - start
+    rows = [row for result in results for row in result]
+    collectives.write_csv(out / "collectives.csv", rows)
+    with open(out / "collectives.json", "w") as f:
+        json.dump(dict(rows=rows, seconds=round(seconds, 1)), f, indent=1)
+    print(collectives.table(rows))
+    print(f"{seconds:.0f} s; wrote {out / 'collectives.csv'}, {out / 'collectives.json'}")
+
+
+def main(argv=None):
+    """Run ``ihcube collectives`` with ``argv`` (default: the process's); return the exit
+    status."""
+    return run(NAME, _parser(), _collectives, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""Options that several ``ihcube`` commands share, parsed and checked once.
+
+The fabric's parameters (``--nodes --width --depth --order``), comma-separated lists and
+bounded numbers of the experiments, the output directory, the worker pool of the commands
+that run in several processes, the FPGA builds' Yosys options and placer, and the
+benchmarks' command line. A mistake is a :class:`~.usage.UsageError`.
+"""
+
+import multiprocessing
+import pathlib
+import signal
+
+from .. import topology
+from ..params import check_depth, check_payload_width
+from .usage import UsageError, checked, command_parser, integer, run
+
+__all__ = ["add_fabric_options", "fabric_parameters", "ints", "floats", "choices", "number",
+           "out_dir", "node_count", "model_depth", "add_run_options", "run_options", "imap",
+           "pool_map", "add_build_options", "build_options", "run_benchmark"]
+
+
+def add_fabric_options(parser, nodes_required=True):
+    """Add ``--nodes``, ``--width``, ``--depth`` and ``--order`` (the fabric's parameters,
+    defaults 32, 1 and msb) to ``parser``; :func:`fabric_parameters` checks them."""
+    parser.add_argument("--nodes", "-n", required=nodes_required, metavar="N",
+                        help="number of nodes, any positive integer")
+    parser.add_argument("--width", "-w", default="32", metavar="W",
+                        help="payload width in bits (default 32)")
+    parser.add_argument("--depth", "-d", default="1", metavar="DEPTH",
+                        help="messages per input buffer (default 1)")
+    parser.add_argument("--order", default=topology.MSB_FIRST,
+                        help="routing order: msb (default) or lsb")
+
+
+def fabric_parameters(args):
+    """The checked ``(n, width, depth, order)`` of :func:`add_fabric_options`' options."""
+    return (integer(args.nodes, "Node count", topology.check_node_count),
+            integer(args.width, "Payload width", check_payload_width),
+            integer(args.depth, "Buffer depth", check_depth),
+            checked(topology.check_routing_order, args.order))
+
+
+def ints(text, what, check, at_least=1):
+    """Comma-separated integers of at least ``at_least``, each validated by ``check``."""
+    values = []
+    for part in str(text).split(","):
+        try:
+            value = int(part.strip(), 10)
+        except ValueError:
+            raise UsageError(f"{what} must be comma-separated integers of at least {at_least}, "
+                             f"not {text!r}") from None
+        if value < at_least:
+            raise UsageError(f"{what} must be comma-separated integers of at least {at_least}, "
+                             f"not {text!r}")
+        values.append(checked(check, value))
+    return tuple(values)
+
+
+def floats(text, what, low, high):
+    """Comma-separated numbers from ``low`` to ``high``."""
+    values = []
+    for part in str(text).split(","):
+        try:
+            value = float(part.strip())
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            raise UsageError(f"{what} must be comma-separated numbers from {low:g} to {high:g}, "
+                             f"not {text!r}")
+        values.append(value)
+    return tuple(values)
+
+
+def choices(text, what, allowed):
+    """Comma-separated names, each one of ``allowed``."""
+    values = tuple(part.strip() for part in str(text).split(","))
+    for value in values:
+        if value not in allowed:
+            raise UsageError(f"{what} must be comma-separated names from "
+                             f"{', '.join(allowed)}, not {text!r}")
+    return values
+
+
+def number(text, what, kind, low, high=None):
+    """One ``kind`` (``int`` or ``float``) from ``low`` to ``high`` (no upper bound if None)."""
+    try:
+        value = kind(text)
+    except ValueError:
+        value = None
+    if value is None or value < low or (high is not None and value > high):
+        allowed = f"from {low:g} to {high:g}" if high is not None else f"at least {low:g}"
+        raise UsageError(f"{what} must be a number {allowed}, not {text!r}")
+    return value
+
+
+def out_dir(text):
+    """The output directory ``text``, created if missing."""
+    out = pathlib.Path(text)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UsageError(f"cannot create output directory {str(out)!r}: {error.strerror}") \
+            from None
+    return out
+
+
+def node_count(n):
+    """A node count the experiments take: traffic needs two nodes, the model's tables fit
+    65,536."""
+    topology.check_node_count(n)
+    if n < 2:
+        raise ValueError(f"Node count must be at least 2 for traffic, not {n!r}")
+    if n > 1 << 16:
+        raise ValueError(f"Node count must be at most 65536 for the experiments, not {n!r}")
+    return n
+
+
+def model_depth(depth):
+    """A buffer depth the experiments' model takes (at most 64)."""
+    check_depth(depth)
+    if depth > 64:
+        raise ValueError(f"Buffer depth must be at most 64 for the experiments, not {depth!r}")
+    return depth
+
+
+def add_run_options(parser):
+    """Add the experiments' ``--jobs`` (processes, default 2) and ``--out`` (directory,
+    default ``results``) to ``parser``; :func:`run_options` checks them."""
+    parser.add_argument("--jobs", "-j", default="2", metavar="J", help="processes (default 2)")
+    parser.add_argument("--out", "-o", default="results", metavar="DIR",
+                        help="directory to write into (default results)")
+
+
+def run_options(args):
+    """The checked ``(jobs, out)`` of :func:`add_run_options`' options; the directory is
+    created."""
+    return number(args.jobs, "Jobs", int, 1), out_dir(args.out)
+
+
+def _ignore_interrupt():
+    # Ctrl-C reaches every process of the terminal's group: the parent stops the pool and
+    # reports it in one line; a worker's traceback would only repeat it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def imap(function, items, jobs):
+    """Yield ``function(item)`` for each of ``items`` in order, in ``jobs`` forked processes
+    (in this one if ``jobs`` is 1)."""
+    if jobs <= 1:
+        for item in items:
+            yield function(item)
+        return
+    with multiprocessing.get_context("fork").Pool(jobs, _ignore_interrupt) as pool:
+        yield from pool.imap(function, items, chunksize=1)
+
+
+def pool_map(function, items, jobs, what):
+    """``[function(item) for item in items]`` in ``jobs`` processes, with a progress line
+    (:class:`ihcube.sim.sweep.Progress`) naming ``what``."""
+    from ..sim.sweep import Progress
+    bar = Progress(len(items), what)
+    results = []
+    for result in imap(function, items, jobs):
+        results.append(result)
+        bar.step()
+    return results
+
+
+def add_build_options(parser, placer_default):
+    """Add the FPGA builds' ``--synth-opts`` and ``--placer`` to ``parser``;
+    ``placer_default`` says, for the help, which placer runs when none is asked for."""
+    from ..boards.build import PLACERS
+    parser.add_argument("--synth-opts", default=None,
+                        help="options for Yosys's synth_<family> (default: -nowidelut on ECP5, "
+                             "none on iCE40; 'none' for none)")
+    parser.add_argument("--placer", default=None,
+                        help=f"nextpnr's placer: {', '.join(PLACERS)} (default: {placer_default})")
+
+
+def build_options(args):
+    """The ``(synth_opts, placer)`` of :func:`add_build_options`' options, the placer
+    checked."""
+    from ..boards.build import check_placer
+    return args.synth_opts, checked(check_placer, args.placer)
+
+
+def run_benchmark(name, doc, benchmark, argv):
+    """Run ``ihcube <name>``, the command of ``benchmark`` (a module of :mod:`ihcube.bench`):
+    its ``benchmark(sizes, out)`` over ``--nodes N ...`` (default its ``SIZES``) into the JSON
+    file ``--out`` (default its ``OUT``); return the exit status."""
+    parser = command_parser(name, doc)
+    parser.add_argument("--nodes", nargs="+", default=[str(n) for n in benchmark.SIZES],
+                        metavar="N",
+                        help=f"fabric sizes (default {' '.join(map(str, benchmark.SIZES))})")
+    parser.add_argument("--out", default=benchmark.OUT, metavar="FILE",
+                        help=f"JSON file to write (default {benchmark.OUT})")
+
+    def body(args):
+        benchmark.benchmark([integer(text, "Node count", topology.check_node_count)
+                             for text in args.nodes], pathlib.Path(args.out))
+    return run(name, parser, body, argv)

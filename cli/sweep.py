@@ -1,0 +1,146 @@
+"""Sweep the fabric model's latency against throughput.
+
+``ihcube sweep [--set quick|full] [--sizes N,...] [--depths D,...] [--orders O,...]
+[--patterns P,...] [--rates R,...] ...`` (``make sweep``, ``make sweep-full``) runs the points
+of :func:`ihcube.sim.sweep.points` with :func:`ihcube.sim.sweep.sweep` and writes
+``<out>/<name>.csv``, ``.json`` and, unless ``--no-plots``, the PNG pictures of
+:mod:`ihcube.sim.plots`. A named set gives every part the options leave out.
+"""
+
+import dataclasses
+import json
+import sys
+import time
+
+from .. import topology
+from .options import (add_run_options, choices, floats, ints, model_depth, node_count, number,
+                      run_options)
+from .usage import UsageError, command_parser, run
+
+__all__ = ["main"]
+
+NAME = "sweep"
+
+
+def _parser():
+    parser = command_parser(NAME, __doc__)
+    parser.add_argument("--set", default="quick", metavar="SET",
+                        help="named set: quick or full (default quick); the options "
+                             f"below override its parts")
+    parser.add_argument("--sizes", metavar="N,...", help="node counts, at least 2")
+    parser.add_argument("--depths", metavar="D,...", help="buffer depths")
+    parser.add_argument("--orders", metavar="O,...", help="routing orders: msb, lsb")
+    parser.add_argument("--patterns", metavar="P,...",
+                        help="traffic: uniform, sphere, decreasing")
+    parser.add_argument("--rates", metavar="R,...", help="generation rates, 0 to 1")
+    parser.add_argument("--radius", default="4", metavar="B",
+                        help="sphere of locality radius in hops (default 4)")
+    parser.add_argument("--zeta", default="0.8", metavar="Z",
+                        help="sphere of locality: probability of a node within B (default 0.8)")
+    parser.add_argument("--warmup", metavar="CYCLES", help="warm-up cycles")
+    parser.add_argument("--window", metavar="CYCLES", help="measurement window, cycles")
+    parser.add_argument("--max-windows", metavar="K", help="most measurement windows")
+    parser.add_argument("--tolerance", metavar="F",
+                        help="convergence and saturation tolerance (default 0.02)")
+    parser.add_argument("--seed", default="1", metavar="S", help="random seed (default 1)")
+    add_run_options(parser)
+    parser.add_argument("--name", metavar="NAME",
+                        help="file name prefix (default sweep_<set>)")
+    parser.add_argument("--no-plots", action="store_true", help="write the CSV only")
+    return parser
+
+
+def _sweep(args):
+    from ..sim import sweep as sw
+    if args.set not in sw.SETS:
+        raise UsageError(f"Sweep set must be one of {', '.join(sw.SETS)}, not {args.set!r}")
+    base = sw.SETS[args.set]
+    sizes = ints(args.sizes, "Sizes", node_count, 2) if args.sizes else base["sizes"]
+    depths = ints(args.depths, "Depths", model_depth) if args.depths else base["depths"]
+    orders = (choices(args.orders, "Orders", topology.ROUTING_ORDERS) if args.orders
+              else base["orders"])
+    patterns = (choices(args.patterns, "Patterns", ("uniform", "sphere", "decreasing"))
+                if args.patterns else base["patterns"])
+    rates = floats(args.rates, "Rates", 0.0, 1.0) if args.rates else base["rates"]
+    radius = int(number(args.radius, "Sphere radius", int, 1))
+    zeta = number(args.zeta, "Sphere locality zeta", float, 0.0, 1.0)
+    settings = base["settings"]
+    changes = {}
+    if args.warmup is not None:
+        changes["warmup"] = number(args.warmup, "Warm-up", int, 0)
+    if args.window is not None:
+        changes["window"] = number(args.window, "Window", int, 1)
+    if args.max_windows is not None:
+        changes["max_windows"] = number(args.max_windows, "Most windows", int, 2)
+    if args.tolerance is not None:
+        changes["tolerance"] = number(args.tolerance, "Tolerance", float, 0.0, 1.0)
+    changes["seed"] = number(args.seed, "Seed", int, 0)
+    settings = dataclasses.replace(settings, **changes)
+    jobs, out = run_options(args)
+    prefix = str(out / (args.name or f"sweep_{args.set}"))
+
+    point_list = sw.points(sizes, depths, orders, patterns, rates, radius, zeta)
+    if not point_list:
+        raise UsageError("No points: every rate is above the injection limit of its depth")
+    # The picture of per-link density: the first incomplete size (else the first), the
+    # deepest buffers (where a link can carry more than one message per cycle), the first
+    # order and pattern.
+    picture_n = next((n for n in sizes if n & (n - 1)), sizes[0])
+    picture = (picture_n, max(depths), orders[0], patterns[0])
+    start = time.monotonic()
+    rows, kept = sw.sweep(point_list, settings, jobs,
+                          keep_links=lambda p: (p.n, p.depth, p.order, p.pattern) == picture)
+    seconds = time.monotonic() - start
+    sw.write_csv(prefix + ".csv", rows)
+    written = [prefix + ".csv"]
+    if not args.no_plots:
+        from ..sim import plots
+        written += plots.latency_plots(rows, prefix)
+        unsaturated = [(p, kept[p]) for p in sorted(kept, key=lambda p: p.rate)
+                       if not rows[point_list.index(p)]["saturated"]]
+        if unsaturated:
+            point, (density, ends) = unsaturated[-1]
+            row = rows[point_list.index(point)]
+            title = (f"n = {point.n}, depth {point.depth}, {point.order} first, {point.pattern} "
+                     f"traffic, rate {point.rate:g} (throughput {row['throughput']:.3f}): "
+                     f"peak {row['peak_density']:.2f}, "
+                     f"{100 * row['links_above_1']:.1f}% of links above 1.0")
+            written.append(plots.density_plot(point.n, density, ends, title,
+                                              prefix + "_density.png"))
+    summary = dict(set=args.set, settings=dataclasses.asdict(settings), sizes=sizes,
+                   depths=depths, orders=orders, patterns=patterns, rates=rates,
+                   radius=radius, zeta=zeta, jobs=jobs, points=len(rows),
+                   seconds=round(seconds, 1), curves=_curves(rows))
+    with open(prefix + ".json", "w") as f:
+        json.dump(summary, f, indent=1)
+    written.append(prefix + ".json")
+    print(f"{len(rows)} points in {seconds:.0f} s; wrote {', '.join(written)}")
+
+
+def _curves(rows):
+    """Per curve: the highest rate not saturated and its throughput, latency, peak density."""
+    out = []
+    keys = sorted({(r["n"], r["depth"], r["order"], r["pattern"]) for r in rows},
+                  key=lambda key: rows.index(next(r for r in rows
+                                                  if (r["n"], r["depth"], r["order"],
+                                                      r["pattern"]) == key)))
+    for key in keys:
+        curve = [r for r in rows if (r["n"], r["depth"], r["order"], r["pattern"]) == key]
+        fine = [r for r in curve if not r["saturated"]]
+        best = max(fine, key=lambda r: r["rate"]) if fine else None
+        out.append(dict(n=key[0], depth=key[1], order=key[2], pattern=key[3],
+                        highest_unsaturated_rate=best["rate"] if best else None,
+                        throughput=best["throughput"] if best else None,
+                        latency=best["mean_latency"] if best else None,
+                        peak_density=best["peak_density"] if best else None,
+                        max_throughput=max(r["throughput"] for r in curve)))
+    return out
+
+
+def main(argv=None):
+    """Run ``ihcube sweep`` with ``argv`` (default: the process's); return the exit status."""
+    return run(NAME, _parser(), _sweep, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""Place and route the bare fabric on an FPGA: LUTs, FFs, RAM, Fmax.
+
+``ihcube synth --nodes 26 [--family ecp5|ice40] [--width 32] [--depth 1] [--synth-opts OPTS]
+[--placer heap|static|sa] [--router NODE]`` (``make synth``) runs
+:func:`ihcube.boards.build.synth`, prints one line and writes
+``results/synth_<family>_<name>.json``; the build is in ``build/``. The exit status is 1 if
+the design does not fit or a tool fails, 2 (one line) for a wrong parameter.
+"""
+
+import sys
+
+from .. import topology
+from ..params import check_depth, check_payload_width
+from .options import add_build_options, build_options
+from .usage import checked, command_parser, integer, run
+
+__all__ = ["main"]
+
+NAME = "synth"
+
+
+def _parser():
+    parser = command_parser(NAME, __doc__)
+    parser.add_argument("--nodes", "-n", required=True, metavar="N", help="number of nodes")
+    parser.add_argument("--family", default="ecp5", help="ecp5 (default) or ice40")
+    parser.add_argument("--width", "-w", default="32", metavar="W",
+                        help="payload width in bits (default 32)")
+    parser.add_argument("--depth", "-d", default="1", metavar="DEPTH",
+                        help="messages per input buffer (default 1)")
+    add_build_options(parser, "nextpnr's, heap")
+    parser.add_argument("--router", default=None, metavar="NODE",
+                        help="build only this node's router")
+    return parser
+
+
+def _synth(args):
+    from ..boards import build
+    family = checked(build.check_family, args.family)
+    synth_opts, placer = build_options(args)
+    n = integer(args.nodes, "Node count", topology.check_node_count)
+    width = integer(args.width, "Payload width", check_payload_width)
+    depth = integer(args.depth, "Buffer depth", check_depth)
+    router = None
+    if args.router is not None:
+        router = integer(args.router, "Router node", lambda node: node)
+        checked(topology.check_node, n, router, "Router node")
+    figures = build.synth(n, family, width, depth, synth_opts=synth_opts, router=router,
+                          placer=placer)
+    print(build.summary(figures))
+    return 0 if figures["fits"] else 1
+
+
+def main(argv=None):
+    """Run ``ihcube synth`` with ``argv`` (default: the process's); return the exit status."""
+    return run(NAME, _parser(), _synth, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
