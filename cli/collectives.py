@@ -23,7 +23,7 @@ def _parser():
     parser.add_argument("--dims", default="2,3,4,5,6,7,8,9,10,11", metavar="d,...",
                         help="complete cubes 2**d (default 2 ... 11)")
     parser.add_argument("--sizes", default="6,13,26,100,300,1048,1114,1818", metavar="N,...",
-                        help="incomplete sizes (default 6,13,26,100,300,1048,1114,1818)")
+                        help="more sizes, any n >= 2 (default 6,13,26,100,300,1048,1114,1818)")
     parser.add_argument("--depths", default="1,2,3", metavar="D,...",
                         help="buffer depths (default 1,2,3)")
     add_run_options(parser)
@@ -39,7 +39,10 @@ def _collectives(args):
     sizes = ints(args.sizes, "Sizes", node_count, 2) if args.sizes else ()
     depths = ints(args.depths, "Depths", model_depth)
     jobs, out = run_options(args)
-    ns = [1 << d for d in dims] + [n for n in sizes if n & (n - 1)]
+    # A size that is a power of two is a complete cube, run once even if --dims names it too.
+    ns = [1 << d for d in dims] + [n for n in sizes if n not in {1 << d for d in dims}]
+    if not ns:
+        raise UsageError("No sizes: give --dims or --sizes")
     tasks = [(n, depth) for n in ns for depth in depths]
     start = time.monotonic()
     results = pool_map(collectives.run_all, tasks, jobs, "collectives")

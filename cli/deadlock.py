@@ -12,7 +12,7 @@ import sys
 import time
 
 from .. import topology
-from .usage import UsageError, command_parser, run
+from .usage import command_parser, integer, run
 
 __all__ = ["main"]
 
@@ -21,21 +21,22 @@ NAME = "deadlock"
 
 def _parser():
     parser = command_parser(NAME, __doc__)
-    parser.add_argument("--max-nodes", type=int, default=4096, metavar="N",
+    parser.add_argument("--max-nodes", default="4096", metavar="N",
                         help="check n = 1 .. N (default 4096)")
     parser.add_argument("--order", choices=[*topology.ROUTING_ORDERS, "both"], default="both",
                         help="routing order to check (default both)")
     parser.add_argument("--unicast-only", action="store_true",
                         help="leave broadcasts (Algorithm 6) out of the graph")
-    parser.add_argument("--cross-check", type=int, default=0, metavar="M",
+    parser.add_argument("--cross-check", default="0", metavar="M",
                         help="also compare the fast graph with the enumerated one for every "
                              "n <= M (slow: n**2 route calls per size)")
     return parser
 
 
 def _deadlock(args):
-    if args.max_nodes < 1:
-        raise UsageError(f"--max-nodes must be a positive integer, not {args.max_nodes}")
+    args.max_nodes = integer(args.max_nodes, "--max-nodes", topology.check_node_count)
+    args.cross_check = integer(args.cross_check, "--cross-check",
+                               lambda m: m if m >= 0 else topology.check_node_count(m))
     from .. import deadlock  # Numba loads only when needed
 
     orders = topology.ROUTING_ORDERS if args.order == "both" else (args.order,)

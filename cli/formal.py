@@ -91,13 +91,10 @@ def _run(args):
     signal.signal(signal.SIGTERM, _terminate)
 
     started = time.monotonic()
-    try:
-        # The long jobs first, so that the short ones fill the other slots meanwhile.
-        order = sorted(selected, key=lambda job: not job.slow)
-        results = formal.run_jobs(order, toolchain, workdir, parallel, _report, args.timeout)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    # The long jobs first, so that the short ones fill the other slots meanwhile. Ctrl-C
+    # ends the solvers (run_jobs) and reaches the dispatcher: `ihcube: interrupted`, 130.
+    order = sorted(selected, key=lambda job: not job.slow)
+    results = formal.run_jobs(order, toolchain, workdir, parallel, _report, args.timeout)
     failed = [result for result in results if not result.ok]
     print(f"{len(results) - len(failed)} passed, {len(failed)} failed "
           f"in {time.monotonic() - started:.1f} s", flush=True)

@@ -6,17 +6,24 @@ that run in several processes, the FPGA builds' Yosys options and placer, and th
 benchmarks' command line. A mistake is a :class:`~.usage.UsageError`.
 """
 
+import math
 import multiprocessing
 import pathlib
 import signal
 
 from .. import topology
 from ..params import check_depth, check_payload_width
-from .usage import UsageError, checked, command_parser, integer, run
+from .usage import UsageError, checked, command_parser, integer, parse_number, run
 
-__all__ = ["add_fabric_options", "fabric_parameters", "ints", "floats", "choices", "number",
-           "out_dir", "node_count", "model_depth", "add_run_options", "run_options", "imap",
+__all__ = ["AD_HOC", "add_fabric_options", "fabric_parameters", "ints", "floats", "choices", "number",
+           "out_dir", "add_out_option", "node_count", "model_depth", "add_run_options", "run_options", "imap",
            "pool_map", "add_build_options", "build_options", "run_benchmark"]
+
+
+#: Where the commands write by default. The reference results in ``results/`` are written
+#: only by their make targets (``make sweep``, ``make bench``, ...), which pass ``--out
+#: results``; an ad hoc run never replaces them unless asked to.
+AD_HOC = "build/results"
 
 
 def add_fabric_options(parser, nodes_required=True):
@@ -45,7 +52,7 @@ def ints(text, what, check, at_least=1):
     values = []
     for part in str(text).split(","):
         try:
-            value = int(part.strip(), 10)
+            value = parse_number(part, int)
         except ValueError:
             raise UsageError(f"{what} must be comma-separated integers of at least {at_least}, "
                              f"not {text!r}") from None
@@ -61,7 +68,7 @@ def floats(text, what, low, high):
     values = []
     for part in str(text).split(","):
         try:
-            value = float(part.strip())
+            value = parse_number(part, float)
         except ValueError:
             value = None
         if value is None or not low <= value <= high:
@@ -84,10 +91,11 @@ def choices(text, what, allowed):
 def number(text, what, kind, low, high=None):
     """One ``kind`` (``int`` or ``float``) from ``low`` to ``high`` (no upper bound if None)."""
     try:
-        value = kind(text)
+        value = parse_number(text, kind)
     except ValueError:
         value = None
-    if value is None or value < low or (high is not None and value > high):
+    if (value is None or not math.isfinite(value) or not low <= value
+            or (high is not None and not value <= high)):
         allowed = f"from {low:g} to {high:g}" if high is not None else f"at least {low:g}"
         raise UsageError(f"{what} must be a number {allowed}, not {text!r}")
     return value
@@ -125,10 +133,16 @@ def model_depth(depth):
 
 def add_run_options(parser):
     """Add the experiments' ``--jobs`` (processes, default 2) and ``--out`` (directory,
-    default ``results``) to ``parser``; :func:`run_options` checks them."""
+    default :data:`AD_HOC`) to ``parser``; :func:`run_options` checks them."""
     parser.add_argument("--jobs", "-j", default="2", metavar="J", help="processes (default 2)")
-    parser.add_argument("--out", "-o", default="results", metavar="DIR",
-                        help="directory to write into (default results)")
+    add_out_option(parser)
+
+
+def add_out_option(parser):
+    """Add ``--out DIR`` (default :data:`AD_HOC`; the make targets pass ``results``)."""
+    parser.add_argument("--out", "-o", default=AD_HOC, metavar="DIR",
+                        help=f"directory to write into (default {AD_HOC}; the make targets "
+                             f"write the reference results into results)")
 
 
 def run_options(args):
@@ -175,25 +189,27 @@ def add_build_options(parser, placer_default):
                              "none on iCE40; 'none' for none)")
     parser.add_argument("--placer", default=None,
                         help=f"nextpnr's placer: {', '.join(PLACERS)} (default: {placer_default})")
+    add_out_option(parser)
 
 
 def build_options(args):
-    """The ``(synth_opts, placer)`` of :func:`add_build_options`' options, the placer
-    checked."""
+    """The ``(synth_opts, placer, out)`` of :func:`add_build_options`' options, the placer
+    checked and the output directory created."""
     from ..boards.build import check_placer
-    return args.synth_opts, checked(check_placer, args.placer)
+    return args.synth_opts, checked(check_placer, args.placer), out_dir(args.out)
 
 
 def run_benchmark(name, doc, benchmark, argv):
     """Run ``ihcube <name>``, the command of ``benchmark`` (a module of :mod:`ihcube.bench`):
     its ``benchmark(sizes, out)`` over ``--nodes N ...`` (default its ``SIZES``) into the JSON
-    file ``--out`` (default its ``OUT``); return the exit status."""
+    file ``--out`` (default its ``OUT``'s name in :data:`AD_HOC`); return the exit status."""
     parser = command_parser(name, doc)
     parser.add_argument("--nodes", nargs="+", default=[str(n) for n in benchmark.SIZES],
                         metavar="N",
                         help=f"fabric sizes (default {' '.join(map(str, benchmark.SIZES))})")
-    parser.add_argument("--out", default=benchmark.OUT, metavar="FILE",
-                        help=f"JSON file to write (default {benchmark.OUT})")
+    default = f"{AD_HOC}/{pathlib.PurePath(benchmark.OUT).name}"
+    parser.add_argument("--out", default=default, metavar="FILE",
+                        help=f"JSON file to write (default {default}; make writes {benchmark.OUT})")
 
     def body(args):
         benchmark.benchmark([integer(text, "Node count", topology.check_node_count)

@@ -15,8 +15,8 @@ import time
 
 from .. import topology
 from ..params import check_depth, check_positive_integer
-from .options import imap
-from .usage import UsageError, command_parser, report
+from .options import AD_HOC, imap
+from .usage import UsageError, command_parser, parse_number, report
 
 __all__ = ["campaign", "main"]
 
@@ -115,7 +115,7 @@ def _run_campaign(quick, jobs, out):
 
 def _number(text, what, kind=int):
     try:
-        return kind(text)
+        return parse_number(text, kind)
     except ValueError:
         raise ValueError(f"{what} must be a {'positive integer' if kind is int else 'number'}, "
                          f"not {text!r}") from None
@@ -145,13 +145,14 @@ def main(argv=None):
     parser.add_argument("--jobs", "-j", default="2", metavar="J",
                         help="with --campaign: processes (default 2)")
     parser.add_argument("--out", default=None, metavar="FILE",
-                        help="with --campaign: JSON to write (default "
-                             "results/stress_campaign.json, or none with --quick)")
+                        help=f"with --campaign: JSON to write (default "
+                             f"{AD_HOC}/stress_campaign.json, or none with --quick; make "
+                             f"stress-campaign writes results/stress_campaign.json)")
     try:
         args = parser.parse_args(argv)
         if args.campaign:
             jobs = check_positive_integer(_number(args.jobs, "Processes"), "Processes")
-            out = args.out or (None if args.quick else "results/stress_campaign.json")
+            out = args.out or (None if args.quick else f"{AD_HOC}/stress_campaign.json")
             return _run_campaign(args.quick, jobs, out)
 
         from ..verify.stress import StressConfig, run_model, run_rtl

@@ -9,6 +9,7 @@ of :func:`ihcube.sim.sweep.points` with :func:`ihcube.sim.sweep.sweep` and write
 
 import dataclasses
 import json
+import os
 import sys
 import time
 
@@ -55,13 +56,16 @@ def _sweep(args):
     if args.set not in sw.SETS:
         raise UsageError(f"Sweep set must be one of {', '.join(sw.SETS)}, not {args.set!r}")
     base = sw.SETS[args.set]
-    sizes = ints(args.sizes, "Sizes", node_count, 2) if args.sizes else base["sizes"]
-    depths = ints(args.depths, "Depths", model_depth) if args.depths else base["depths"]
-    orders = (choices(args.orders, "Orders", topology.ROUTING_ORDERS) if args.orders
-              else base["orders"])
+    # An option given, even empty, is parsed (an empty list is an error); one left out
+    # takes the set's.
+    sizes = ints(args.sizes, "Sizes", node_count, 2) if args.sizes is not None else base["sizes"]
+    depths = (ints(args.depths, "Depths", model_depth) if args.depths is not None
+              else base["depths"])
+    orders = (choices(args.orders, "Orders", topology.ROUTING_ORDERS)
+              if args.orders is not None else base["orders"])
     patterns = (choices(args.patterns, "Patterns", ("uniform", "sphere", "decreasing"))
-                if args.patterns else base["patterns"])
-    rates = floats(args.rates, "Rates", 0.0, 1.0) if args.rates else base["rates"]
+                if args.patterns is not None else base["patterns"])
+    rates = floats(args.rates, "Rates", 0.0, 1.0) if args.rates is not None else base["rates"]
     radius = int(number(args.radius, "Sphere radius", int, 1))
     zeta = number(args.zeta, "Sphere locality zeta", float, 0.0, 1.0)
     settings = base["settings"]
@@ -79,6 +83,9 @@ def _sweep(args):
     jobs, out = run_options(args)
     prefix = str(out / (args.name or f"sweep_{args.set}"))
 
+    from ..sim import plots
+    if not args.no_plots:
+        plots.require_matplotlib()  # before the work, not after it
     point_list = sw.points(sizes, depths, orders, patterns, rates, radius, zeta)
     if not point_list:
         raise UsageError("No points: every rate is above the injection limit of its depth")
@@ -94,7 +101,6 @@ def _sweep(args):
     sw.write_csv(prefix + ".csv", rows)
     written = [prefix + ".csv"]
     if not args.no_plots:
-        from ..sim import plots
         written += plots.latency_plots(rows, prefix)
         unsaturated = [(p, kept[p]) for p in sorted(kept, key=lambda p: p.rate)
                        if not rows[point_list.index(p)]["saturated"]]
@@ -107,6 +113,8 @@ def _sweep(args):
                      f"{100 * row['links_above_1']:.1f}% of links above 1.0")
             written.append(plots.density_plot(point.n, density, ends, title,
                                               prefix + "_density.png"))
+    for stale in plots.stale_pictures(prefix, written):
+        os.remove(stale)  # an earlier run's picture that this run did not redraw
     summary = dict(set=args.set, settings=dataclasses.asdict(settings), sizes=sizes,
                    depths=depths, orders=orders, patterns=patterns, rates=rates,
                    radius=radius, zeta=zeta, jobs=jobs, points=len(rows),

@@ -36,7 +36,7 @@ def _parser():
 def _synth(args):
     from ..boards import build
     family = checked(build.check_family, args.family)
-    synth_opts, placer = build_options(args)
+    synth_opts, placer, out = build_options(args)
     n = integer(args.nodes, "Node count", topology.check_node_count)
     width = integer(args.width, "Payload width", check_payload_width)
     depth = integer(args.depth, "Buffer depth", check_depth)
@@ -44,8 +44,8 @@ def _synth(args):
     if args.router is not None:
         router = integer(args.router, "Router node", lambda node: node)
         checked(topology.check_node, n, router, "Router node")
-    figures = build.synth(n, family, width, depth, synth_opts=synth_opts, router=router,
-                          placer=placer)
+    figures = build.synth(n, family, width, depth, out=out, synth_opts=synth_opts,
+                          router=router, placer=placer)
     print(build.summary(figures))
     return 0 if figures["fits"] else 1
 

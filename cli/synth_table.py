@@ -29,10 +29,10 @@ def _parser():
 def _synth_table(args):
     from ..boards import build
     family = checked(build.check_family, args.family)
-    synth_opts, placer = build_options(args)
+    synth_opts, placer, out = build_options(args)
     sizes = [integer(part, "Node count", topology.check_node_count)
              for part in args.nodes.split(",")]
-    return build.table(family, sizes, synth_opts=synth_opts, placer=placer)
+    return build.table(family, sizes, out=out, synth_opts=synth_opts, placer=placer)
 
 
 def main(argv=None):

@@ -5,9 +5,12 @@ standard error with :func:`report` and exits with status 2; never a traceback.
 """
 
 import argparse
+import re
 import sys
 
-__all__ = ["UsageError", "Parser", "integer", "checked", "summary", "command_parser",
+from ..extras import MissingExtra
+
+__all__ = ["UsageError", "Parser", "parse_number", "integer", "checked", "summary", "command_parser",
            "report", "run"]
 
 
@@ -23,11 +26,25 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+_INTEGER = re.compile(r"\s*[+-]?[0-9]+\s*")
+_FLOAT = re.compile(r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*")
+
+
+def parse_number(text, kind=int):
+    """``text`` as an ``int`` or ``float`` written in plain ASCII decimal (``12``, ``0.5``,
+    ``1e-3``); raise ``ValueError`` for anything else, including what Python's own ``int`` and
+    ``float`` also take (``1_000``, other scripts' digits, ``nan``, ``inf``)."""
+    pattern = _INTEGER if kind is int else _FLOAT
+    if not isinstance(text, str) or not pattern.fullmatch(text):
+        raise ValueError(f"not a decimal number: {text!r}")
+    return kind(text)
+
+
 def integer(text, what, check):
     """Parse ``text`` as a decimal integer and validate it with ``check``; a mistake is a
     :class:`UsageError` naming ``what``."""
     try:
-        value = int(text, 10)
+        value = parse_number(text, int)
     except ValueError:
         raise UsageError(f"{what} must be a positive integer, not {text!r}") from None
     return checked(check, value)
@@ -68,7 +85,7 @@ def run(name, parser, body, argv):
     :func:`report` and status 2."""
     try:
         status = body(parser.parse_args(argv))
-    except UsageError as error:
+    except (UsageError, MissingExtra) as error:
         return report(name, error)
     sys.stdout.flush()
     return 0 if status is None else status

@@ -26,12 +26,12 @@ class MissingExtra(ImportError):
 
 def require(module, extra, purpose):
     """Import and return ``module``; if it is missing, raise :class:`MissingExtra` naming the
-    extra that brings it, e.g. ``"ihcube synth needs amaranth_boards, which is not installed:
-    pip install 'ihcube[fpga]'"``."""
+    extra that brings it: ``"FPGA builds: amaranth_boards is not installed; pip install
+    'ihcube[fpga]'"``, where ``purpose`` (``"FPGA builds"``) says what needs it."""
     if extra not in EXTRAS:
         raise ValueError(f"Extra must be one of {', '.join(EXTRAS)}, not {extra!r}")
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise MissingExtra(f"{purpose} needs {module.split('.')[0]}, which is not installed: "
+        raise MissingExtra(f"{purpose}: {module.split('.')[0]} is not installed; "
                            f"pip install 'ihcube[{extra}]'") from None

@@ -2,11 +2,18 @@
 
 import numpy as np
 
-__all__ = ["latency_figure", "latency_plots", "density_figure", "density_plot"]
+__all__ = ["require_matplotlib", "latency_figure", "latency_plots", "density_figure",
+           "density_plot", "stale_pictures"]
+
+
+def require_matplotlib():
+    """Return matplotlib, or raise :class:`~ihcube.extras.MissingExtra` naming the extra."""
+    from ..extras import require
+    return require("matplotlib", "plots", "The sweep figures (or --no-plots)")
 
 
 def _pyplot():
-    import matplotlib
+    matplotlib = require_matplotlib()
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt
@@ -132,3 +139,15 @@ def density_plot(n, density, ends, title, path):
     fig.savefig(path, dpi=110, metadata=_METADATA)
     plt.close(fig)
     return path
+
+
+#: Every picture a sweep named ``<prefix>`` can draw: one per pattern, and the density.
+PICTURE_SUFFIXES = ("_uniform.png", "_sphere.png", "_decreasing.png", "_density.png")
+
+
+def stale_pictures(prefix, written):
+    """The pictures of ``prefix`` on disk that are not among ``written``: an earlier run's,
+    which would otherwise sit beside the new ones as if they belonged to them."""
+    import os
+    return [prefix + suffix for suffix in PICTURE_SUFFIXES
+            if prefix + suffix not in written and os.path.exists(prefix + suffix)]

@@ -223,8 +223,9 @@ def _work(task):
 class Progress:
     """A progress line on standard error: done, total, elapsed and estimated time left."""
 
-    def __init__(self, total, what, stream=sys.stderr):
-        self.total, self.what, self.stream = total, what, stream
+    def __init__(self, total, what, stream=None):
+        # sys.stderr looked up now, not when this module was imported (it may be replaced).
+        self.total, self.what, self.stream = total, what, stream or sys.stderr
         self.done = 0
         self.start = time.monotonic()
         self.shown = -1.0

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import topology
+from ..extras import require
 from ..params import check_depth, check_payload_width
 
 __all__ = ["TESTS", "Settings", "Outcome", "build", "run", "regression", "read_results"]
@@ -125,7 +126,7 @@ def build(settings, build_dir, *, waves=False, verilog=None):
     ``waves``, the simulation writes ``build_dir/<top>.fst`` (when :func:`run` is also given
     ``waves``). The design is always recompiled, so that a build is what it says.
     """
-    from cocotb_tools.runner import get_runner
+    get_runner = require("cocotb_tools.runner", "verify", "The cocotb regression").get_runner
     from ..generate import fabric_verilog
 
     build_dir = Path(build_dir).resolve()
@@ -162,7 +163,7 @@ def run(settings, build_dir, *, tests=None, results_xml=None, test_dir=None, wav
     ``test_dir`` (default ``build_dir``) is where the simulator runs. The runner does not
     raise when a test fails (under pytest it exits instead); the report says what happened.
     """
-    from cocotb_tools.runner import get_runner
+    get_runner = require("cocotb_tools.runner", "verify", "The cocotb regression").get_runner
 
     build_dir = Path(build_dir).resolve()
     tests = list(TESTS if tests is None else tests)

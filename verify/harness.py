@@ -65,12 +65,24 @@ class Request:
     at: int = 0
 
 
+def check_waveform_path(path):
+    """Raise ``ValueError`` saying why the waveform file ``path`` (``IHCUBE_VCD``) cannot be
+    written, before a simulation that would end in a traceback after all its work."""
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as error:
+        raise ValueError(f"IHCUBE_VCD: cannot write {path!r}: {error.strerror}") from None
+
+
 def simulate(dut, testbench, vcd_name="ihcube"):
     """Run ``testbench`` against ``dut`` with a clock; write a VCD if ``IHCUBE_VCD`` is set."""
+    vcd = os.environ.get("IHCUBE_VCD")
+    if vcd:
+        check_waveform_path(vcd)
     sim = Simulator(dut)
     sim.add_clock(1e-8)
     sim.add_testbench(testbench)
-    vcd = os.environ.get("IHCUBE_VCD")
     if vcd:
         with sim.write_vcd(vcd, traces=[]):
             sim.run()

