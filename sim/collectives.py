@@ -41,10 +41,9 @@ import functools
 import math
 
 import numpy as np
-from numba import njit
 
 from .. import topology
-from . import model_kernel
+from ..rtl.message import Kind
 from .model import Model
 
 __all__ = ["COLLECTIVES", "link_bound", "port_bound", "route_bound", "Run", "run", "run_all",
@@ -110,99 +109,47 @@ def _bit_reversed(D):
     return out
 
 
-def _requests(n, collective, A, origin=0):
-    """Each node's messages as packed headers: ``start`` (n + 1) and ``header`` arrays,
-    and the expected ``(src, dest)`` deliveries as an ``(n, n)`` matrix."""
-    broadcast_header = 1 << (3 * A)
+def _requests(n, collective, origin=0):
+    """Each node's messages: ``start`` (n + 1; node ``a`` sends messages ``start[a] ..
+    start[a + 1] - 1``, in order), their ``dests`` and ``kinds`` (:class:`~ihcube.rtl.Kind`
+    values), and the expected ``(src, dest)`` deliveries as an ``(n, n)`` matrix."""
     expected = np.zeros((n, n), np.int32)
     if collective == "broadcast":
         counts = np.zeros(n, np.int64)
         counts[origin] = 1
-        header = np.array([broadcast_header], np.int64)
+        dests = np.zeros(1, np.int64)
+        kinds = np.full(1, Kind.BROADCAST.value, np.int64)
         expected[origin] = 1
     elif collective == "scatter":
         counts = np.zeros(n, np.int64)
         counts[origin] = n - 1
         distance = np.array(topology.distances(n, origin))
         others = np.array([b for b in range(n) if b != origin], np.int64)
-        header = others[np.argsort(-distance[others], kind="stable")]
+        dests = others[np.argsort(-distance[others], kind="stable")]
+        kinds = np.full(len(dests), Kind.UNICAST.value, np.int64)
         expected[origin] = 1
     elif collective == "multinode":
         counts = np.ones(n, np.int64)
-        header = np.full(n, broadcast_header, np.int64)
+        dests = np.zeros(n, np.int64)
+        kinds = np.full(n, Kind.BROADCAST.value, np.int64)
         expected[:] = 1
     else:
         D = topology.dimensions(n)
-        dests = np.arange(n, dtype=np.int64)[:, None] ^ _bit_reversed(D)[1:]
-        keep = dests < n
+        every = np.arange(n, dtype=np.int64)[:, None] ^ _bit_reversed(D)[1:]
+        keep = every < n
         counts = keep.sum(axis=1)
-        header = dests[keep]
+        dests = every[keep]
+        kinds = np.full(len(dests), Kind.UNICAST.value, np.int64)
         expected[:] = 1
     np.fill_diagonal(expected, 0)
     start = np.zeros(n + 1, np.int64)
     start[1:] = np.cumsum(counts)
-    return start, np.ascontiguousarray(header, np.int64), expected
+    return start, dests, kinds, expected
 
 
-@njit(cache=True)
-def _run(dims, tables, state, t0, max_cycles, q_start, q_header, expected_total, received,
-         link_count, links):
-    n, D, A = dims[0], dims[1], dims[2]
-    field = (1 << A) - 1
-    inj_valid = np.zeros(n, np.uint8)
-    inj_header = np.zeros(n, np.int64)
-    inj_payload = np.zeros(n, np.int64)
-    taken = np.zeros(n, np.uint8)
-    eject_ready = np.ones(n, np.uint8)
-    step_deliveries = np.zeros((n, 3), np.int64)
-    step_hops = np.zeros((links, 4), np.int64)
-    q_next = q_start[:n].copy()
-    first = -1
-    last = -1
-    got = 0
-    misrouted = 0
-    hops = 0
-    after = -1  # cycles still to watch after the last expected delivery, for extra ones
-    c = 0
-    while c < max_cycles:
-        t = t0 + c
-        for a in range(n):
-            i = q_next[a]
-            if i < q_start[a + 1]:
-                inj_valid[a] = 1
-                inj_header[a] = q_header[i]
-                inj_payload[a] = i
-            else:
-                inj_valid[a] = 0
-            taken[a] = 0
-        got_d, got_h = model_kernel.cycle(dims, tables, state, t, inj_valid, inj_header,
-                                          inj_payload, taken, eject_ready, step_deliveries,
-                                          step_hops, True)
-        hops += got_h
-        for k in range(got_h):
-            link_count[step_hops[k, 0] * D + step_hops[k, 1]] += 1
-        for a in range(n):
-            if taken[a]:
-                if first < 0:
-                    first = t
-                q_next[a] += 1
-        for k in range(got_d):
-            node = step_deliveries[k, 0]
-            header = step_deliveries[k, 1]
-            if header >> (3 * A) & 1 == 0 and header & field != node:
-                misrouted += 1
-            received[header >> A & field, node] += 1
-            got += 1
-            if got <= expected_total:
-                last = t
-        c += 1
-        if after < 0 and got >= expected_total:
-            after = 2 * D + 4
-        elif after > 0:
-            after -= 1
-            if after == 0:
-                break
-    return c, first, last, got, misrouted, hops
+#: Cycles a :meth:`Model.advance <ihcube.sim.model.Model.advance>` call of a run covers,
+#: which bounds the deliveries it records at once.
+CHUNK = 256
 
 
 class Run:
@@ -220,22 +167,45 @@ def run(n, collective, depth=2, order=topology.MSB_FIRST, max_cycles=None):
         raise ValueError(f"Collective must be one of {', '.join(COLLECTIVES)}, "
                          f"not {collective!r}")
     model = Model(n, payload_width=32, depth=depth, order=order)
-    A = topology.address_bits(n)
-    start, header, expected = _requests(n, collective, A)
+    start, dests, kinds, expected = _requests(n, collective)
     if max_cycles is None:
         max_cycles = 4 * (link_bound(n, collective) + port_bound(n, collective, depth)) + 100
+    # Each PE's messages back to back from cycle 0; a payload is the message's number.
+    model.offer(np.repeat(np.arange(n), np.diff(start)), dests, kinds,
+                payloads=np.arange(start[-1]))
+    total = int(expected.sum())
     received = np.zeros((n, n), np.int32)
-    link_count = np.zeros(n * max(topology.dimensions(n), 1), np.int64)
-    cycles, first, last, got, misrouted, hops = _run(
-        model._dims, model._tables, model._state, model.cycle, max_cycles, start, header,
-        int(expected.sum()), received, link_count, model.links)
+    first = last = -1
+    misrouted = 0
+    # Run until every expected delivery has come, then 2 D + 4 cycles more for extra ones.
+    watch = None
+    while model.cycle < max_cycles and watch != 0:
+        if watch is None:
+            run = model.advance(min(CHUNK, max_cycles - model.cycle), count_links=True,
+                                until_delivered=total - model.delivered)
+        else:
+            run = model.advance(min(watch, max_cycles - model.cycle), count_links=True)
+            watch = 0
+        got = run.deliveries
+        if first < 0 and len(run.injections):
+            first = int(run.injections["cycle"][0])
+        counted = min(total - (model.delivered - len(got)), len(got))
+        if counted > 0:
+            last = int(got["cycle"][counted - 1])
+        misrouted += int(((got["kind"] == Kind.UNICAST.value)
+                          & (got["dest"] != got["node"])).sum())
+        np.add.at(received, (got["src"], got["node"]), 1)
+        if watch is None and model.delivered >= total:
+            watch = 2 * topology.dimensions(n) + 4
+    cycles, got, hops = model.cycle, model.delivered, model.transfers
+    link_count = model.link_counts
     complete = bool(misrouted == 0 and np.array_equal(received, expected))
     busiest = int(link_count.max()) if len(link_count) else 0
     return Run(n=n, collective=collective, depth=depth, order=order, cycles=cycles,
                completion=last - first - 1 if complete else None, complete=complete,
                delivered=got, expected=int(expected.sum()), misrouted=misrouted, hops=hops,
                received=received, expected_matrix=expected,
-               link_count=link_count.reshape(n, -1), busiest=busiest,
+               link_count=link_count, busiest=busiest,
                route_bound=route_bound(busiest, depth))
 
 

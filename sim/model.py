@@ -33,7 +33,7 @@ from .. import topology
 from ..params import check_depth, check_payload_width
 from ..rtl.message import Kind
 from . import model_kernel
-from .model_kernel import COUNT, HELD, LAST, MAX_DEPTH, POPPED, record_words
+from .model_kernel import COUNT, HELD, LAST, MAX_DEPTH, POPPED, Q_COUNT, record_words
 
 __all__ = ["Model", "ModelRun", "DELIVERY", "HOP", "INJECTION", "MAX_PAYLOAD_WIDTH",
            "MAX_ADDRESS_BITS"]
@@ -55,12 +55,12 @@ MAX_PAYLOAD_WIDTH = 64
 MAX_ADDRESS_BITS = 20
 
 ModelRun = namedtuple("ModelRun", ["injections", "deliveries", "hops", "pending"])
-ModelRun.__doc__ = """What :meth:`Model.run` recorded.
+ModelRun.__doc__ = """What :meth:`Model.run` or :meth:`Model.advance` recorded.
 
 ``injections``, ``deliveries`` and ``hops`` are structured arrays of :data:`INJECTION`,
 :data:`DELIVERY` and :data:`HOP` records in cycle order (within a cycle in node order, and a
 node's hops in increasing dimension). ``pending`` is the number of requests still queued at
-the PEs at the end.
+the PEs at the end (:meth:`Model.run` then drops them).
 """
 
 
@@ -68,7 +68,12 @@ class Model:
     """Cycle-exact model of an ``n``-node :class:`~ihcube.rtl.Fabric`.
 
     Cycle 0 is the first cycle after reset, as in the Amaranth simulation; the model counts
-    cycles across calls of :meth:`step`, :meth:`run` and :meth:`run_uniform`.
+    cycles across calls of :meth:`step`, :meth:`run`, :meth:`advance` and :meth:`run_uniform`.
+
+    Custom traffic (``docs/model.md``): :meth:`offer` puts messages into the PEs' source
+    queues, :meth:`advance` runs many cycles in the compiled loop and returns what they
+    recorded. The tests' broken variants subclass it and override the rules the tables are
+    built from: ``_travel_mask``, ``_first_set_bit``, ``_arbiter_start``, ``_ready_in_reset``.
 
     Parameters
     ----------
@@ -91,6 +96,9 @@ class Model:
         Each node's sticky flag for a refused injection.
     refused_count : ndarray of int
         Each node's count of refused injections (saturating at ``2**16 - 1``).
+    queued, idle, injected, delivered, transfers, link_counts
+        The source queues' length, whether nothing is left to do, and the counts since reset
+        (see their docstrings).
     """
 
     #: Whether buffers are ready in the first cycle after reset; a negative control sets it.
@@ -163,7 +171,9 @@ class Model:
 
     def reset(self):
         """Return to the state right after reset: empty buffers whose ``room`` is low,
-        arbiters not locked and with ``last`` on the PE input, no refusals."""
+        arbiters not locked and with ``last`` on the PE input, no refusals; empty source
+        queues, and the counts of :attr:`injected`, :attr:`delivered`, :attr:`transfers` and
+        :attr:`link_counts` at zero."""
         n, S, depth = self._n, self._D + 1, self._depth
         words = record_words(depth)
         cells = np.zeros(n * S * words, np.int64)
@@ -179,6 +189,14 @@ class Model:
             np.zeros(n * S, np.int32),                        # requests
         )
         self._cycle = 0
+        # The PEs' source queues (model_kernel.enqueue) and what offer() numbered so far.
+        self._pool = np.empty((0, 5), np.int64)
+        self._ends = np.zeros((n, 3), np.int64)
+        self._fill = np.zeros(1, np.int64)
+        self._offered = 0
+        # Injections, deliveries and link transfers since reset; messages per link direction.
+        self._totals = np.zeros(3, np.int64)
+        self._link_counts = np.zeros(n * max(self._D, 1), np.int64)
 
     @property
     def occupancy(self):
@@ -303,42 +321,187 @@ class Model:
         ``nodes`` are the PEs that offer them, ``dests``, ``kinds`` (:class:`~ihcube.rtl.Kind`
         values) and ``payloads`` what they offer, ``at`` the cycles from which they are
         offered (None: from the start). A PE offers its requests in the order given. An
-        injection record's ``request`` is the index into these arrays.
+        injection record's ``request`` is the index into these arrays. It is :meth:`offer`,
+        :meth:`advance` and :meth:`withdraw` in one call, so the source queues must be empty.
+        """
+        nodes = np.asarray(nodes, np.int64)
+        if len(nodes) and (nodes.min() < 0 or nodes.max() >= self._n):
+            raise ValueError(f"Request nodes must be from 0 to {self._n - 1}")
+        if self.queued:
+            raise ValueError(f"Run needs empty source queues, not {self.queued} messages "
+                             f"offered (withdraw them first)")
+        self._eject_pattern(cycles, eject_ready)  # checked before anything is offered
+        first = self._offered
+        self.offer(nodes, dests, kinds, payloads, at)
+        run = self.advance(cycles, eject_ready, record_hops)
+        run.injections["request"] -= first
+        return run._replace(pending=self.withdraw())
+
+    # Custom traffic: messages offered into the PEs' source queues, then many cycles a call.
+
+    def offer(self, nodes, dests, kinds=Kind.UNICAST.value, payloads=0, at=None):
+        """Append messages to the PEs' source queues; return their ids.
+
+        Each PE has an unbounded first-in first-out source queue. In every cycle that
+        :meth:`advance` simulates, a PE offers its queue's head once the head's ``at`` cycle
+        has come, and holds the offer until the fabric takes it (then the next message is the
+        head), as :class:`~ihcube.verify.harness.FabricHarness` does. Offer many messages a
+        call: the arrays go to the compiled code at once.
+
+        Parameters
+        ----------
+        nodes : int or array of int
+            The PE that offers each message, from 0 to ``n - 1``; a PE's messages queue in the
+            order given.
+        dests : int or array of int
+            Destinations, from 0 to ``2**address_bits - 1`` (a unicast to a node that does
+            not exist is taken and refused, as in the RTL; a broadcast ignores it).
+        kinds : int or array of int
+            :class:`~ihcube.rtl.Kind` values: 0 unicast, 1 broadcast.
+        payloads : int or array of int
+            Payloads, truncated to the payload width.
+        at : int or array of int, optional
+            The first cycle in which each message may be offered (default: at once). With
+            ``at`` set to the cycle a message is generated in, a delivery's latency includes
+            the time in the source queue.
+
+        Returns
+        -------
+        ndarray of int64
+            The messages' ids, numbered from 0 since reset in the order offered: the
+            ``request`` of their :data:`INJECTION` records.
+        """
+        if not _integral(nodes) or np.ndim(nodes) > 1:
+            raise ValueError(f"Nodes must be an integer or a list of integers, "
+                             f"not {_shown(nodes)}")
+        count = int(np.size(nodes))
+
+        def column(values, name):
+            array = np.atleast_1d(values)
+            if not _integral(values) or array.ndim != 1 or len(array) not in (1, count):
+                raise ValueError(f"{name} must be an integer or a list of {count} (one a "
+                                 f"message), not {_shown(values)}")
+            return np.ascontiguousarray(np.broadcast_to(array, (count,)), np.int64)
+
+        nodes = column(nodes, "Nodes")
+        dests, kinds = column(dests, "Destinations"), column(kinds, "Kinds")
+        at = np.zeros(count, np.int64) if at is None else column(at, "Offer cycles")
+        try:
+            if not _integral(payloads):
+                raise TypeError
+            # Not through column(): a list may mix int64 and uint64 values.
+            payloads = np.ascontiguousarray(
+                np.broadcast_to(np.asarray(payloads, np.uint64), (count,)))
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"Payloads must be integers from 0 to 2**64 - 1, one or one a "
+                             f"message, not {_shown(payloads)}") from None
+        self._pool, wrong, field = model_kernel.enqueue(
+            self._pool, self._ends, self._fill, nodes, dests, kinds, payloads, at,
+            self._offered, self._A,
+            np.uint64((1 << self._payload_width) - 1))
+        if wrong >= 0:
+            name, values, high = [("Node", nodes, self._n - 1),
+                                  ("Destination", dests, (1 << self._A) - 1),
+                                  ("Kind", kinds, 1)][field]
+            raise ValueError(f"{name} must be from 0 to {high}, not {int(values[wrong])}")
+        ids = np.arange(self._offered, self._offered + count, dtype=np.int64)
+        self._offered += count
+        return ids
+
+    def advance(self, cycles=1, eject_ready=None, record_hops=False, count_links=False,
+                until_delivered=None):
+        """Simulate ``cycles`` cycles with each PE offering its source queue (:meth:`offer`).
+
+        The loop is the compiled one of :meth:`run`: call it for many cycles at a time.
+
+        Parameters
+        ----------
+        cycles : int
+            Most cycles to simulate.
+        eject_ready : array of bool, shape ``(cycles, n)`` or ``(n,)``, or None
+            Which PEs accept a delivery in each cycle (a row of ``n``: the same every cycle);
+            None is all of them, always.
+        record_hops : bool
+            Also record every link transfer.
+        count_links : bool
+            Add the link transfers to :attr:`link_counts`.
+        until_delivered : int, optional
+            Stop at the end of the first cycle after which this call has made at least this
+            many deliveries.
+
+        Returns
+        -------
+        :class:`ModelRun`
+            What these cycles did: injections (``request`` is the id from :meth:`offer`),
+            deliveries, hops (empty unless ``record_hops``) and ``pending``, the messages
+            left in the source queues. ``model.cycle`` tells where the run stopped.
         """
         n = self._n
-        nodes = np.asarray(nodes, np.int64)
-        if len(nodes) and (nodes.min() < 0 or nodes.max() >= n):
-            raise ValueError(f"Request nodes must be from 0 to {n - 1}")
-        order = np.argsort(nodes, kind="stable")
-        start = np.searchsorted(nodes[order], np.arange(n + 1)).astype(np.int64)
-        at = (np.zeros(len(nodes), np.int64) if at is None
-              else np.asarray(at, np.int64)[order])
-        header = self._pack(np.asarray(dests, np.int64)[order],
-                            np.asarray(kinds, np.int64)[order])
-        payload = self._payloads(np.asarray(payloads, np.uint64)[order])
-        if eject_ready is None:
-            pattern = np.ones((cycles, n), np.uint8)
-        else:
-            pattern = np.ascontiguousarray(eject_ready, np.uint8)
-            if pattern.shape != (cycles, n):
-                raise ValueError(f"Eject-ready pattern must have shape {(cycles, n)}, "
-                                 f"not {pattern.shape}")
-        queue_next = start[:-1].copy()
+        cycles = _check_count(cycles, "Cycles")
+        pattern = self._eject_pattern(cycles, eject_ready)
+        until = -1 if until_delivered is None else _check_count(until_delivered,
+                                                                "Deliveries to wait for")
+        done, injected, delivered, hopped = model_kernel.run_queues(
+            self._dims, self._tables, self._state, self._cycle, cycles, self._pool,
+            self._ends, pattern, bool(record_hops), bool(count_links), self._link_counts,
+            until, self._links, _records(INJECTION, cycles * n),
+            _records(DELIVERY, cycles * n),
+            _records(HOP, cycles * self._links if record_hops else 0), self._totals)
+        self._cycle += done
+        return ModelRun(injected, delivered, hopped, self.queued)
 
-        injections, deliveries, hops = model_kernel.run_queues(
-            self._dims, self._tables, self._state, self._cycle, cycles, start, at,
-            np.ascontiguousarray(header), payload, queue_next, pattern, record_hops,
-            self._links)
-        self._cycle += cycles
-        injected = np.zeros(len(injections), INJECTION)
-        injected["cycle"] = injections[:, 0]
-        injected["node"] = injections[:, 1]
-        injected["request"] = order[injections[:, 2]]
-        delivered = self._unpack(DELIVERY, {"cycle": deliveries[:, 0], "node": deliveries[:, 1]},
-                                 deliveries[:, 2], deliveries[:, 3])
-        hopped = self._unpack(HOP, {"cycle": hops[:, 0], "node": hops[:, 1], "dim": hops[:, 2]},
-                              hops[:, 3], hops[:, 4])
-        return ModelRun(injected, delivered, hopped, int((start[1:] - queue_next).sum()))
+    def _eject_pattern(self, cycles, eject_ready):
+        """``eject_ready`` as :func:`model_kernel.run_queues` takes it, checked."""
+        if eject_ready is None:
+            return np.ones((1, self._n), np.uint8)
+        pattern = np.ascontiguousarray(eject_ready, np.uint8)
+        if pattern.shape == (self._n,):
+            return pattern[None]
+        if pattern.shape != (cycles, self._n):
+            raise ValueError(f"Eject-ready pattern must have shape {(cycles, self._n)}, "
+                             f"not {pattern.shape}")
+        return pattern
+
+    def withdraw(self):
+        """Empty the PEs' source queues (the fabric keeps what it has taken); return how many
+        messages were dropped."""
+        dropped = self.queued
+        self._ends[:] = 0
+        self._fill[0] = 0
+        return dropped
+
+    @property
+    def queued(self):
+        """Messages in the PEs' source queues, not yet taken by the fabric."""
+        return int(self._ends[:, Q_COUNT].sum())
+
+    @property
+    def idle(self):
+        """Whether nothing is left to do: the source queues and the buffers are empty."""
+        return self.queued == 0 and not self.occupancy.any()
+
+    @property
+    def injected(self):
+        """Messages taken from the PEs since reset."""
+        return int(self._totals[0])
+
+    @property
+    def delivered(self):
+        """Deliveries to the PEs since reset (a broadcast makes ``n - 1``)."""
+        return int(self._totals[1])
+
+    @property
+    def transfers(self):
+        """Link transfers since reset (in :meth:`advance`, :meth:`run` and the traffic that
+        drives it; not :meth:`step` and :meth:`run_uniform`, which report their own)."""
+        return int(self._totals[2])
+
+    @property
+    def link_counts(self):
+        """Messages sent on each link direction while :meth:`advance` counted them, since
+        reset: an ``(n, max(D, 1))`` array, row ``a`` column ``i`` the link of dimension
+        ``i`` from node ``a``."""
+        return self._link_counts.reshape(self._n, -1).copy()
 
     def run_uniform(self, rate, cycles, seed=0):
         """Simulate ``cycles`` cycles of uniform random traffic (Tzeng and Kumar, Section 5.1).
@@ -372,3 +535,39 @@ class Model:
             "max_latency": latency_max, "queued": queued,
             "throughput": delivered / (self._n * cycles) if cycles else 0.0,
         }
+
+
+#: The most records :meth:`Model.advance` makes room for before it runs (it grows them if
+#: more come): room untouched costs address space, not memory.
+_RECORDS_AHEAD = 1 << 20
+
+
+def _records(dtype, most):
+    """An empty array for at most ``most`` records of ``dtype``, or :data:`_RECORDS_AHEAD`."""
+    return np.empty(max(min(most, _RECORDS_AHEAD), 16), dtype)
+
+
+def _integral(values):
+    """Whether ``values`` are integers: an integer array, or Python integers (a list of
+    them may mix ``int64`` and ``uint64`` ranges, which NumPy would turn into floats)."""
+    if isinstance(values, (np.ndarray, np.generic)):
+        return values.dtype.kind in "iu" or values.size == 0
+    if isinstance(values, (list, tuple)):
+        return all(isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+                   for value in values)
+    return isinstance(values, (int, np.integer)) and not isinstance(values, bool)
+
+
+def _shown(values):
+    """``values`` for an error message: short arrays in full, long ones by their shape."""
+    array = np.asarray(values)
+    if array.ndim == 0 or array.size <= 8:
+        return repr(values.tolist() if isinstance(values, np.ndarray) else values)
+    return f"an array of shape {array.shape} and type {array.dtype}"
+
+
+def _check_count(value, name):
+    """``value`` if it is a non-negative integer, else raise."""
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, not {value!r}")
+    return int(value)

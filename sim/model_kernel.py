@@ -68,7 +68,8 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 __all__ = ["COUNT", "HEAD", "TAIL", "POPPED", "PENDING", "LAST", "HELD", "ENTRIES", "MAX_DEPTH",
-           "record_words", "cycle", "run_queues", "run_uniform", "uniform_stream",
+           "Q_HEADER", "Q_PAYLOAD", "Q_AT", "Q_ID", "Q_NEXT", "Q_FIRST", "Q_LAST", "Q_COUNT",
+           "record_words", "cycle", "enqueue", "run_queues", "run_uniform", "uniform_stream",
            "uniform_draw", "uniform_threshold", "uniform_dest"]
 
 #: A row's fields: int16 words of its record, and an int32 word, then int64 words.
@@ -357,83 +358,192 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
     return n_deliveries, n_hops
 
 
+#: A source queue entry's columns in ``pool`` (see :func:`enqueue`).
+Q_HEADER, Q_PAYLOAD, Q_AT, Q_ID, Q_NEXT = range(5)
+#: A node's columns in ``ends``: its queue's first and last entries and its length.
+Q_FIRST, Q_LAST, Q_COUNT = range(3)
+
+
 @njit(cache=True)
-def _grow(rows, need):
-    """Return ``rows`` with at least ``need`` rows (doubling)."""
-    size = rows.shape[0]
+def _compact(pool, ends, fill, room):
+    """``pool`` rewritten with each node's queue contiguous and in order, holding at least
+    ``room`` more entries (taken entries are dropped; the size doubles as needed)."""
+    n = ends.shape[0]
+    live = 0
+    for a in range(n):
+        live += ends[a, Q_COUNT]
+    size = max(pool.shape[0], 16)
+    while size < 2 * (live + room):
+        size *= 2
+    out = np.empty((size, pool.shape[1]), np.int64)
+    r = 0
+    for a in range(n):
+        i = ends[a, Q_FIRST]
+        for k in range(ends[a, Q_COUNT]):
+            out[r] = pool[i]
+            i = pool[i, Q_NEXT]
+            out[r, Q_NEXT] = r + 1
+            if k == 0:
+                ends[a, Q_FIRST] = r
+            ends[a, Q_LAST] = r
+            r += 1
+        if ends[a, Q_COUNT]:
+            out[r - 1, Q_NEXT] = -1
+    fill[0] = r
+    return out
+
+
+@njit(cache=True)
+def enqueue(pool, ends, fill, nodes, dests, kinds, payloads, at, first_id, A, payload_mask):
+    """Append messages to the PEs' source queues; return the pool (a new one if it grew) and
+    ``(-1, -1)``, or, appending nothing, the pool and the first wrong entry and its field
+    (0: node not in ``0 .. n - 1``, 1: dest not in ``0 .. 2**A - 1``, 2: kind not 0 or 1).
+
+    The queues are linked lists in one ``pool`` of rows ``(header, payload, at, id, next)``
+    (:data:`Q_HEADER` ...), of which ``fill[0]`` are used; ``ends[a]`` is node ``a``'s
+    ``(first, last, count)`` (:data:`Q_FIRST` ...). Message ``j`` goes to the end of node
+    ``nodes[j]``'s queue with the id ``first_id + j``, its payload cut to ``payload_mask``.
+    A full pool is compacted (and grown): appending costs a constant per message, whatever
+    the queues' lengths.
+    """
+    n = ends.shape[0]
+    k = len(nodes)
+    for j in range(k):
+        if not 0 <= nodes[j] < n:
+            return pool, j, 0
+        if dests[j] >> A != 0:
+            return pool, j, 1
+        if kinds[j] >> 1 != 0:
+            return pool, j, 2
+    if fill[0] + k > pool.shape[0]:
+        pool = _compact(pool, ends, fill, k)
+    for j in range(k):
+        r = fill[0]
+        fill[0] = r + 1
+        a = nodes[j]
+        pool[r, Q_HEADER] = dests[j] | kinds[j] << (3 * A)
+        pool[r, Q_PAYLOAD] = np.int64(payloads[j] & payload_mask)
+        pool[r, Q_AT] = at[j]
+        pool[r, Q_ID] = first_id + j
+        pool[r, Q_NEXT] = -1
+        if ends[a, Q_COUNT]:
+            pool[ends[a, Q_LAST], Q_NEXT] = r
+        else:
+            ends[a, Q_FIRST] = r
+        ends[a, Q_LAST] = r
+        ends[a, Q_COUNT] += 1
+    return pool, -1, -1
+
+
+@njit(cache=True)
+def _grow(records, need):
+    """Return ``records`` with at least ``need`` entries (doubling)."""
+    size = records.shape[0]
     while size < need:
         size *= 2
-    if size == rows.shape[0]:
-        return rows
-    bigger = np.zeros((size, rows.shape[1]), rows.dtype)
-    bigger[:rows.shape[0]] = rows
+    if size == records.shape[0]:
+        return records
+    bigger = np.empty(size, records.dtype)
+    bigger[:records.shape[0]] = records
     return bigger
 
 
+@njit(cache=True, inline="always")
+def _message(record, header, payload, A):
+    """Unpack a header and payload word into a DELIVERY or HOP record's fields."""
+    field = (1 << A) - 1
+    record.dest = header & field
+    record.src = header >> A & field
+    record.travel = header >> 2 * A & field
+    record.kind = header >> 3 * A & 1
+    record.payload = np.uint64(payload)
+
+
 @njit(cache=True)
-def run_queues(dims, tables, state, t0, cycles, q_start, q_at, q_header, q_payload, q_next,
-               eject_ready, record_hops, links):
-    """Run ``cycles`` cycles from cycle ``t0`` with each PE offering a queue of requests.
+def run_queues(dims, tables, state, t0, cycles, pool, ends, eject_ready, record_hops,
+               count_links, link_count, until, links, injections, deliveries, hops, totals):
+    """Run up to ``cycles`` cycles from cycle ``t0`` with each PE offering its source queue.
 
-    Node ``a``'s queue is the requests ``q_next[a] .. q_start[a + 1] - 1`` (indices into
-    ``q_*``; ``q_header`` has dest and kind packed); it offers its head once the head's
-    ``q_at`` has come, as :class:`~ihcube.verify.harness.FabricHarness` does, and moves on
-    when it is taken. ``eject_ready`` is ``(cycles, n)``; ``links`` bounds a cycle's hops.
+    Node ``a``'s PE offers the head of its queue (``pool`` and ``ends``, see
+    :func:`enqueue`) once the head's ``at`` cycle has come, as
+    :class:`~ihcube.verify.harness.FabricHarness` does, and the head leaves the queue when it
+    is taken. ``eject_ready`` is ``(cycles, n)``, or ``(1, n)`` for the same row every
+    cycle; ``links`` bounds a cycle's hops. If ``count_links``, ``link_count[a * M + i]``
+    (``M = max(D, 1)``) counts the messages sent on link ``i`` from ``a``. The run stops
+    early at the end of the first cycle after which it has made ``until`` deliveries, if
+    ``until >= 0``.
 
-    Returns ``(injections, deliveries, hops)``, trimmed, with rows ``(cycle, node,
-    request)``, ``(cycle, node, header, payload)`` and ``(cycle, node, dim, header,
-    payload)``.
+    ``injections``, ``deliveries`` and ``hops`` are structured arrays of INJECTION, DELIVERY
+    and HOP records (:mod:`ihcube.sim.model`) to write into (they are grown as needed);
+    ``totals`` accumulates the injections, deliveries and hops. Returns the cycles run and
+    the three arrays, trimmed (``hops`` is empty unless ``record_hops``).
     """
-    n = dims[0]
+    n, D, A = dims[0], dims[1], dims[2]
+    M = max(D, 1)
     inj_valid = np.zeros(n, np.uint8)
     inj_header = np.zeros(n, np.int64)
     inj_payload = np.zeros(n, np.int64)
     taken = np.zeros(n, np.uint8)
     step_deliveries = np.zeros((n, 3), np.int64)
-    step_hops = np.zeros((links if record_hops else 0, 4), np.int64)
-
-    injections = np.zeros((max(n, 16), 3), np.int64)
-    deliveries = np.zeros((max(4 * n, 16), 4), np.int64)
-    hops = np.zeros((max(4 * links, 16) if record_hops else 0, 5), np.int64)
+    see_hops = record_hops or count_links
+    step_hops = np.zeros((links if see_hops else 0, 4), np.int64)
+    same_ready = eject_ready.shape[0] == 1
     n_inj = 0
     n_del = 0
     n_hop = 0
-
-    for c in range(cycles):
+    c = 0
+    while c < cycles:
         t = t0 + c
         for a in range(n):
-            i = q_next[a]
-            if i < q_start[a + 1] and q_at[i] <= t:
+            i = ends[a, Q_FIRST]
+            if ends[a, Q_COUNT] and pool[i, Q_AT] <= t:
                 inj_valid[a] = 1
-                inj_header[a] = q_header[i]
-                inj_payload[a] = q_payload[i]
+                inj_header[a] = pool[i, Q_HEADER]
+                inj_payload[a] = pool[i, Q_PAYLOAD]
             else:
                 inj_valid[a] = 0
             taken[a] = 0
         got_d, got_h = cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload,
-                             taken, eject_ready[c], step_deliveries, step_hops, record_hops)
+                             taken, eject_ready[0 if same_ready else c], step_deliveries,
+                             step_hops, see_hops)
 
         injections = _grow(injections, n_inj + n)
         for a in range(n):
             if taken[a]:
-                injections[n_inj, 0] = t
-                injections[n_inj, 1] = a
-                injections[n_inj, 2] = q_next[a]
+                i = ends[a, Q_FIRST]
+                record = injections[n_inj]
+                record.cycle = t
+                record.node = a
+                record.request = pool[i, Q_ID]
                 n_inj += 1
-                q_next[a] += 1
+                ends[a, Q_FIRST] = pool[i, Q_NEXT]
+                ends[a, Q_COUNT] -= 1
         deliveries = _grow(deliveries, n_del + got_d)
         for k in range(got_d):
-            deliveries[n_del, 0] = t
-            deliveries[n_del, 1:] = step_deliveries[k]
+            record = deliveries[n_del]
+            record.cycle = t
+            record.node = step_deliveries[k, 0]
+            _message(record, step_deliveries[k, 1], step_deliveries[k, 2], A)
             n_del += 1
         if record_hops:
             hops = _grow(hops, n_hop + got_h)
             for k in range(got_h):
-                hops[n_hop, 0] = t
-                hops[n_hop, 1:] = step_hops[k]
+                record = hops[n_hop]
+                record.cycle = t
+                record.node = step_hops[k, 0]
+                record.dim = step_hops[k, 1]
+                _message(record, step_hops[k, 2], step_hops[k, 3], A)
                 n_hop += 1
-
-    return injections[:n_inj], deliveries[:n_del], hops[:n_hop]
+        if count_links:
+            for k in range(got_h):
+                link_count[step_hops[k, 0] * M + step_hops[k, 1]] += 1
+        totals[2] += got_h
+        c += 1
+        if 0 <= until <= n_del:
+            break
+    totals[0] += n_inj
+    totals[1] += n_del
+    return c, injections[:n_inj], deliveries[:n_del], hops[:n_hop]
 
 
 @njit(cache=True, inline="always")

@@ -30,7 +30,6 @@ import numpy as np
 from numba import njit
 
 from .. import topology
-from . import model_kernel
 
 __all__ = ["PATTERNS", "DECREASING", "check_pattern", "Pattern", "distance_table",
            "TrafficSource", "sample"]
@@ -181,95 +180,73 @@ def sample(pattern, sources, seed=0):
     return _sample(*pattern.tables, np.ascontiguousarray(sources, np.int64), rng)
 
 
-@njit(cache=True)
-def _grow_queues(queue, q_head, q_count):
-    """Double every source queue's ring (a row, its length a power of two), keeping each
-    queue in order."""
-    n, size = queue.shape
-    bigger = np.zeros((n, 2 * size), np.int64)
-    for a in range(n):
-        for k in range(q_count[a]):
-            bigger[a, k] = queue[a, (q_head[a] + k) & (size - 1)]
-        q_head[a] = 0
-    return bigger
+#: Cycles a :meth:`Model.advance <ihcube.sim.model.Model.advance>` call of the traffic
+#: covers: the messages generated for them and the deliveries made stay in the caches.
+CHUNK = 32
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 @njit(cache=True)
-def _run(dims, tables, state, t0, cycles, threshold, rng, dests, start, cumulative, hops_of,
-         queue, q_head, q_count, taken, stats, by_hops, link_count, record_links, links):
-    """Run ``cycles`` cycles from ``t0``; see :class:`TrafficSource`. Returns the queue ring.
+def _generate(n, t0, cycles, threshold, rng, dests, start, cumulative):
+    """The messages generated in ``cycles`` cycles from ``t0``, in generation order (cycle by
+    cycle, node by node): their nodes, destinations and generation cycles.
 
-    ``stats`` accumulates :data:`STATS`, ``by_hops[0, h]`` and ``by_hops[1, h]`` the count
-    and latency sum of delivered messages that took ``h`` hops, ``link_count[a * D + i]``
-    the messages sent on link ``i`` from ``a`` (if ``record_links``).
+    Node by node, a draw decides whether a message is generated, and two more draws give its
+    destination (:func:`_draw`). SplitMix64's ``k``-th output is the hash of ``rng + k *
+    golden``, so the draws are found in two passes: first the generation draws, without a
+    branch (it would be mispredicted at random), noting each message's place in the stream,
+    then the destinations of the messages alone.
     """
-    n, D, A = dims[0], dims[1], dims[2]
-    inj_valid = np.zeros(n, np.uint8)
-    inj_header = np.zeros(n, np.int64)
-    inj_payload = np.zeros(n, np.int64)
-    eject_ready = np.ones(n, np.uint8)
-    step_deliveries = np.zeros((n, 3), np.int64)
-    step_hops = np.zeros((links if record_links else 0, 4), np.int64)
-    field = (1 << A) - 1
+    nodes = np.empty(n * cycles, np.int64)
+    to = np.empty(n * cycles, np.int64)
+    at = np.empty(n * cycles, np.int64)
     x = rng[0]
-    fullest = 0
-    for a in range(n):
-        fullest = max(fullest, q_count[a])
+    k = 0
     for c in range(cycles):
-        t = t0 + c
-        if fullest >= queue.shape[1] - 1:  # a queue may get one more message
-            queue = _grow_queues(queue, q_head, q_count)
-        mask = queue.shape[1] - 1
         for a in range(n):
-            count = q_count[a]
-            if taken[a]:
-                taken[a] = 0
-                q_head[a] = (q_head[a] + 1) & mask
-                count -= 1
-                stats[1] += 1
-            x, bits = _splitmix(x)
-            if np.int64(bits >> np.uint64(11)) < threshold:
-                x, u = _splitmix(x)
-                x, v = _splitmix(x)
-                d = _draw(dests, start, cumulative, a, _unit(u), _unit(v))
-                # An entry is the generation cycle above the destination.
-                queue[a, (q_head[a] + count) & mask] = t << 32 | d
-                count += 1
-                stats[0] += 1
-                fullest = max(fullest, count)
-            q_count[a] = count
-            if count:
-                entry = queue[a, q_head[a]]
-                inj_valid[a] = 1
-                inj_header[a] = entry & 0xFFFFFFFF
-                inj_payload[a] = entry >> 32
-            else:
-                inj_valid[a] = 0
-        got_d, got_h = model_kernel.cycle(dims, tables, state, t, inj_valid, inj_header,
-                                          inj_payload, taken, eject_ready, step_deliveries,
-                                          step_hops, record_links)
-        stats[2] += got_d
-        stats[6] += got_h
-        for k in range(got_d):
-            latency = t - step_deliveries[k, 2]
-            h = hops_of[step_deliveries[k, 1] >> A & field, step_deliveries[k, 0]]
-            stats[3] += latency
-            stats[4] += h
-            stats[5] = max(stats[5], latency)
-            by_hops[0, h] += 1
-            by_hops[1, h] += latency
-        if record_links:
-            for k in range(got_h):
-                link_count[step_hops[k, 0] * D + step_hops[k, 1]] += 1
+            x += _GOLDEN
+            bits = _splitmix(x - _GOLDEN)[1]
+            new = np.int64(bits >> np.uint64(11)) < threshold
+            nodes[k] = a
+            at[k] = t0 + c
+            to[k] = np.int64(x)  # the state before the destination draws, for now
+            k += new
+            x += np.uint64(2 * new) * _GOLDEN
+    for j in range(k):
+        state, u = _splitmix(np.uint64(to[j]))
+        _, v = _splitmix(state)
+        to[j] = _draw(dests, start, cumulative, nodes[j], _unit(u), _unit(v))
     rng[0] = x
-    return queue
+    return nodes[:k], to[:k], at[:k]
+
+
+@njit(cache=True)
+def _tally(deliveries, hops_of, stats, by_hops):
+    """Add the latencies (the delivery's cycle less the generation cycle in its payload) and
+    hops of ``deliveries`` (DELIVERY records) to ``stats`` (:data:`STATS`) and
+    ``by_hops``."""
+    for k in range(len(deliveries)):
+        delivery = deliveries[k]
+        latency = delivery.cycle - np.int64(delivery.payload)
+        h = hops_of[delivery.src, delivery.node]
+        stats[3] += latency
+        stats[4] += h
+        stats[5] = max(stats[5], latency)
+        by_hops[0, h] += 1
+        by_hops[1, h] += latency
 
 
 class TrafficSource:
     """Random traffic from a :class:`Pattern` into a :class:`~ihcube.sim.model.Model`.
 
     The model's payload must be 64 bits wide: the payload carries the generation cycle.
-    Successive :meth:`run` calls continue the same traffic (queues and random stream).
+    Successive :meth:`run` calls continue the same traffic (queues and random stream). The
+    generated messages go into the PEs' source queues with
+    :meth:`~ihcube.sim.model.Model.offer`, offered from their generation cycle, and
+    :meth:`~ihcube.sim.model.Model.advance` runs the fabric: a node's draws do not depend on
+    the fabric, so the messages of :data:`CHUNK` cycles are drawn at once.
 
     Parameters
     ----------
@@ -288,22 +265,18 @@ class TrafficSource:
         if not isinstance(rate, (int, float)) or not 0.0 <= rate <= 1.0:
             raise ValueError(f"Generation rate must be from 0 to 1, not {rate!r}")
         self.model, self.pattern, self.rate = model, pattern, float(rate)
-        n, D = model.n, max(topology.dimensions(model.n), 1)
         # P(53-bit draw < threshold) = rate; rate 1 always generates.
         self._threshold = np.int64(round(self.rate * (1 << 53)))
         mixed = (int(seed) * 0x2545F4914F6CDD1D ^ 0x6A09E667F3BCC909) & ((1 << 64) - 1)
         self._rng = np.array([mixed], np.uint64)
-        self._queue = np.zeros((n, 16), np.int64)
-        self._q_head = np.zeros(n, np.int64)
-        self._q_count = np.zeros(n, np.int64)
-        self._taken = np.zeros(n, np.uint8)
         self._hops_of = np.ascontiguousarray(pattern.distances, np.int8)
-        self._dims_D = D
+        self._columns = max(topology.dimensions(model.n), 1)
+        self._taken_late = 0  # taken in the last cycle of the previous call
 
     @property
     def queued(self):
         """Messages in the source queues, not yet taken by the fabric."""
-        return int(self._q_count.sum() - self._taken.sum())
+        return self.model.queued
 
     def run(self, cycles, record_links=False):
         """Simulate ``cycles`` cycles.
@@ -319,15 +292,27 @@ class TrafficSource:
         """
         model = self.model
         stats = np.zeros(len(STATS), np.int64)
-        by_hops = np.zeros((2, self._dims_D + 1), np.int64)
-        link_count = np.zeros(model.n * self._dims_D, np.int64)
-        self._queue = _run(model._dims, model._tables, model._state, model.cycle, cycles,
-                           self._threshold, self._rng, *self.pattern.tables, self._hops_of,
-                           self._queue, self._q_head, self._q_count, self._taken, stats,
-                           by_hops, link_count, record_links, model.links)
-        model._cycle += cycles
+        by_hops = np.zeros((2, self._columns + 1), np.int64)
+        links_before, transfers_before = model.link_counts, model.transfers
+        if cycles:
+            stats[1] = self._taken_late
+        end = model.cycle + cycles
+        while model.cycle < end:
+            chunk = min(CHUNK, end - model.cycle)
+            nodes, dests, at = _generate(model.n, model.cycle, chunk, self._threshold,
+                                         self._rng, *self.pattern.tables)
+            stats[0] += len(nodes)
+            model.offer(nodes, dests, payloads=at, at=at)
+            run = model.advance(chunk, count_links=record_links)
+            stats[1] += len(run.injections)
+            stats[2] += len(run.deliveries)
+            _tally(run.deliveries, self._hops_of, stats, by_hops)
+            if model.cycle == end:
+                self._taken_late = int((run.injections["cycle"] == end - 1).sum())
+                stats[1] -= self._taken_late
+        stats[6] = model.transfers - transfers_before
         out = dict(zip(STATS, map(int, stats)))
         out["by_hops"] = by_hops
-        out["link_count"] = link_count.reshape(model.n, self._dims_D)
+        out["link_count"] = model.link_counts - links_before
         out["queued"] = self.queued
         return out

@@ -102,11 +102,11 @@ def test_a_lost_or_doubled_message_is_caught(monkeypatch):
     expectation, so a request list with a message missing or doubled is not complete."""
     make = collectives._requests
 
-    def drop(n, collective, A, origin=0):
-        start, header, expected = make(n, collective, A, origin)
-        header = header.copy()
-        header[0] = header[1]  # node 0 sends its second message twice, its first never
-        return start, header, expected
+    def drop(n, collective, origin=0):
+        start, dests, kinds, expected = make(n, collective, origin)
+        dests = dests.copy()
+        dests[0] = dests[1]  # node 0 sends its second message twice, its first never
+        return start, dests, kinds, expected
 
     monkeypatch.setattr(collectives, "_requests", drop)
     result = run(8, "exchange", 2)
