@@ -4,12 +4,11 @@ A wrong parameter is one line on standard error, ``ihcube: error: ...``, and exi
 never a traceback.
 """
 
-import pathlib
 import sys
 
 from .. import topology
 from . import experiments
-from ..params import check_depth, check_payload_width
+from ..params import check_fabric_depth, check_fabric_payload_width
 from .usage import Parser, UsageError, integer
 
 __all__ = ["main"]
@@ -22,11 +21,11 @@ def _parser():
 
     verilog = commands.add_parser("verilog", help="write the Verilog of an n-node fabric")
     verilog.add_argument("--nodes", "-n", required=True, metavar="N",
-                         help="number of nodes, any positive integer")
+                         help="number of nodes, 1 to 4096")
     verilog.add_argument("--width", "-w", default="32", metavar="W",
-                         help="payload width in bits (default 32)")
+                         help="payload width in bits, 1 to 1024 (default 32)")
     verilog.add_argument("--depth", "-d", default="1", metavar="DEPTH",
-                         help="messages per input buffer (default 1)")
+                         help="messages per input buffer, 1 to 64 (default 1)")
     verilog.add_argument("--order", default=topology.MSB_FIRST,
                          help="routing order: msb (default) or lsb")
     verilog.add_argument("--out", "-o", default="gen", metavar="DIR",
@@ -36,29 +35,21 @@ def _parser():
 
 
 def _verilog(args):
-    n = integer(args.nodes, "Node count", topology.check_node_count)
-    width = integer(args.width, "Payload width", check_payload_width)
-    depth = integer(args.depth, "Buffer depth", check_depth)
+    n = integer(args.nodes, "Node count", topology.check_fabric_node_count)
+    width = integer(args.width, "Payload width", check_fabric_payload_width)
+    depth = integer(args.depth, "Buffer depth", check_fabric_depth)
     try:
         order = topology.check_routing_order(args.order)
     except ValueError as error:
         raise UsageError(str(error)) from None
 
-    from ..generate import fabric_name, fabric_verilog  # Amaranth loads only when needed
-    out = pathlib.Path(args.out)
+    from ..generate import OutputError, write_fabric  # Amaranth loads only when needed
     try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise UsageError(f"cannot create output directory {str(out)!r}: {error.strerror}") \
-            from None
-    path = out / f"{fabric_name(n, width, depth, order)}.v"
-    try:
-        text = fabric_verilog(n, width, depth, order)
-    except ValueError as error:  # a routing that can deadlock (ihcube.deadlock)
+        path, size = write_fabric(args.out, n, width, depth, order)
+    except (ValueError, OutputError) as error:  # a routing that can deadlock, or no room
         raise UsageError(str(error)) from None
-    path.write_text(text)
     print(f"wrote {path} ({n} nodes, payload {width} bits, depth {depth}, order {order}, "
-          f"{len(text):,} bytes)")
+          f"{size:,} bytes)")
 
 
 def main(argv=None):
