@@ -98,9 +98,9 @@ def _ports(signature, path=()):
                 yield from _ports(member.signature, member_path)
 
 
-def _wire(width, name):
-    """A Verilog net of ``width`` bits, as declared: ``wire [7:0] name``."""
-    return f"wire {f'[{width - 1}:0] ' if width > 1 else ''}{name}"
+def _net(width, name):
+    """A net of ``width`` bits as a declaration names it: ``[7:0] name``, or ``name``."""
+    return f"{f'[{width - 1}:0] ' if width > 1 else ''}{name}"
 
 
 def top_verilog(top, n, payload_width, modules):
@@ -116,11 +116,13 @@ def top_verilog(top, n, payload_width, modules):
     """
     ports = [("clk", In, 1), ("rst", In, 1), *_ports(fabric_signature(n, payload_width))]
     lines = ["", "/* The fabric: written by ihcube.generate (top_verilog) */", "",
-             "(* top = 1 *)", f"module {top} ("]
-    lines += [f"  {'input ' if flow == In else 'output'} {_wire(width, name)}"
-              f"{',' if i < len(ports) - 1 else ''}"
-              for i, (name, flow, width) in enumerate(ports)]
+             "(* top = 1 *)", f"module {top}("]
+    lines += [f"  {name}{',' if i < len(ports) - 1 else ''}"
+              for i, (name, _, _) in enumerate(ports)]
     lines.append(");")
+    # Declared in the body, as Amaranth declares them: `output [41:0] eject__2__payload;`.
+    lines += [f"  {'input' if flow == In else 'output'} {_net(width, name)};"
+              for name, flow, width in ports]
     address = topology.address_bits(n)
     router_ports = {}  # by module: every node of a link set has the same ports
     for node in range(n):
@@ -128,7 +130,7 @@ def top_verilog(top, n, payload_width, modules):
             router_ports[modules[node]] = list(_ports(router_signature(n, node, payload_width)))
         for name, flow, width in router_ports[modules[node]]:
             if flow == Out and name.startswith("links_"):
-                lines.append(f"  {_wire(width, f'router{node}__{name}')};")
+                lines.append(f"  wire {_net(width, f'router{node}__{name}')};")
     for node in range(n):
         ends = link_ends(n, node)
         connections = [("clk", "clk"), ("rst", "rst")]

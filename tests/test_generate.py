@@ -127,7 +127,7 @@ def test_only_the_fabric_is_marked_top(tmp_path):
     text = path.read_text()
     marks = [m.start() for m in re.finditer(r"\(\* top = +1 +\*\)", text)]
     assert len(marks) == 1
-    assert re.match(r"\(\* top = 1 \*\)\nmodule ihcube_n5_w8 \(", text[marks[0]:])
+    assert re.match(r"\(\* top = 1 \*\)\nmodule ihcube_n5_w8\(", text[marks[0]:])
 
 
 def test_yosys_without_top_keeps_the_fabric(yosys, tmp_path):
