@@ -25,7 +25,7 @@ def _parser():
     verilog.add_argument("--width", "-w", default="32", metavar="W",
                          help="payload width in bits, 1 to 1024 (default 32)")
     verilog.add_argument("--depth", "-d", default="1", metavar="DEPTH",
-                         help="messages per input buffer, 1 to 64 (default 1)")
+                         help="messages per input buffer, 1 to 16 (default 1)")
     verilog.add_argument("--order", default=topology.MSB_FIRST,
                          help="routing order: msb (default) or lsb")
     verilog.add_argument("--out", "-o", default="gen", metavar="DIR",

@@ -10,18 +10,21 @@ __all__ = ["check_positive_integer", "check_at_most", "check_payload_width", "ch
            "MAX_FABRIC_NODES", "MAX_FABRIC_PAYLOAD_WIDTH", "MAX_FABRIC_DEPTH",
            "check_fabric_payload_width", "check_fabric_depth"]
 
+# The generator's limits, measured on 2 cores (``ihcube verilog``, one process; the most
+# link sets, so the most router modules, are at n = 4095): W = 64 takes 16 s and 0.3 GB,
+# W = 1024 takes 82 s and 0.45 GB, and depth 16 at W = 64 takes 28 s (depth 64: 202 s, the
+# time growing faster than the depth).
+
 #: Most nodes of a fabric in hardware (Router, Fabric, the Verilog generator). The channel
-#: dependency graphs are checked acyclic up to here (``make deadlock``), and at this size the
-#: Verilog is written in about a minute and under 1 GB (``make bench``).
+#: dependency graphs are checked acyclic up to here (``make deadlock``).
 MAX_FABRIC_NODES = 4096
 #: Widest payload in hardware, in bits. A router module's input ports must stay under the
-#: 65,536 bits that Amaranth gives one cell (about 13 links' worth of messages of 5,000
-#: bits at 4,096 nodes); this limit leaves room, and keeps the largest fabric's Verilog
-#: within minutes and a few GB to write.
+#: 65,536 bits that Amaranth gives one cell (13 links' worth of messages of about 5,000 bits
+#: at 4,096 nodes), and the time to write the routers grows with the width.
 MAX_FABRIC_PAYLOAD_WIDTH = 1024
 #: Most messages per input buffer in hardware. The buffers are flip-flops: a router holds
 #: ``(links + 1) * depth`` messages, so its size and the time to write it grow with depth.
-MAX_FABRIC_DEPTH = 64
+MAX_FABRIC_DEPTH = 16
 
 
 def check_positive_integer(value, what):

@@ -174,11 +174,11 @@ def test_icarus_without_s_elaborates_the_fabric(tmp_path):
     (lambda: generate.fabric_verilog(2, params.MAX_FABRIC_PAYLOAD_WIDTH + 1),
      r"^Payload width must be an integer from 1 to 1024, not 1025$"),
     (lambda: generate.fabric_verilog(2, 32, params.MAX_FABRIC_DEPTH + 1),
-     r"^Buffer depth must be an integer from 1 to 64, not 65$"),
+     r"^Buffer depth must be an integer from 1 to 16, not 17$"),
     (lambda: Fabric(10_000_000), r"^Node count must be an integer from 1 to 4096, not 10000000$"),
     (lambda: Fabric(2, 40_000), r"^Payload width must be an integer from 1 to 1024, not 40000$"),
     (lambda: Router(26, 0, 32, 100_000),
-     r"^Buffer depth must be an integer from 1 to 64, not 100000$"),
+     r"^Buffer depth must be an integer from 1 to 16, not 100000$"),
     (lambda: topology.check_fabric_node_count(0), r"^Node count must be a positive integer, not 0$"),
 ])
 def test_limits_are_checked_before_any_work(call, message):
@@ -189,7 +189,7 @@ def test_limits_are_checked_before_any_work(call, message):
 def test_the_limits_are_the_documented_ones():
     """The numbers that README and ``ihcube verilog --help`` state."""
     assert (params.MAX_FABRIC_NODES, params.MAX_FABRIC_PAYLOAD_WIDTH,
-            params.MAX_FABRIC_DEPTH) == (4096, 1024, 64)
+            params.MAX_FABRIC_DEPTH) == (4096, 1024, 16)
 
 
 def test_largest_node_count_still_builds():
