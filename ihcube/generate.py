@@ -21,7 +21,7 @@ from .rtl import Router
 from .rtl.fabric import fabric_signature, link_ends
 from .rtl.router import router_signature
 
-__all__ = ["fabric_name", "fabric_verilog", "write_fabric", "OutputError"]
+__all__ = ["fabric_name", "fabric_verilog", "top_verilog", "write_fabric", "OutputError"]
 
 
 class OutputError(OSError):

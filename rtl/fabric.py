@@ -62,8 +62,9 @@ class Fabric(wiring.Component):
     router_modules : dict or None
         If given, maps each node to the name of a Verilog module that implements its
         (strapped) router, and the fabric instantiates those modules instead of elaborating
-        the routers inline. :func:`ihcube.generate.fabric_verilog` uses this to emit one
-        router module per link set rather than one per node.
+        the routers inline. :func:`ihcube.generate.fabric_verilog` writes such a top module
+        as text (:func:`ihcube.generate.top_verilog`, one router module per link set); the
+        tests prove the two equivalent.
     routing : callable or None
         The unicast routing the routers implement, as ``routing(n, node, dest)`` (see
         :mod:`ihcube.deadlock`); :func:`ihcube.topology.route_step` in ``order`` if None. Its
