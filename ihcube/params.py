@@ -12,8 +12,8 @@ __all__ = ["check_positive_integer", "check_at_most", "check_payload_width", "ch
 
 # The generator's limits, measured on 2 cores (``ihcube verilog``, one process; the most
 # link sets, so the most router modules, are at n = 4095): W = 64 takes 16 s and 0.3 GB,
-# W = 1024 takes 82 s and 0.45 GB, and depth 16 at W = 64 takes 28 s (depth 64: 202 s, the
-# time growing faster than the depth).
+# W = 1024 takes 82 s and 0.45 GB, depth 16 at W = 64 takes 28 s (depth 64: 202 s, the time
+# growing faster than the depth), and the corner, W = 1024 and depth 16, 5.4 min and 0.6 GB.
 
 #: Most nodes of a fabric in hardware (Router, Fabric, the Verilog generator). The channel
 #: dependency graphs are checked acyclic up to here (``make deadlock``).
