@@ -36,7 +36,7 @@ OUT = "results/bench_verilog.json"
 YOSYS_TIMEOUT = 600
 
 
-def measure_generation(n, width=WIDTH):
+def measure_generation(n, width=WIDTH, depth=1):
     """Run ``python -m ihcube verilog`` for an ``n``-node fabric in a child process, as a user
     would, and measure it.
 
@@ -46,16 +46,19 @@ def measure_generation(n, width=WIDTH):
         Number of nodes.
     width : int
         Payload width in bits.
+    depth : int
+        Messages per input buffer.
 
     Returns
     -------
     dict
-        ``nodes``, ``width``, ``seconds`` (wall time), ``peak_rss_kib`` (the child's peak
-        resident memory), and the size of the Verilog file in ``bytes`` and ``lines``.
+        ``nodes``, ``width``, ``depth``, ``seconds`` (wall time), ``peak_rss_kib`` (the
+        child's peak resident memory), and the size of the Verilog file in ``bytes`` and
+        ``lines``.
     """
     with tempfile.TemporaryDirectory() as out:
         command = [sys.executable, "-m", "ihcube", "verilog", f"--nodes={n}",
-                   f"--width={width}", f"--out={out}"]
+                   f"--width={width}", f"--depth={depth}", f"--out={out}"]
         start = time.perf_counter()
         child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         log = child.stdout.read()  # to the end, so that the pipe never fills up
@@ -67,8 +70,8 @@ def measure_generation(n, width=WIDTH):
         if child.returncode != 0:
             raise RuntimeError(f"{' '.join(command)} exited with {child.returncode}:\n"
                                f"{log.decode(errors='replace')}")
-        text = (pathlib.Path(out) / f"{generate.fabric_name(n, width)}.v").read_bytes()
-    return {"nodes": n, "width": width, "seconds": round(seconds, 3),
+        text = (pathlib.Path(out) / f"{generate.fabric_name(n, width, depth)}.v").read_bytes()
+    return {"nodes": n, "width": width, "depth": depth, "seconds": round(seconds, 3),
             "peak_rss_kib": usage.ru_maxrss, "bytes": len(text), "lines": text.count(b"\n")}
 
 

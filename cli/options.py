@@ -12,7 +12,8 @@ import pathlib
 import signal
 
 from .. import topology
-from ..params import check_depth, check_payload_width
+from ..params import (MAX_FABRIC_DEPTH, MAX_FABRIC_NODES, MAX_FABRIC_PAYLOAD_WIDTH, check_depth,
+                      check_fabric_depth, check_fabric_payload_width)
 from .usage import UsageError, checked, command_parser, integer, parse_number, run
 
 __all__ = ["AD_HOC", "add_fabric_options", "fabric_parameters", "ints", "floats", "choices", "number",
@@ -30,20 +31,21 @@ def add_fabric_options(parser, nodes_required=True):
     """Add ``--nodes``, ``--width``, ``--depth`` and ``--order`` (the fabric's parameters,
     defaults 32, 1 and msb) to ``parser``; :func:`fabric_parameters` checks them."""
     parser.add_argument("--nodes", "-n", required=nodes_required, metavar="N",
-                        help="number of nodes, any positive integer")
+                        help=f"number of nodes, 1 to {MAX_FABRIC_NODES}")
     parser.add_argument("--width", "-w", default="32", metavar="W",
-                        help="payload width in bits (default 32)")
+                        help=f"payload width in bits, 1 to {MAX_FABRIC_PAYLOAD_WIDTH} "
+                             f"(default 32)")
     parser.add_argument("--depth", "-d", default="1", metavar="DEPTH",
-                        help="messages per input buffer (default 1)")
+                        help=f"messages per input buffer, 1 to {MAX_FABRIC_DEPTH} (default 1)")
     parser.add_argument("--order", default=topology.MSB_FIRST,
                         help="routing order: msb (default) or lsb")
 
 
 def fabric_parameters(args):
     """The checked ``(n, width, depth, order)`` of :func:`add_fabric_options`' options."""
-    return (integer(args.nodes, "Node count", topology.check_node_count),
-            integer(args.width, "Payload width", check_payload_width),
-            integer(args.depth, "Buffer depth", check_depth),
+    return (integer(args.nodes, "Node count", topology.check_fabric_node_count),
+            integer(args.width, "Payload width", check_fabric_payload_width),
+            integer(args.depth, "Buffer depth", check_fabric_depth),
             checked(topology.check_routing_order, args.order))
 
 

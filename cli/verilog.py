@@ -8,7 +8,7 @@ options are checked.
 
 import sys
 
-from .options import add_fabric_options, fabric_parameters, out_dir
+from .options import add_fabric_options, fabric_parameters
 from .usage import UsageError, command_parser, run
 
 __all__ = ["main"]
@@ -26,15 +26,15 @@ def _parser():
 
 def _verilog(args):
     n, width, depth, order = fabric_parameters(args)
-    from ..generate import fabric_name, fabric_verilog  # Amaranth loads only when needed
-    path = out_dir(args.out) / f"{fabric_name(n, width, depth, order)}.v"
+    from ..generate import OutputError, write_fabric  # Amaranth loads only when needed
     try:
-        text = fabric_verilog(n, width, depth, order)
-    except ValueError as error:  # a routing that can deadlock (ihcube.deadlock)
+        # Checks the folder first, writes a temporary file and renames it: a failed write
+        # leaves nothing half-written under the final name.
+        path, size = write_fabric(args.out, n, width, depth, order)
+    except (ValueError, OutputError) as error:  # e.g. a routing that can deadlock
         raise UsageError(str(error)) from None
-    path.write_text(text)
     print(f"wrote {path} ({n} nodes, payload {width} bits, depth {depth}, order {order}, "
-          f"{len(text):,} bytes)")
+          f"{size:,} bytes)")
 
 
 def main(argv=None):

@@ -1,20 +1,43 @@
-"""Verilog generation for a fabric: one module per router link set, and the fabric on top."""
+"""Verilog generation for a fabric: one module per router link set, and the fabric on top.
+
+The router modules come from Amaranth. The fabric's top module is written here as plain
+Verilog text: it only instantiates routers and wires them, and Amaranth's conversion of it
+would cost time and memory for every bit of its port list (and stops at 65,536 input bits).
+"""
+
+import contextlib
+import itertools
+import os
+import pathlib
+import tempfile
 
 from amaranth.back import verilog
+from amaranth.hdl import Shape
+from amaranth.lib.wiring import In, Out
 
 from . import deadlock, topology
-from .params import check_depth, check_payload_width
-from .rtl import Fabric, Router
+from .params import check_fabric_depth, check_fabric_payload_width
+from .rtl import Router
+from .rtl.fabric import fabric_signature, link_ends
+from .rtl.router import router_signature
 
-__all__ = ["fabric_name", "fabric_verilog"]
+__all__ = ["fabric_name", "fabric_verilog", "top_verilog", "write_fabric", "OutputError"]
+
+
+class OutputError(OSError):
+    """The Verilog file cannot be written; the message is one line that says where and why."""
 
 
 def fabric_name(n, payload_width=32, depth=1, order=topology.MSB_FIRST):
     """The top module's name, which is also the file's: it says ``n`` and ``W``, and the
-    depth and routing order when they are not the defaults."""
-    topology.check_node_count(n)
-    check_payload_width(payload_width)
-    check_depth(depth)
+    depth and routing order when they are not the defaults.
+
+    It checks every parameter against the limits of the generator (:mod:`ihcube.params`),
+    so whoever asks for the name first refuses a fabric too large to build.
+    """
+    topology.check_fabric_node_count(n)
+    check_fabric_payload_width(payload_width)
+    check_fabric_depth(depth)
     topology.check_routing_order(order)
     name = f"ihcube_n{n}_w{payload_width}"
     if depth != 1:
@@ -30,8 +53,10 @@ def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, route
     Routers whose nodes have the same links differ only in their own address, so each link
     set is emitted once as a strapped :class:`~ihcube.rtl.Router` and instantiated for every
     node that has it. This keeps the output and the generation time close to linear in ``n``.
-    ``router`` builds a router as :class:`~ihcube.rtl.Fabric` does; the tests pass broken
-    variants.
+    Only the fabric's module carries ``(* top = 1 *)``, so that a tool reading the file
+    without being told its top (Yosys ``hierarchy``, Icarus without ``-s``) elaborates the
+    fabric. ``router`` builds a router as :class:`~ihcube.rtl.Fabric` does; the tests pass
+    broken variants.
     """
     top = fabric_name(n, payload_width, depth, order)
     deadlock.check_deadlock_free(n, order)  # before the slow part, and before any component
@@ -42,9 +67,157 @@ def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, route
         if mask in module_of_mask:
             continue
         module = module_of_mask[mask] = f"{top}_router_x{mask:x}"
-        texts.append(verilog.convert(router(n, node, payload_width, depth, order, strap=True),
-                                     name=module, emit_src=False))
-    modules = {node: module_of_mask[topology.exists_mask(n, node)] for node in range(n)}
-    fabric = Fabric(n, payload_width, depth, order, router_modules=modules)
-    texts.append(verilog.convert(fabric, name=top, emit_src=False))
+        text = verilog.convert(router(n, node, payload_width, depth, order, strap=True),
+                               name=module, emit_src=False)
+        texts.append(_not_top(text, module))
+    modules = [module_of_mask[topology.exists_mask(n, node)] for node in range(n)]
+    texts.append(top_verilog(top, n, payload_width, modules))
     return "".join(texts)
+
+
+def _not_top(text, module):
+    """``text``, Amaranth's Verilog of ``module``, without the ``top`` attribute that Amaranth
+    gives every module it converts: only the fabric is a top."""
+    marked = f'(* top =  1  *)\n(* generator = "Amaranth" *)\nmodule {module}('
+    if text.count(marked) != 1:
+        raise AssertionError(f"Amaranth's Verilog of {module} does not start as expected")
+    return text.replace(marked, marked.split("\n", 1)[1])
+
+
+def _ports(signature, path=()):
+    """The ports of a component with ``signature``: ``(name, flow, width)`` in signature
+    order, named as Amaranth names them (path parts joined by ``__``). The signature of an
+    ``In`` member comes flipped already, so each port's own flow is the component's."""
+    for name, member in signature.members.items():
+        for index in itertools.product(*(range(size) for size in member.dimensions)):
+            member_path = (*path, name, *index)
+            if member.is_port:
+                yield ("__".join(map(str, member_path)), member.flow,
+                       Shape.cast(member.shape).width)
+            else:
+                yield from _ports(member.signature, member_path)
+
+
+def _net(width, name):
+    """A net of ``width`` bits as a declaration names it: ``[7:0] name``, or ``name``."""
+    return f"{f'[{width - 1}:0] ' if width > 1 else ''}{name}"
+
+
+def top_verilog(top, n, payload_width, modules):
+    """The Verilog text of the fabric's top module ``top``: the ports of
+    :func:`~ihcube.rtl.fabric.fabric_signature` plus ``clk`` and ``rst``, and one instance
+    ``router<a>`` of ``modules[a]`` per node ``a``, wired by
+    :func:`~ihcube.rtl.fabric.link_ends` with its ``address`` strap tied to ``a``.
+
+    Every wire between two routers is named after the router port that drives it, e.g.
+    ``router3__links_out__0__valid``. The module is what Amaranth makes of
+    :class:`~ihcube.rtl.Fabric` with ``router_modules`` (the tests prove it equivalent), in
+    time and memory linear in ``n``.
+    """
+    ports = [("clk", In, 1), ("rst", In, 1), *_ports(fabric_signature(n, payload_width))]
+    lines = ["", "/* The fabric: written by ihcube.generate (top_verilog) */", "",
+             "(* top = 1 *)", f"module {top}("]
+    lines += [f"  {name}{',' if i < len(ports) - 1 else ''}"
+              for i, (name, _, _) in enumerate(ports)]
+    lines.append(");")
+    # Declared in the body, as Amaranth declares them: `output [41:0] eject__2__payload;`.
+    lines += [f"  {'input' if flow == In else 'output'} {_net(width, name)};"
+              for name, flow, width in ports]
+    address = topology.address_bits(n)
+    router_ports = {}  # by module: every node of a link set has the same ports
+    for node in range(n):
+        if modules[node] not in router_ports:
+            router_ports[modules[node]] = list(_ports(router_signature(n, node, payload_width)))
+        for name, flow, width in router_ports[modules[node]]:
+            if flow == Out and name.startswith("links_"):
+                lines.append(f"  wire {_net(width, f'router{node}__{name}')};")
+    for node in range(n):
+        ends = link_ends(n, node)
+        connections = [("clk", "clk"), ("rst", "rst")]
+        for name, flow, width in router_ports[modules[node]]:
+            group, _, rest = name.partition("__")
+            if name == "address":
+                value = f"{address}'h{node:x}"
+            elif group not in ("links_in", "links_out"):  # the node's own PE ports
+                value = f"{group}__{node}{'__' + rest if rest else ''}"
+            elif flow == Out:  # driven here: the wire is named after this port
+                value = f"router{node}__{name}"
+            else:  # driven by the same link's other end
+                j, _, field = rest.partition("__")
+                far, far_j = ends[int(j)]
+                other = "links_out" if group == "links_in" else "links_in"
+                value = f"router{far}__{other}__{far_j}__{field}"
+            connections.append((name, value))
+        lines.append(f"  {modules[node]} router{node} (")
+        lines += [f"    .{name}({value}){',' if i < len(connections) - 1 else ''}"
+                  for i, (name, value) in enumerate(connections)]
+        lines.append("  );")
+    lines += ["endmodule", ""]
+    return "\n".join(lines)
+
+
+def write_fabric(folder, n, payload_width=32, depth=1, order=topology.MSB_FIRST):
+    """Write the Verilog of an ``n``-node fabric to ``folder/<fabric_name>.v``, safely.
+
+    The parameters are checked first, then the folder is made if need be and a temporary
+    file is opened in it, so that a folder that cannot be written is reported before the
+    generation, not after it. The text is written to that temporary file, flushed to disk,
+    and renamed to its final name: a file of that name is never left half written (a full
+    disk, an interruption), and an older one stays as it was.
+
+    Returns
+    -------
+    path : pathlib.Path
+        The file written.
+    size : int
+        Its size in bytes.
+
+    Raises
+    ------
+    TypeError, ValueError
+        A parameter is out of its limits, or the routing can deadlock.
+    OutputError
+        The folder or the file cannot be written; the message is one line.
+    """
+    path = pathlib.Path(folder) / f"{fabric_name(n, payload_width, depth, order)}.v"
+    with _staged(path) as stage:
+        text = fabric_verilog(n, payload_width, depth, order).encode()
+        stage.write(text)
+    return path, len(text)
+
+
+@contextlib.contextmanager
+def _staged(path):
+    """Open a temporary file beside ``path`` for writing; rename it to ``path`` when the
+    ``with`` block ends normally, remove it otherwise. An ``OSError`` on the way becomes an
+    :class:`OutputError`."""
+    folder = path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OutputError(f"cannot create output directory {str(folder)!r}: "
+                          f"{error.strerror}") from None
+    try:
+        descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.",
+                                                 suffix=".tmp")
+    except OSError as error:
+        raise OutputError(f"cannot write into {str(folder)!r}: {error.strerror}") from None
+    try:
+        with os.fdopen(descriptor, "wb") as stage:
+            yield stage
+            stage.flush()
+            os.fsync(stage.fileno())
+        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp's file is private
+        os.replace(temporary, path)
+    except OSError as error:
+        raise OutputError(f"cannot write {str(path)!r}: {error.strerror}") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+
+
+def _umask():
+    """The process's file-mode creation mask (reading it means setting it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

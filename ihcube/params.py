@@ -1,10 +1,30 @@
 """Validation of parameters, with messages a user understands.
 
 Node-level rules (node count, node number, routing order) live in ``ihcube.topology``; this
-module holds the shared check they and the hardware parameters use.
+module holds the shared check they and the hardware parameters use, and the largest fabric
+the hardware generator builds (:data:`MAX_FABRIC_NODES`, :data:`MAX_FABRIC_PAYLOAD_WIDTH`,
+:data:`MAX_FABRIC_DEPTH`). The fast model takes larger values (``ihcube.sim.model``).
 """
 
-__all__ = ["check_positive_integer", "check_payload_width", "check_depth"]
+__all__ = ["check_positive_integer", "check_at_most", "check_payload_width", "check_depth",
+           "MAX_FABRIC_NODES", "MAX_FABRIC_PAYLOAD_WIDTH", "MAX_FABRIC_DEPTH",
+           "check_fabric_payload_width", "check_fabric_depth"]
+
+# The generator's limits, measured on 2 cores (``ihcube verilog``, one process; the most
+# link sets, so the most router modules, are at n = 4095): W = 64 takes 16 s and 0.3 GB,
+# W = 1024 takes 82 s and 0.45 GB, depth 16 at W = 64 takes 28 s (depth 64: 202 s, the time
+# growing faster than the depth), and the corner, W = 1024 and depth 16, 5.4 min and 0.6 GB.
+
+#: Most nodes of a fabric in hardware (Router, Fabric, the Verilog generator). The channel
+#: dependency graphs are checked acyclic up to here (``make deadlock``).
+MAX_FABRIC_NODES = 4096
+#: Widest payload in hardware, in bits. A router module's input ports must stay under the
+#: 65,536 bits that Amaranth gives one cell (13 links' worth of messages of about 5,000 bits
+#: at 4,096 nodes), and the time to write the routers grows with the width.
+MAX_FABRIC_PAYLOAD_WIDTH = 1024
+#: Most messages per input buffer in hardware. The buffers are flip-flops: a router holds
+#: ``(links + 1) * depth`` messages, so its size and the time to write it grow with depth.
+MAX_FABRIC_DEPTH = 16
 
 
 def check_positive_integer(value, what):
@@ -16,6 +36,15 @@ def check_positive_integer(value, what):
     return value
 
 
+def check_at_most(value, most, what):
+    """Return ``value`` if it is an integer from 1 to ``most``, else raise
+    ``TypeError``/``ValueError``."""
+    check_positive_integer(value, what)
+    if value > most:
+        raise ValueError(f"{what} must be an integer from 1 to {most}, not {value!r}")
+    return value
+
+
 def check_payload_width(width):
     """Return ``width`` if it is a valid payload width in bits, else raise."""
     return check_positive_integer(width, "Payload width")
@@ -24,3 +53,15 @@ def check_payload_width(width):
 def check_depth(depth):
     """Return ``depth`` if it is a valid buffer depth in messages, else raise."""
     return check_positive_integer(depth, "Buffer depth")
+
+
+def check_fabric_payload_width(width):
+    """Return ``width`` if it is a payload width the hardware takes, at most
+    :data:`MAX_FABRIC_PAYLOAD_WIDTH`, else raise."""
+    return check_at_most(width, MAX_FABRIC_PAYLOAD_WIDTH, "Payload width")
+
+
+def check_fabric_depth(depth):
+    """Return ``depth`` if it is a buffer depth the hardware takes, at most
+    :data:`MAX_FABRIC_DEPTH`, else raise."""
+    return check_at_most(depth, MAX_FABRIC_DEPTH, "Buffer depth")

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .params import check_positive_integer
+from .params import MAX_FABRIC_NODES, check_at_most, check_positive_integer
 
 __all__ = [
     "MSB_FIRST", "LSB_FIRST", "ROUTING_ORDERS",
-    "check_node_count", "check_node", "check_routing_order",
+    "check_node_count", "check_fabric_node_count", "check_node", "check_routing_order",
     "dimensions", "address_bits", "link_exists", "links", "exists_mask", "neighbor",
     "first_set_bit", "route_step", "path", "distance", "distances",
     "full_travel", "travel_mask", "broadcast_step", "broadcast_tree",
@@ -31,6 +31,12 @@ ROUTING_ORDERS = (MSB_FIRST, LSB_FIRST)
 def check_node_count(n):
     """Return ``n`` if it is a valid node count, else raise with a message a user understands."""
     return check_positive_integer(n, "Node count")
+
+
+def check_fabric_node_count(n):
+    """Return ``n`` if it is a node count the hardware takes, at most
+    :data:`ihcube.params.MAX_FABRIC_NODES`, else raise."""
+    return check_at_most(n, MAX_FABRIC_NODES, "Node count")
 
 
 def check_node(n, node, what="Node"):

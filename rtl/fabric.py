@@ -5,11 +5,37 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import deadlock, topology
-from ..params import check_depth, check_payload_width
+from ..params import check_fabric_depth, check_fabric_payload_width
 from .message import inject_layout, message_layout
 from .router import REFUSED_COUNT_WIDTH, Router, router_signature
 
-__all__ = ["Fabric"]
+__all__ = ["Fabric", "fabric_signature", "link_ends"]
+
+
+def fabric_signature(n, payload_width=32):
+    """The signature of :class:`Fabric` ``(n, payload_width)``: its ports, which are also the
+    ports of the top module that :func:`ihcube.generate.fabric_verilog` writes."""
+    return wiring.Signature({
+        "inject":        In(stream.Signature(inject_layout(n, payload_width))).array(n),
+        "eject":         Out(stream.Signature(message_layout(n, payload_width))).array(n),
+        "refused":       Out(1).array(n),
+        "refused_count": Out(REFUSED_COUNT_WIDTH).array(n),
+    })
+
+
+def link_ends(n, node):
+    """Where each link port of ``node``'s router is wired: for its ``j``-th link, the far node
+    and the index of the same link among the far node's ports.
+
+    Link ``j`` of ``node`` is dimension ``dims[j]`` of :func:`ihcube.topology.links`; its far
+    end is :func:`ihcube.topology.neighbor`, where the link has the same dimension. Both the
+    :class:`Fabric` and the Verilog top module of :mod:`ihcube.generate` wire by this.
+    """
+    ends = []
+    for dim in topology.links(n, node):
+        far = topology.neighbor(node, dim)
+        ends.append((far, topology.links(n, far).index(dim)))
+    return ends
 
 
 class Fabric(wiring.Component):
@@ -22,11 +48,11 @@ class Fabric(wiring.Component):
     Parameters
     ----------
     n : int
-        Number of nodes (any positive integer).
+        Number of nodes, 1 to :data:`ihcube.params.MAX_FABRIC_NODES`.
     payload_width : int
-        Payload bits per message.
+        Payload bits per message, 1 to :data:`ihcube.params.MAX_FABRIC_PAYLOAD_WIDTH`.
     depth : int
-        Messages per router input buffer.
+        Messages per router input buffer, 1 to :data:`ihcube.params.MAX_FABRIC_DEPTH`.
     order : ``"msb"`` or ``"lsb"``
         Routing order.
     router : callable
@@ -36,8 +62,9 @@ class Fabric(wiring.Component):
     router_modules : dict or None
         If given, maps each node to the name of a Verilog module that implements its
         (strapped) router, and the fabric instantiates those modules instead of elaborating
-        the routers inline. :func:`ihcube.generate.fabric_verilog` uses this to emit one
-        router module per link set rather than one per node.
+        the routers inline. :func:`ihcube.generate.fabric_verilog` writes such a top module
+        as text (:func:`ihcube.generate.top_verilog`, one router module per link set); the
+        tests prove the two equivalent.
     routing : callable or None
         The unicast routing the routers implement, as ``routing(n, node, dest)`` (see
         :mod:`ihcube.deadlock`); :func:`ihcube.topology.route_step` in ``order`` if None. Its
@@ -64,26 +91,20 @@ class Fabric(wiring.Component):
 
     def __init__(self, n, payload_width=32, depth=1, order=topology.MSB_FIRST, router=Router,
                  router_modules=None, routing=None):
-        self._n = topology.check_node_count(n)
-        self._payload_width = check_payload_width(payload_width)
-        self._depth = check_depth(depth)
+        self._n = topology.check_fabric_node_count(n)
+        self._payload_width = check_fabric_payload_width(payload_width)
+        self._depth = check_fabric_depth(depth)
         self._order = topology.check_routing_order(order)
         # A cycle of channel dependencies can deadlock the fabric: refuse to build it.
         deadlock.check_deadlock_free(n, order, routing)
         self._router_modules = router_modules
-        self._dims = [topology.links(n, node) for node in range(n)]
         if router_modules is None:
             self.routers = [router(n, node, payload_width, depth, order, strap=True)
                             for node in range(n)]
         else:
             # The routers are Verilog modules, built by whoever named them.
             self.routers = None
-        super().__init__({
-            "inject":        In(stream.Signature(inject_layout(n, payload_width))).array(n),
-            "eject":         Out(stream.Signature(message_layout(n, payload_width))).array(n),
-            "refused":       Out(1).array(n),
-            "refused_count": Out(REFUSED_COUNT_WIDTH).array(n),
-        })
+        super().__init__(fabric_signature(n, payload_width))
 
     n             = property(lambda self: self._n)
     payload_width = property(lambda self: self._payload_width)
@@ -101,9 +122,7 @@ class Fabric(wiring.Component):
                 self.refused[node].eq(port.refused),
                 self.refused_count[node].eq(port.refused_count),
             ]
-            for j, dim in enumerate(self._dims[node]):
-                far = topology.neighbor(node, dim)
-                far_j = self._dims[far].index(dim)
+            for j, (far, far_j) in enumerate(link_ends(self._n, node)):
                 wiring.connect(m, port.links_out[j], ports[far].links_in[far_j])
         return m
 

@@ -8,7 +8,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import topology
-from ..params import check_depth, check_payload_width
+from ..params import check_fabric_depth, check_fabric_payload_width
 from .arbiter import RoundRobinArbiter
 from .buffer import LinkBuffer
 from .message import Kind, inject_layout, message_layout
@@ -118,10 +118,10 @@ class Router(wiring.Component):
 
     def __init__(self, n, node, payload_width=32, depth=1, order=topology.MSB_FIRST, *,
                  strap=False):
-        self._n = topology.check_node_count(n)
+        self._n = topology.check_fabric_node_count(n)
         self._node = topology.check_node(n, node)
-        self._payload_width = check_payload_width(payload_width)
-        self._depth = check_depth(depth)
+        self._payload_width = check_fabric_payload_width(payload_width)
+        self._depth = check_fabric_depth(depth)
         self._order = topology.check_routing_order(order)
         self._dims = topology.links(n, node)
         self._strap = bool(strap)

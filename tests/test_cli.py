@@ -198,3 +198,52 @@ def test_ctrl_c_at_a_terminal_stops_every_process_in_one_line(tmp_path, args):
             os.killpg(child.pid, signal.SIGKILL)
     assert child.returncode == 130, err
     assert err == "ihcube: interrupted\n"
+
+
+# --- Limits and safe writes of the generator ---------------------------------------------
+
+@pytest.mark.parametrize("args, message", [
+    (["--nodes=10000000"], "Node count must be an integer from 1 to 4096, not 10000000"),
+    (["--nodes=4097"], "Node count must be an integer from 1 to 4096, not 4097"),
+    (["--nodes=2", "--width=100000"], "Payload width must be an integer from 1 to 1024, not 100000"),
+    (["--nodes=2", "--width=1025"], "Payload width must be an integer from 1 to 1024, not 1025"),
+    (["--nodes=2", "--depth=100000"], "Buffer depth must be an integer from 1 to 16, not 100000"),
+])
+def test_parameters_above_their_limits_give_one_line_before_any_work(tmp_path, args, message):
+    """Each limit of the generator (ihcube.params) is checked before anything is generated or
+    written: one line, status 2, at once."""
+    result = ihcube("verilog", *args, f"--out={tmp_path / 'out'}")
+    assert result.returncode == 2
+    assert result.stderr == f"ihcube verilog: error: {message}\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_output_folder_that_is_a_file_gives_one_line(tmp_path):
+    """``--out`` names an existing file: no folder can be made there, even by root. One line,
+    status 2, and nothing written."""
+    (tmp_path / "taken").write_text("")
+    result = ihcube("verilog", "--nodes=3", f"--out={tmp_path / 'taken'}")
+    assert result.returncode == 2
+    assert result.stderr == (f"ihcube verilog: error: cannot create output directory "
+                             f"'{tmp_path / 'taken'}': File exists\n")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["taken"]
+
+
+def test_a_full_disk_gives_one_line_and_no_partial_file(tmp_path, capsys, monkeypatch):
+    """The disk fills up while the file is written: one line, status 2, and no file, neither
+    under the final name nor a temporary one."""
+    import errno
+    import os
+
+    from ihcube import cli
+
+    def full_disk(descriptor):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    status = cli.main(["verilog", "--nodes=3", f"--out={tmp_path}"])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err == (f"ihcube verilog: error: cannot write '{tmp_path / 'ihcube_n3_w32.v'}': "
+                   f"No space left on device\n")
+    assert list(tmp_path.iterdir()) == []
