@@ -15,8 +15,8 @@ import os
 import signal
 import sys
 import threading
-from importlib import metadata
 
+from .. import version
 from ..extras import MissingExtra
 from .usage import summary
 
@@ -25,6 +25,7 @@ __all__ = ["COMMANDS", "main"]
 #: Every subcommand, in the order ``ihcube --help`` lists them, and its module in this package.
 COMMANDS = {
     "verilog": "verilog",
+    "ports": "ports",
     "lint": "lint",
     "cocotb": "cocotb",
     "deadlock": "deadlock",
@@ -75,9 +76,6 @@ def _usage():
     return "usage: ihcube [-h] [--version] COMMAND [ARGS ...]"
 
 
-def version():
-    """This installation's version, from the package metadata (``pyproject.toml``)."""
-    return metadata.version("ihcube")
 
 
 def _dispatch(argv):

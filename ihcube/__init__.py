@@ -28,3 +28,11 @@ folder             package           what lives there
 A topology rule goes in :mod:`ihcube.topology` and nowhere else: the RTL, the model and the
 tests import it.
 """
+
+__all__ = ["version"]
+
+
+def version():
+    """This installation's version, from its package metadata (pyproject.toml's)."""
+    from importlib import metadata
+    return metadata.version("ihcube")

@@ -72,7 +72,55 @@ def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, route
         texts.append(_not_top(text, module))
     modules = [module_of_mask[topology.exists_mask(n, node)] for node in range(n)]
     texts.append(top_verilog(top, n, payload_width, modules))
-    return "".join(texts)
+    return header(n, payload_width, depth, order) + "".join(texts)
+
+
+def header(n, payload_width=32, depth=1, order=topology.MSB_FIRST):
+    """The comment at the head of the generated file: what made it, from which parameters,
+    and where its ports are described (the same for the same parameters and version)."""
+    from . import version
+    top = fabric_name(n, payload_width, depth, order)
+    return (f"/* {top}: an incomplete-hypercube fabric of {n} nodes, written by ihcube "
+            f"{version()}.\n"
+            f" * Parameters: nodes {n}, payload width {payload_width} bits, buffer depth "
+            f"{depth}, routing order {order}.\n"
+            f" * Top module: {top}, the only one marked top. Its ports: `ihcube ports "
+            f"--nodes {n} --width {payload_width}`.\n"
+            f" */\n")
+
+
+#: What each port of the fabric is for, by its name with the node number replaced by ``k``.
+PORT_MEANINGS = {
+    "clk": "clock, rising edge",
+    "rst": "synchronous reset, active high",
+    "inject__k__valid": "PE k offers a message",
+    "inject__k__ready": "the router takes it (a transfer: valid and ready high in a cycle)",
+    "inject__k__payload": "the message from PE k",
+    "eject__k__valid": "a message for PE k (at most one per cycle)",
+    "eject__k__ready": "PE k takes it",
+    "eject__k__payload": "the message for PE k",
+    "refused__k": "sticky: PE k injected to a node that does not exist",
+    "refused_count__k": "how many such injections (saturating)",
+}
+
+
+def fabric_ports(n, payload_width=32):
+    """The top module's ports, as ``(name, direction, width)`` with ``direction`` ``"in"`` or
+    ``"out"``, in the order of the module's port list (``clk``, ``rst``, then every node's)."""
+    topology.check_fabric_node_count(n)
+    check_fabric_payload_width(payload_width)
+    ports = [("clk", In, 1), ("rst", In, 1), *_ports(fabric_signature(n, payload_width))]
+    return [(name, "in" if flow == In else "out", width) for name, flow, width in ports]
+
+
+def payload_fields(n, payload_width=32):
+    """The fields of the ``inject`` and ``eject`` payloads, least significant first, as
+    ``{"inject": [(field, lsb, width), ...], "eject": [...]}``."""
+    from .rtl.message import inject_layout, message_layout
+    return {port: [(name, field.offset, Shape.cast(field.shape).width)
+                   for name, field in layout]
+            for port, layout in (("inject", inject_layout(n, payload_width)),
+                                 ("eject", message_layout(n, payload_width)))}
 
 
 def _not_top(text, module):
