@@ -169,7 +169,11 @@ def main(argv=None):
             eject_ready=_number(args.eject_ready, "Eject-ready probability", float),
             watchdog=_number(args.watchdog, "Watchdog"))
         if args.backend == "rtl":
-            result = run_rtl(config)
+            # The Amaranth simulation runs some cycles per second at n = 8, fewer beyond:
+            # show how far the injection phase is.
+            from ..sim.sweep import Progress
+            bar = Progress(config.cycles, "RTL cycles simulated")
+            result = run_rtl(config, progress=lambda cycle: cycle <= config.cycles and bar.step())
         else:
             result = run_model(config)
     except (UsageError, TypeError, ValueError) as error:

@@ -169,3 +169,10 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
     err = process.stderr.read().decode()
     process.wait(timeout=120)
     assert "Traceback" not in err and "Error" not in err, err
+
+
+def test_an_rtl_stress_run_shows_its_progress(capsys):
+    """A simulation of the RTL is slow: the command shows how far it is, on standard error."""
+    assert main(["stress", "--backend", "rtl", "--nodes", "2", "--cycles", "40"]) == 0
+    err = capsys.readouterr().err
+    assert "RTL cycles simulated: 40/40 (100%)" in err

@@ -139,7 +139,7 @@ class FabricHarness:
         self._queues[node].append(request)
 
     def run(self, max_cycles, expected_deliveries=None, idle_cycles=16, offer_until=None,
-            watchdog=None):
+            watchdog=None, progress=None):
         """Simulate until ``expected_deliveries`` arrived and ``idle_cycles`` more passed, all
         queues are empty, or ``max_cycles`` cycles ran, whichever is first.
 
@@ -147,10 +147,13 @@ class FabricHarness:
         delivery: the fabric drains, and the queues are then done. If ``watchdog`` is given,
         the run also stops when no message has crossed a link or reached a PE for that many
         cycles while deliveries are still owed; ``stalled_at`` is then the cycle it stopped.
+        ``progress``, if given, is called with the number of cycles simulated after each cycle
+        (a simulation of a large fabric runs a few cycles per second: the caller can show how
+        far it is).
         """
         async def testbench(ctx):
             await self._testbench(ctx, max_cycles, expected_deliveries, idle_cycles,
-                                  offer_until, watchdog)
+                                  offer_until, watchdog, progress)
         simulate(self.fabric, testbench)
         return self
 
@@ -162,7 +165,7 @@ class FabricHarness:
         return 1 if request.dest < self.fabric.n else 0
 
     async def _testbench(self, ctx, max_cycles, expected_deliveries, idle_cycles, offer_until,
-                         watchdog):
+                         watchdog, progress):
         fabric = self.fabric
         links = [(node, dim, port)
                  for node, router in enumerate(fabric.routers)
@@ -209,6 +212,8 @@ class FabricHarness:
 
             await ctx.tick()
             self.cycles = cycle + 1
+            if progress is not None:
+                progress(self.cycles)
             done = (len(self.deliveries) >= expected_deliveries
                     if expected_deliveries is not None else draining or not any(self._queues))
             quiet = quiet + 1 if done and not (injected or travelled) else 0

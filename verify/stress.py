@@ -550,13 +550,14 @@ def _result(config, backend, records, routing):
     return StressResult(config, backend, counts, problems, stall, records)
 
 
-def run_rtl(config, fabric=None, routing=None, payload_width=32):
+def run_rtl(config, fabric=None, routing=None, payload_width=32, progress=None):
     """Run ``config`` on the RTL in the Amaranth simulator; return a :class:`StressResult`.
 
     ``fabric`` is a flat :class:`~ihcube.rtl.Fabric` (by default the one ``config``
     describes, with ``payload_width``), and ``routing(n, node, dest)`` the unicast routing
     its routers implement (by default ``config.order``'s), for the stall report. Each PE
     is given ``cycles`` messages, more than it can inject in the injection phase.
+    ``progress`` goes to :meth:`FabricHarness.run`.
     """
     from ..rtl import Fabric
     from .harness import FabricHarness, Request
@@ -573,7 +574,7 @@ def run_rtl(config, fabric=None, routing=None, payload_width=32):
                                    payloads.tolist()):
         harness.send(node, Request(payload, d, Kind(k)))
     harness.run(config.cycles + config.drain_limit, offer_until=config.cycles,
-                watchdog=config.watchdog)
+                watchdog=config.watchdog, progress=progress)
 
     injections = np.zeros(len(harness.injected), INJECTION)
     for row, (cycle, node, request) in zip(injections, harness.injected):
