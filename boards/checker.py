@@ -60,8 +60,8 @@ class Checker(wiring.Component):
     """
 
     def __init__(self, n, node, payload_width=32, ready_rate=12):
-        self._n = topology.check_node_count(n)
-        self._node = topology.check_node(n, node)
+        n = self._n = topology.check_node_count(n)
+        node = self._node = topology.check_node(n, node)
         self._payload_width = payload_width
         if not (isinstance(ready_rate, int) and 1 <= ready_rate <= 16):
             raise ValueError(f"Ready rate must be an integer from 1 to 16, not {ready_rate!r}")

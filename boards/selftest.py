@@ -78,7 +78,7 @@ class SelfTest(wiring.Component):
 
     def __init__(self, n, payload_width=32, depth=1, *, router=Router, run_cycles=4096,
                  drain_cycles=4096, rate=8, broadcast_share=1, ready_rate=12):
-        self._n = topology.check_node_count(n)
+        n = self._n = topology.check_node_count(n)
         self.fabric = Fabric(n, payload_width, depth, router=router)
         self.generators = [TrafficGenerator(n, node, payload_width, rate, broadcast_share)
                            for node in range(n)]

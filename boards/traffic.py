@@ -85,8 +85,8 @@ class TrafficGenerator(wiring.Component):
     """
 
     def __init__(self, n, node, payload_width=32, rate=8, broadcast_share=1):
-        self._n = topology.check_node_count(n)
-        self._node = topology.check_node(n, node)
+        n = self._n = topology.check_node_count(n)
+        node = self._node = topology.check_node(n, node)
         check_payload_width(payload_width)
         if payload_width < SEQ_BITS + 8:
             raise ValueError(f"Payload width must be at least {SEQ_BITS + 8} for the "

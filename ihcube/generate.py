@@ -28,6 +28,13 @@ class OutputError(OSError):
     """The Verilog file cannot be written; the message is one line that says where and why."""
 
 
+def check_fabric_parameters(n, payload_width=32, depth=1, order=topology.MSB_FIRST):
+    """Return ``(n, payload_width, depth, order)`` checked against the limits of the
+    generator (:mod:`ihcube.params`), as plain ``int``s; raise ``TypeError``/``ValueError``."""
+    return (topology.check_fabric_node_count(n), check_fabric_payload_width(payload_width),
+            check_fabric_depth(depth), topology.check_routing_order(order))
+
+
 def fabric_name(n, payload_width=32, depth=1, order=topology.MSB_FIRST):
     """The top module's name, which is also the file's: it says ``n`` and ``W``, and the
     depth and routing order when they are not the defaults.
@@ -35,10 +42,7 @@ def fabric_name(n, payload_width=32, depth=1, order=topology.MSB_FIRST):
     It checks every parameter against the limits of the generator (:mod:`ihcube.params`),
     so whoever asks for the name first refuses a fabric too large to build.
     """
-    topology.check_fabric_node_count(n)
-    check_fabric_payload_width(payload_width)
-    check_fabric_depth(depth)
-    topology.check_routing_order(order)
+    n, payload_width, depth, order = check_fabric_parameters(n, payload_width, depth, order)
     name = f"ihcube_n{n}_w{payload_width}"
     if depth != 1:
         name += f"_d{depth}"
@@ -58,6 +62,7 @@ def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, route
     fabric. ``router`` builds a router as :class:`~ihcube.rtl.Fabric` does; the tests pass
     broken variants.
     """
+    n, payload_width, depth, order = check_fabric_parameters(n, payload_width, depth, order)
     top = fabric_name(n, payload_width, depth, order)
     deadlock.check_deadlock_free(n, order)  # before the slow part, and before any component
     module_of_mask = {}

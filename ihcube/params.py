@@ -6,6 +6,8 @@ the hardware generator builds (:data:`MAX_FABRIC_NODES`, :data:`MAX_FABRIC_PAYLO
 :data:`MAX_FABRIC_DEPTH`). The fast model takes larger values (``ihcube.sim.model``).
 """
 
+import operator
+
 __all__ = ["check_positive_integer", "check_at_most", "check_payload_width", "check_depth",
            "MAX_FABRIC_NODES", "MAX_FABRIC_PAYLOAD_WIDTH", "MAX_FABRIC_DEPTH",
            "check_fabric_payload_width", "check_fabric_depth"]
@@ -28,9 +30,15 @@ MAX_FABRIC_DEPTH = 16
 
 
 def check_positive_integer(value, what):
-    """Return ``value`` if it is an integer >= 1, else raise ``TypeError``/``ValueError``."""
-    if not isinstance(value, int) or isinstance(value, bool):
+    """Return ``value`` as an ``int`` if it is an integer >= 1, else raise
+    ``TypeError``/``ValueError``. Any integer type is taken (NumPy's ``int64`` too: whatever
+    ``operator.index`` takes); ``bool`` and non-integers (``3.0``, ``"3"``) are not."""
+    if isinstance(value, bool):
         raise TypeError(f"{what} must be a positive integer, not {value!r}")
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be a positive integer, not {value!r}") from None
     if value < 1:
         raise ValueError(f"{what} must be a positive integer, not {value!r}")
     return value
@@ -39,7 +47,7 @@ def check_positive_integer(value, what):
 def check_at_most(value, most, what):
     """Return ``value`` if it is an integer from 1 to ``most``, else raise
     ``TypeError``/``ValueError``."""
-    check_positive_integer(value, what)
+    value = check_positive_integer(value, what)
     if value > most:
         raise ValueError(f"{what} must be an integer from 1 to {most}, not {value!r}")
     return value

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import operator
+
 from .params import MAX_FABRIC_NODES, check_at_most, check_positive_integer
 
 __all__ = [
@@ -41,10 +43,14 @@ def check_fabric_node_count(n):
 
 def check_node(n, node, what="Node"):
     """Return ``node`` if it names one of the ``n`` nodes, else raise."""
-    check_node_count(n)
-    if not isinstance(node, int) or isinstance(node, bool) or not 0 <= node < n:
+    n = check_node_count(n)
+    try:
+        index = operator.index(node) if not isinstance(node, bool) else None
+    except TypeError:
+        index = None
+    if index is None or not 0 <= index < n:
         raise ValueError(f"{what} must be an integer from 0 to {n - 1}, not {node!r}")
-    return node
+    return index
 
 
 def check_routing_order(order):
@@ -56,7 +62,7 @@ def check_routing_order(order):
 
 def dimensions(n):
     """Number of address bits ``D = ceil(log2 n)`` (0 for a single node)."""
-    check_node_count(n)
+    n = check_node_count(n)
     return (n - 1).bit_length()
 
 

@@ -37,7 +37,7 @@ class RoundRobinArbiter(wiring.Component):
     """
 
     def __init__(self, count):
-        self._count = check_positive_integer(count, "Requester count")
+        count = self._count = check_positive_integer(count, "Requester count")
         super().__init__({
             "requests": In(count),
             "grant":    Out(count),

@@ -35,7 +35,7 @@ class LinkBuffer(wiring.Component):
 
     def __init__(self, layout, depth=1):
         self._layout = layout
-        self._depth = check_depth(depth)
+        depth = self._depth = check_depth(depth)
         super().__init__({
             "w": In(stream.Signature(layout)),
             "r": Out(stream.Signature(layout)),

@@ -91,9 +91,9 @@ class Fabric(wiring.Component):
 
     def __init__(self, n, payload_width=32, depth=1, order=topology.MSB_FIRST, router=Router,
                  router_modules=None, routing=None):
-        self._n = topology.check_fabric_node_count(n)
-        self._payload_width = check_fabric_payload_width(payload_width)
-        self._depth = check_fabric_depth(depth)
+        n = self._n = topology.check_fabric_node_count(n)
+        payload_width = self._payload_width = check_fabric_payload_width(payload_width)
+        depth = self._depth = check_fabric_depth(depth)
         self._order = topology.check_routing_order(order)
         # A cycle of channel dependencies can deadlock the fabric: refuse to build it.
         deadlock.check_deadlock_free(n, order, routing)

@@ -42,8 +42,8 @@ class RouteSelect(wiring.Component):
     """
 
     def __init__(self, n, node, order=topology.MSB_FIRST, outputs=None):
-        self._n = topology.check_node_count(n)
-        self._node = topology.check_node(n, node)
+        n = self._n = topology.check_node_count(n)
+        node = self._node = topology.check_node(n, node)
         self._order = topology.check_routing_order(order)
         self._dims = topology.links(n, node)
         self._outputs = self._dims if outputs is None else tuple(outputs)

@@ -118,10 +118,10 @@ class Router(wiring.Component):
 
     def __init__(self, n, node, payload_width=32, depth=1, order=topology.MSB_FIRST, *,
                  strap=False):
-        self._n = topology.check_fabric_node_count(n)
-        self._node = topology.check_node(n, node)
-        self._payload_width = check_fabric_payload_width(payload_width)
-        self._depth = check_fabric_depth(depth)
+        n = self._n = topology.check_fabric_node_count(n)
+        node = self._node = topology.check_node(n, node)
+        payload_width = self._payload_width = check_fabric_payload_width(payload_width)
+        depth = self._depth = check_fabric_depth(depth)
         self._order = topology.check_routing_order(order)
         self._dims = topology.links(n, node)
         self._strap = bool(strap)

@@ -105,9 +105,9 @@ class Model:
     _ready_in_reset = False
 
     def __init__(self, n, payload_width=32, depth=1, order=topology.MSB_FIRST):
-        self._n = topology.check_node_count(n)
-        self._payload_width = check_payload_width(payload_width)
-        self._depth = check_depth(depth)
+        n = self._n = topology.check_node_count(n)
+        payload_width = self._payload_width = check_payload_width(payload_width)
+        depth = self._depth = check_depth(depth)
         if depth > MAX_DEPTH:
             raise ValueError(f"Buffer depth must be at most {MAX_DEPTH} in the model, "
                              f"not {depth!r}")
