@@ -5,3 +5,19 @@
 - :mod:`.model`: router-cycles per second of the fast model and of the RTL simulation
   (``make bench-model``).
 """
+
+__all__ = ["machine"]
+
+
+def machine():
+    """The facts that make a benchmark's figures comparable: when, which Python and packages,
+    how many CPUs, how busy the machine was."""
+    import datetime
+    import os
+    import platform
+    from importlib import metadata
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return {"date_utc": now.isoformat(timespec="seconds"), "python": platform.python_version(),
+            **{name: metadata.version(name) for name in ("numpy", "numba", "amaranth")},
+            "cpu_count": os.cpu_count(), "platform": platform.platform(),
+            "load_average": [round(load, 2) for load in os.getloadavg()]}

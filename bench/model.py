@@ -12,17 +12,16 @@ this process and per wall-clock second, best of a few runs: on a shared machine 
 is the steadier one. It checks nothing; ``tests/test_model.py`` does that.
 """
 
-import datetime
 import json
 import os
 import pathlib
-import platform
 import random
 import statistics
 import subprocess
 import sys
 import time
-from importlib import metadata
+
+from . import machine
 
 __all__ = ["measure_model", "measure_rtl", "measure_memory", "benchmark"]
 
@@ -145,15 +144,6 @@ def measure_memory(n=MEMORY_NODES, depth=DEPTH, cycles=20):
     return {"nodes": n, "depth": depth, "import_kib": import_kib, "build_kib": build_kib,
             "run_kib": run_kib, "run_cycles": cycles, "state_bytes": int(state_bytes),
             "build_seconds": round(float(seconds), 2)}
-
-
-def machine():
-    """The facts that make the figures comparable."""
-    now = datetime.datetime.now(datetime.timezone.utc)
-    return {"date_utc": now.isoformat(timespec="seconds"), "python": platform.python_version(),
-            **{name: metadata.version(name) for name in ("numpy", "numba", "amaranth")},
-            "cpu_count": os.cpu_count(), "platform": platform.platform(),
-            "load_average": [round(load, 2) for load in os.getloadavg()]}
 
 
 def benchmark(sizes=SIZES, out=OUT):

@@ -5,19 +5,17 @@ figures and writes them, with the machine's facts, to a JSON file. It checks not
 tests do that.
 """
 
-import datetime
 import json
 import os
 import pathlib
-import platform
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from importlib import metadata
 
 from .. import generate
+from . import machine
 
 __all__ = ["measure_generation", "router_cells", "benchmark"]
 
@@ -128,15 +126,6 @@ def router_cells(yosys, depth=1, n=SYNTH_NODES, node=SYNTH_NODE, width=WIDTH):
             "flip_flops": sum(count for kind, count in by_type.items() if "DFF" in kind),
             "muxes": by_type.get("$_MUX_", 0), "cells_by_type": by_type,
             "version": stat["creator"]}
-
-
-def machine():
-    """The facts that make the figures comparable: when, which Python and Amaranth, how many
-    CPUs."""
-    now = datetime.datetime.now(datetime.timezone.utc)
-    return {"date_utc": now.isoformat(timespec="seconds"),
-            "python": platform.python_version(), "amaranth": metadata.version("amaranth"),
-            "cpu_count": os.cpu_count(), "platform": platform.platform()}
 
 
 def benchmark(sizes=SIZES, out=OUT):

@@ -27,7 +27,7 @@ def _parser():
     parser = command_parser(NAME, __doc__)
     parser.add_argument("--set", default="quick", metavar="SET",
                         help="named set: quick or full (default quick); the options "
-                             f"below override its parts")
+                             "below override its parts")
     parser.add_argument("--sizes", metavar="N,...", help="node counts, at least 2")
     parser.add_argument("--depths", metavar="D,...", help="buffer depths")
     parser.add_argument("--orders", metavar="O,...", help="routing orders: msb, lsb")

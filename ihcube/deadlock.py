@@ -51,7 +51,7 @@ __all__ = [
     "link_tables", "route_table",
     "channel_dependencies", "dependency_table", "table_dependencies", "dependency_levels",
     "find_cycle", "format_cycle", "explain_cycle", "check_deadlock_free",
-    "SweepResult", "sweep", "main",
+    "SweepResult", "sweep",
 ]
 
 #: The ``dim`` of a node's injection channel (its PE's input to the router).
