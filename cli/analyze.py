@@ -76,14 +76,22 @@ def _table(results):
     return "\n".join(lines)
 
 
-def _saturation_rows(path, radius, zeta):
-    """The rows of ``path`` (``ihcube saturation``'s JSON) with the analytic bound beside."""
-    from ..sim.analysis import analyze
+def _read_saturation(path):
+    """The measured rows of ``path``, ``ihcube saturation``'s JSON."""
     try:
         with open(path) as f:
             measured = json.load(f)["saturation"]
+        for m in measured:
+            m["n"], m["depth"], m["order"], m["throughput"], m["backlogged"]
     except (OSError, ValueError, KeyError, TypeError) as error:
-        raise UsageError(f"cannot read saturation results from {path!r}: {error}") from None
+        reason = getattr(error, "strerror", None) or f"{type(error).__name__}: {error}"
+        raise UsageError(f"cannot read saturation results from {path!r}: {reason}") from None
+    return measured
+
+
+def _saturation_rows(measured, radius, zeta):
+    """``measured`` (:func:`_read_saturation`) with the analytic bound beside."""
+    from ..sim.analysis import analyze
     rows, cache = [], {}
     for m in measured:
         key = (m["n"], m.get("pattern", "uniform"), m["order"])
@@ -115,6 +123,7 @@ def _analyze(args):
     readings = choices(args.reading, "Readings", READINGS)
     radius = int(number(args.radius, "Sphere radius", int, 1))
     zeta = number(args.zeta, "Sphere locality zeta", float, 0.0, 1.0)
+    measured = _read_saturation(args.saturation) if args.saturation is not None else None
     start = time.monotonic()
     results = []
     for n in sizes:
@@ -124,8 +133,7 @@ def _analyze(args):
                 for reading in readings if pattern != "uniform" else readings[:1]:
                     results.append(analyze(n, pattern, order, reading, radius, zeta))
     print(_table(results))
-    saturation = (_saturation_rows(args.saturation, radius, zeta)
-                  if args.saturation is not None else None)
+    saturation = _saturation_rows(measured, radius, zeta) if measured is not None else None
     if saturation:
         print()
         print("| n | depth | order | measured saturation throughput | bound (link rate 1) | "

@@ -267,3 +267,18 @@ def test_command_scan(tmp_path, capsys):
 def test_command_errors(argv, message, capsys):
     assert main(["analyze", *argv]) == 2
     assert capsys.readouterr().err == f"ihcube analyze: error: {message}\n"
+
+
+def test_command_saturation_ratio(tmp_path, capsys):
+    """n = 4 uniform: bound 1 / (2/3) = 1.5 (above). A measured 0.75 is half of it; at depth 1
+    a link takes a message every other cycle, so the bound there is 0.75 and the ratio 1."""
+    measured = tmp_path / "saturation.json"
+    measured.write_text(json.dumps(dict(saturation=[
+        dict(n=4, depth=depth, order="msb", pattern="uniform", throughput=0.75,
+             backlogged=0.75) for depth in (1, 2)])))
+    out = tmp_path / "a.json"
+    assert main(["analyze", "--nodes", "4", "--saturation", str(measured),
+                 "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())["saturation"]
+    assert [r["ratio"] for r in rows] == pytest.approx([0.5, 0.5])
+    assert [r["ratio_at_link_rate"] for r in rows] == pytest.approx([1.0, 0.5])
