@@ -21,7 +21,7 @@ BIN    := $(VENV)/bin
 BASE   := $(VENV)/.installed-base
 STAMP  := $(VENV)/.installed
 
-.PHONY: help verilog test system-tools bench cocotb lint deadlock formal sweep sweep-full saturation collectives clean synth bitstream synth-table stress stress-campaign bench-model
+.PHONY: help verilog test system-tools bench cocotb lint deadlock formal sweep sweep-full saturation collectives analysis clean synth bitstream synth-table stress stress-campaign bench-model
 
 help:
 	@echo "make verilog N=26 [W=32 DEPTH=1 ORDER=msb]  write gen/ihcube_n<N>_w<W>.v"
@@ -40,6 +40,7 @@ help:
 	@echo "make sweep-full                             full sweep, 5 sizes x 2 depths x 3 patterns: results/sweep_full*"
 	@echo "make saturation                             zero-load latency per hop, saturation throughput: results/saturation.json"
 	@echo "make collectives                            broadcast, scatter, total exchange against their bounds: results/collectives.*"
+	@echo "make analysis                              exact link loads, no simulation: results/analysis.json, analysis_scan.json"
 	@echo "make formal                                 SymbiYosys: router proofs; fabrics n = 3..6 proved safe (PDR), delivery BMC"
 
 $(BIN)/python:
@@ -102,6 +103,12 @@ saturation: $(STAMP)
 
 collectives: $(STAMP)
 	@$(BIN)/ihcube collectives --jobs $(JOBS) --out results
+
+analysis: $(STAMP)
+	@$(BIN)/ihcube analyze --nodes 1024,1048,1114,1818,2048 --pattern uniform,sphere,decreasing \
+		--order msb,lsb --reading literal,exclusive --saturation results/saturation.json \
+		--json results/analysis.json
+	@$(BIN)/ihcube analyze --scan 4096 --order msb,lsb --json results/analysis_scan.json
 
 synth: $(STAMP)
 	@$(BIN)/ihcube synth --nodes='$(N)' --family='$(FAMILY)' \

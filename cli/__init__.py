@@ -34,6 +34,7 @@ COMMANDS = {
     "sweep": "sweep",
     "saturation": "saturation",
     "collectives": "collectives",
+    "analyze": "analyze",
     "synth": "synth",
     "bitstream": "bitstream",
     "synth-table": "synth_table",

@@ -1,7 +1,7 @@
 """Sweep the fabric model's latency against throughput.
 
 ``ihcube sweep [--set quick|full] [--sizes N,...] [--depths D,...] [--orders O,...]
-[--patterns P,...] [--rates R,...] ...`` (``make sweep``, ``make sweep-full``) runs the points
+[--patterns P,...] [--rates R,...] [--reading literal|exclusive] ...`` (``make sweep``, ``make sweep-full``) runs the points
 of :func:`ihcube.sim.sweep.points` with :func:`ihcube.sim.sweep.sweep` and writes
 ``<out>/<name>.csv``, ``.json`` and, unless ``--no-plots``, the PNG pictures of
 :mod:`ihcube.sim.plots`. A named set gives every part the options leave out.
@@ -16,7 +16,7 @@ import time
 from .. import topology
 from .options import (add_run_options, choices, floats, ints, model_depth, node_count, number,
                       run_options)
-from .usage import UsageError, command_parser, run
+from .usage import UsageError, checked, command_parser, run
 
 __all__ = ["main"]
 
@@ -38,6 +38,10 @@ def _parser():
                         help="sphere of locality radius in hops (default 4)")
     parser.add_argument("--zeta", default="0.8", metavar="Z",
                         help="sphere of locality: probability of a node within B (default 0.8)")
+    parser.add_argument("--reading", default="literal", metavar="R",
+                        help="where the remainder of sphere and decreasing goes: literal "
+                             "(every other node; default) or exclusive (beyond the sphere, "
+                             "5+ hops)")
     parser.add_argument("--warmup", metavar="CYCLES", help="warm-up cycles")
     parser.add_argument("--window", metavar="CYCLES", help="measurement window, cycles")
     parser.add_argument("--max-windows", metavar="K", help="most measurement windows")
@@ -68,6 +72,8 @@ def _sweep(args):
     rates = floats(args.rates, "Rates", 0.0, 1.0) if args.rates is not None else base["rates"]
     radius = int(number(args.radius, "Sphere radius", int, 1))
     zeta = number(args.zeta, "Sphere locality zeta", float, 0.0, 1.0)
+    from ..sim.traffic import check_reading
+    reading = checked(check_reading, args.reading)
     settings = base["settings"]
     changes = {}
     if args.warmup is not None:
@@ -86,7 +92,7 @@ def _sweep(args):
     from ..sim import plots
     if not args.no_plots:
         plots.require_matplotlib()  # before the work, not after it
-    point_list = sw.points(sizes, depths, orders, patterns, rates, radius, zeta)
+    point_list = sw.points(sizes, depths, orders, patterns, rates, radius, zeta, reading)
     if not point_list:
         raise UsageError("No points: every rate is above the injection limit of its depth")
     # The picture of per-link density: the first incomplete size (else the first), the
@@ -117,7 +123,7 @@ def _sweep(args):
         os.remove(stale)  # an earlier run's picture that this run did not redraw
     summary = dict(set=args.set, settings=dataclasses.asdict(settings), sizes=sizes,
                    depths=depths, orders=orders, patterns=patterns, rates=rates,
-                   radius=radius, zeta=zeta, jobs=jobs, points=len(rows),
+                   radius=radius, zeta=zeta, reading=reading, jobs=jobs, points=len(rows),
                    seconds=round(seconds, 1), curves=_curves(rows))
     with open(prefix + ".json", "w") as f:
         json.dump(summary, f, indent=1)

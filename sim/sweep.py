@@ -58,12 +58,15 @@ class Point:
     rate: float
     radius: int = SPHERE_RADIUS
     zeta: float = SPHERE_ZETA
+    reading: str = "literal"
 
     def seed(self, base):
         """The point's seed: a function of ``base`` and the parameters only."""
         text = f"{base}:{self.n}:{self.depth}:{self.order}:{self.pattern}:{self.rate!r}"
         if self.pattern == "sphere":
             text += f":{self.radius}:{self.zeta!r}"
+        if self.reading != "literal" and self.pattern != "uniform":
+            text += f":{self.reading}"
         return zlib.crc32(text.encode())
 
 
@@ -96,8 +99,10 @@ def injection_limit(depth):
     return 0.5 if depth == 1 else 1.0
 
 
-def points(sizes, depths, orders, patterns, rates, radius=SPHERE_RADIUS, zeta=SPHERE_ZETA):
-    """The points of a sweep, grouped by size (so that a process reuses its tables)."""
+def points(sizes, depths, orders, patterns, rates, radius=SPHERE_RADIUS, zeta=SPHERE_ZETA,
+           reading="literal"):
+    """The points of a sweep, grouped by size (so that a process reuses its tables);
+    ``reading`` is :class:`~.traffic.Pattern`'s."""
     out = []
     for n in sizes:
         for pattern in patterns:
@@ -105,7 +110,8 @@ def points(sizes, depths, orders, patterns, rates, radius=SPHERE_RADIUS, zeta=SP
                 for order in orders:
                     for rate in rates:
                         if rate <= injection_limit(depth):
-                            out.append(Point(n, depth, order, pattern, rate, radius, zeta))
+                            out.append(Point(n, depth, order, pattern, rate, radius, zeta,
+                                             reading))
     return out
 
 
@@ -115,8 +121,8 @@ def _distances(n):
 
 
 @functools.lru_cache(maxsize=3)
-def _pattern(n, name, radius, zeta):
-    return Pattern(n, name, radius, zeta, distances=_distances(n))
+def _pattern(n, name, radius, zeta, reading="literal"):
+    return Pattern(n, name, radius, zeta, distances=_distances(n), reading=reading)
 
 
 @functools.lru_cache(maxsize=2)
@@ -142,8 +148,8 @@ def measure(point, settings=Settings(), keep_links=False):
     """Run one point; return its CSV row as a dict (and the link densities if ``keep_links``)."""
     seed = point.seed(settings.seed)
     model = Model(point.n, payload_width=64, depth=point.depth, order=point.order)
-    source = TrafficSource(model, _pattern(point.n, point.pattern, point.radius, point.zeta),
-                           point.rate, seed)
+    source = TrafficSource(model, _pattern(point.n, point.pattern, point.radius, point.zeta,
+                                           point.reading), point.rate, seed)
     source.run(settings.warmup)
     queued_start = source.queued
     D = max(topology.dimensions(point.n), 1)

@@ -5,19 +5,32 @@ distance (:func:`ihcube.topology.distances`, the unicast path length), each clas
 probability, and a destination is drawn by picking a class and then a node of it uniformly.
 The tables are NumPy arrays that the compiled loop of :class:`TrafficSource` reads.
 
-Patterns (``name``, classes, probabilities):
+Patterns (``name``, classes):
 
 - ``uniform``: one class, every other node.
 - ``sphere`` (sphere of locality, radius ``B``, locality ``zeta``): the nodes within ``B``
-  hops with probability ``zeta``, the nodes farther away with ``1 - zeta``.
-- ``decreasing`` (decreasing probability): the nodes 1, 2, 3 and 4 hops away with 0.34, 0.20,
-  0.16 and 0.10, and the nodes 5 or more hops away with 0.20.
+  hops, and the nodes farther away.
+- ``decreasing`` (decreasing probability): the nodes 1, 2, 3 and 4 hops away, and the nodes
+  5 or more hops away.
+
+Each pattern is a *local* weight per class and a *spread*: the weight of a class goes evenly
+to its nodes; the spread goes evenly to every node other than the source. Two readings of
+Tzeng and Kumar's remainder (:data:`READINGS`; SPEC section 6):
+
+- ``literal`` (the default, their text): sphere: ``zeta`` within ``B``, spread ``1 - zeta``;
+  decreasing: 0.34, 0.20, 0.16 and 0.10 on 1, 2, 3 and 4 hops, spread 0.20. The spread
+  reaches the near nodes too, so a class's probability is its weight plus the spread times
+  its share of the ``n - 1`` other nodes.
+- ``exclusive``: the remainder goes only to the last class (beyond the sphere; 5 or more
+  hops), as an earlier SPEC said.
 
 A class with no nodes (in a small or incomplete cube a node may have nothing at some
-distance) gets no messages, and the probabilities of the other classes of that source are
-scaled up in proportion so that they add up to 1. So a sphere with nothing outside it sends
-everything inside, and a node with nothing 4 hops away splits that 0.10 among its other
-classes in the ratio of their probabilities.
+distance) gets no messages: its weight is dropped, and the probabilities of the rest of that
+source (its other classes' weights and the spread) are scaled up in proportion so that they
+add up to 1. So a sphere with nothing outside it sends everything inside, and a node with
+nothing 4 hops away splits that 0.10 among the rest in the ratio of their probabilities.
+The probabilities are worked out exactly (:class:`fractions.Fraction`, the weights as
+written in decimal) and rounded once for the sampler's tables.
 
 :class:`TrafficSource` drives a :class:`~ihcube.sim.model.Model` with them: each node
 generates a unicast with probability ``rate`` per cycle into an unbounded source queue whose
@@ -26,12 +39,15 @@ injected and delivered, the latency (generation to acceptance, source queueing i
 hops of the delivered messages, and the messages that crossed each link direction.
 """
 
+from fractions import Fraction
+
 import numpy as np
 from numba import njit
 
 from .. import topology
 
-__all__ = ["PATTERNS", "DECREASING", "check_pattern", "Pattern", "distance_table",
+__all__ = ["PATTERNS", "DECREASING", "READINGS", "check_pattern", "check_reading", "Pattern",
+           "distance_table",
            "TrafficSource", "sample"]
 
 PATTERNS = ("uniform", "sphere", "decreasing")
@@ -40,6 +56,9 @@ DECREASING = (0.34, 0.20, 0.16, 0.10, 0.20)
 #: Tzeng and Kumar's sphere of locality.
 SPHERE_RADIUS = 4
 SPHERE_ZETA = 0.8
+#: How the remainder of sphere and decreasing is spread: over every other node (Tzeng and
+#: Kumar's text, the default) or only over the last class (beyond the sphere, 5+ hops).
+READINGS = ("literal", "exclusive")
 
 #: Statistics that :meth:`TrafficSource.run` returns, in the order of the compiled loop's array.
 STATS = ("generated", "injected", "delivered", "latency_sum", "hops_sum", "latency_max",
@@ -52,6 +71,14 @@ def check_pattern(name):
         raise ValueError(f"Traffic pattern must be one of 'uniform', 'sphere' or "
                          f"'decreasing', not {name!r}")
     return name
+
+
+def check_reading(reading):
+    """Return ``reading`` if it is one of :data:`READINGS`, else raise."""
+    if reading not in READINGS:
+        raise ValueError(f"Traffic reading must be one of 'literal' or 'exclusive', "
+                         f"not {reading!r}")
+    return reading
 
 
 def _check_radius(radius):
@@ -84,6 +111,9 @@ class Pattern:
         The sphere of locality's ``B`` and ``zeta`` (ignored by the other patterns).
     distances : ndarray, optional
         :func:`distance_table` of ``n``, if already at hand.
+    reading : str
+        One of :data:`READINGS`: where the remainder of sphere and decreasing goes (ignored
+        by uniform).
 
     Members
     -------
@@ -94,38 +124,56 @@ class Pattern:
     cumulative : ndarray of float64, shape ``(n, K)``
         Running sums of the class probabilities; 2.0 from the last nonempty class on.
     probability : ndarray of float64, shape ``(n, K)``
-        Each class's probability after empty classes are dropped.
+        Each class's probability (0 for an empty class).
+    exact : ndarray of Fraction, shape ``(n, K)``
+        The same probabilities exactly; :attr:`probability` is them rounded.
     distances : ndarray of int8, shape ``(n, n)``
         :func:`distance_table` of ``n``.
     """
 
-    def __init__(self, n, name, radius=SPHERE_RADIUS, zeta=SPHERE_ZETA, distances=None):
+    def __init__(self, n, name, radius=SPHERE_RADIUS, zeta=SPHERE_ZETA, distances=None,
+                 reading="literal"):
         topology.check_node_count(n)
         if n < 2:
             raise ValueError(f"Node count must be at least 2 for traffic, not {n!r}")
         self.n, self.name = n, check_pattern(name)
         self.radius, self.zeta = _check_radius(radius), _check_zeta(zeta)
+        self.reading = check_reading(reading)
         hops = distance_table(n) if distances is None else distances
+        # Weights as written in decimal, so that 0.8 is 4/5 and 1 - 0.8 is 1/5 exactly.
+        exact = [Fraction(str(w)) for w in DECREASING]
         if name == "uniform":
-            weights = np.array([1.0])
+            local, spread = [Fraction(0)], Fraction(1)
             key = np.zeros((n, n), np.int64)
         elif name == "sphere":
-            weights = np.array([self.zeta, 1.0 - self.zeta])
+            zeta = Fraction(str(self.zeta))
+            local, spread = [zeta, Fraction(0)], 1 - zeta
             key = (hops > radius).astype(np.int64)
         else:
-            weights = np.array(DECREASING)
+            local, spread = exact[:-1] + [Fraction(0)], exact[-1]
             key = np.minimum(hops, len(DECREASING)).astype(np.int64) - 1
-        classes = len(weights)
+        if reading == "exclusive":
+            local[-1], spread = local[-1] + spread, Fraction(0)
+        classes = len(local)
         np.fill_diagonal(key, classes)  # the source itself sorts last and is cut off
         order = np.argsort(key, axis=1, kind="stable")
         self.dests = np.ascontiguousarray(order[:, :n - 1], np.int32)
         sizes = np.stack([(key == k).sum(axis=1) for k in range(classes)], axis=1)
         self.start = np.zeros((n, classes + 1), np.int64)
         self.start[:, 1:] = np.cumsum(sizes, axis=1)
-        probability = np.where(sizes > 0, weights, 0.0)
-        probability /= probability.sum(axis=1, keepdims=True)
-        self.probability = probability
-        cumulative = np.cumsum(probability, axis=1)
+        # Per source: a class's weight if it has nodes, plus the spread's share of its nodes;
+        # then scaled to add up to 1. Sources with the same class sizes share the result.
+        rows, inverse = np.unique(sizes, axis=0, return_inverse=True)
+        exact_rows = []
+        for row in rows.tolist():
+            p = [(w if size else 0) + spread * Fraction(size, n - 1)
+                 for w, size in zip(local, row)]
+            total = sum(p)
+            exact_rows.append([x / total for x in p])
+        self.exact = np.array(exact_rows, dtype=object)[inverse.reshape(-1)]
+        self.probability = np.array([[float(x) for x in row] for row in exact_rows],
+                                    np.float64)[inverse.reshape(-1)]
+        cumulative = np.cumsum(self.probability, axis=1)
         last = classes - 1 - np.argmax((sizes > 0)[:, ::-1], axis=1)
         cumulative[np.arange(classes) >= last[:, None]] = 2.0  # no rounding gap at the end
         self.cumulative = cumulative
@@ -134,6 +182,28 @@ class Pattern:
     @property
     def tables(self):
         return self.dests, self.start, self.cumulative
+
+    def matrix(self, exact=False):
+        """The probability that source ``a`` sends to ``d``, as an ``(n, n)`` array ``[a, d]``.
+
+        Each class's probability spread evenly over its nodes, as :func:`sample` draws them:
+        float64, or :class:`~fractions.Fraction` objects if ``exact`` (small ``n``).
+        """
+        n, classes = self.n, self.start.shape[1] - 1
+        sizes = np.diff(self.start, axis=1)
+        column = np.arange(n - 1)
+        of = (column[None, :, None] >= self.start[:, None, 1:classes]).sum(axis=2)
+        source = np.arange(n)[:, None]
+        if exact:
+            share = np.array([[p / s if s else 0 for p, s in zip(ps, ss)]
+                              for ps, ss in zip(self.exact, sizes.tolist())], dtype=object)
+            out = np.zeros((n, n), dtype=object)
+            out[:] = Fraction(0)
+        else:
+            share = self.probability / np.maximum(sizes, 1)
+            out = np.zeros((n, n), np.float64)
+        out[source, self.dests] = share[source, of]
+        return out
 
 
 @njit(cache=True, inline="always")

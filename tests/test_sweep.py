@@ -5,6 +5,7 @@ section 6 and the Hamming distance (``bin(a ^ b).count("1")``, Katseff's Theorem
 empirical frequencies of many draws; each check is shown to reject a wrong pattern.
 """
 
+import json
 import math
 import subprocess
 import sys
@@ -29,9 +30,15 @@ def expected_uniform(n, a):
     return {b: 1 / (n - 1) for b in range(n) if b != a}
 
 
-def expected_sphere(n, a, radius, zeta):
+def expected_sphere(n, a, radius, zeta, reading="literal"):
+    """SPEC section 6. Literal: zeta spread over the nodes within the radius, 1 - zeta over
+    every other node (the sphere included). Exclusive: 1 - zeta over the nodes outside only
+    (all of it inside when nothing is outside)."""
     inside = [b for b in range(n) if b != a and hops(a, b) <= radius]
     outside = [b for b in range(n) if hops(a, b) > radius]
+    if reading == "literal":
+        return {b: zeta / len(inside) * (b in inside) + (1 - zeta) / (n - 1)
+                for b in range(n) if b != a}
     if not outside:
         return {b: 1 / len(inside) for b in inside}
     if not inside:
@@ -41,12 +48,19 @@ def expected_sphere(n, a, radius, zeta):
     return probability
 
 
-def expected_decreasing(n, a):
+def expected_decreasing(n, a, reading="literal"):
+    """SPEC section 6: 0.34, 0.20, 0.16, 0.10 spread over the nodes 1, 2, 3, 4 hops away;
+    the remaining 0.20 over every other node (literal) or over those 5 or more hops away
+    (exclusive). A distance with no nodes gets nothing and the rest scale up in proportion."""
     weights = {1: 0.34, 2: 0.20, 3: 0.16, 4: 0.10, 5: 0.20}  # 5: five hops or more
     classes = {}
     for b in range(n):
         if b != a:
             classes.setdefault(min(hops(a, b), 5), []).append(b)
+    if reading == "literal":
+        total = sum(weights[k] for k in classes if k < 5) + weights[5]
+        return {b: (weights[k] / len(members) * (k < 5) + weights[5] / (n - 1)) / total
+                for k, members in classes.items() for b in members}
     total = sum(weights[k] for k in classes)
     return {b: weights[k] / total / len(members) for k, members in classes.items()
             for b in members}
@@ -66,6 +80,24 @@ def frequencies_match(draws, probability):
     return True
 
 
+def distances_match(draws, probability, source):
+    """Whether the draws' distances from ``source`` fit ``probability``: the count at each
+    distance within 5 standard deviations (binomial) of its expectation. Stronger than
+    :func:`frequencies_match` against a shift between whole classes spread over many nodes."""
+    n = max(probability) + 1
+    counts = np.bincount(draws, minlength=n)
+    total = len(draws)
+    by_distance = {}
+    for b in range(n):
+        h = hops(source, b)
+        want, seen = by_distance.get(h, (0.0, 0))
+        by_distance[h] = (want + probability.get(b, 0.0), seen + int(counts[b]))
+    for p, seen in by_distance.values():
+        if abs(seen - total * p) > 5 * math.sqrt(total * p * (1 - p)) + 1:
+            return False
+    return True
+
+
 CASES = [
     # n, pattern, radius, zeta, source
     (26, "uniform", 4, 0.8, 0),
@@ -75,24 +107,43 @@ CASES = [
     (8, "sphere", 3, 0.8, 5),      # nothing farther than 3 hops: all inside
     (1048, "decreasing", 4, 0.8, 3),
     (1048, "decreasing", 4, 0.8, 1030),
-    (6, "decreasing", 4, 0.8, 0),  # nothing 3 or more hops away: 0.34 and 0.20 scaled up
+    (6, "decreasing", 4, 0.8, 0),  # nothing 3 or more hops away: the rest scaled up
     (13, "decreasing", 4, 0.8, 12),
 ]
+READINGS = ("literal", "exclusive")
 
 
-def expected(n, name, radius, zeta, a):
+def expected(n, name, radius, zeta, a, reading="literal"):
     if name == "uniform":
         return expected_uniform(n, a)
     if name == "sphere":
-        return expected_sphere(n, a, radius, zeta)
-    return expected_decreasing(n, a)
+        return expected_sphere(n, a, radius, zeta, reading)
+    return expected_decreasing(n, a, reading)
 
 
+@pytest.mark.parametrize("reading", READINGS)
 @pytest.mark.parametrize("n, name, radius, zeta, source", CASES)
-def test_destination_frequencies(n, name, radius, zeta, source):
-    pattern = Pattern(n, name, radius, zeta)
+def test_destination_frequencies(n, name, radius, zeta, source, reading):
+    pattern = Pattern(n, name, radius, zeta, reading=reading)
     draws = sample(pattern, np.full(DRAWS, source), seed=n + source)
-    assert frequencies_match(draws, expected(n, name, radius, zeta, source))
+    probability = expected(n, name, radius, zeta, source, reading)
+    assert frequencies_match(draws, probability)
+    assert distances_match(draws, probability, source)
+
+
+@pytest.mark.parametrize("reading", READINGS)
+@pytest.mark.parametrize("n, name, radius, zeta, source", CASES)
+def test_destination_table_is_exact(n, name, radius, zeta, source, reading):
+    """The probability table (which the exact analysis reads) is the definition."""
+    want = expected(n, name, radius, zeta, source, reading)
+    row = Pattern(n, name, radius, zeta, reading=reading).matrix(exact=True)[source]
+    assert [float(p) for p in row] == pytest.approx([want.get(b, 0) for b in range(n)],
+                                                    rel=1e-12, abs=0)
+
+
+def test_literal_is_the_default():
+    assert (Pattern(100, "decreasing").matrix() ==
+            Pattern(100, "decreasing", reading="literal").matrix()).all()
 
 
 @pytest.mark.parametrize("n, name, wrong", [
@@ -108,15 +159,33 @@ def test_frequency_check_rejects_a_wrong_pattern(n, name, wrong):
     assert not frequencies_match(draws, expected(n, name, 4, 0.8, 5 % n))
 
 
-def test_hand_worked_small_case():
-    """n = 6, source 0: nodes 1, 2, 4 are one hop away, 3 and 5 two, none farther; so the
-    decreasing pattern gives 0.34 / 0.54 / 3 to each of 1, 2, 4 and 0.20 / 0.54 / 2 to 3, 5."""
-    pattern = Pattern(6, "decreasing")
+@pytest.mark.parametrize("n, name, source", [(1048, "sphere", 1047), (1048, "decreasing", 3),
+                                             (13, "decreasing", 12)])
+@pytest.mark.parametrize("reading", READINGS)
+def test_frequency_check_rejects_the_other_reading(n, name, source, reading):
+    """Negative control: draws of one reading do not pass as the other."""
+    other = READINGS[1 - READINGS.index(reading)]
+    draws = sample(Pattern(n, name, reading=other), np.full(DRAWS, source), seed=2)
+    probability = expected(n, name, 4, 0.8, source, reading)
+    assert not (frequencies_match(draws, probability)
+                and distances_match(draws, probability, source))
+
+
+@pytest.mark.parametrize("reading, near, far", [
+    # Exclusive: 0.34 and 0.20 only (nothing 3+ hops away), scaled by 1 / 0.54.
+    ("exclusive", 0.34 / 0.54 / 3, 0.20 / 0.54 / 2),
+    # Literal: 0.34 over 1, 2, 4 and 0.20 over 3, 5, plus the spread 0.20 over all five, the
+    # whole scaled by 1 / (0.34 + 0.20 + 0.20).
+    ("literal", (0.34 / 3 + 0.20 / 5) / 0.74, (0.20 / 2 + 0.20 / 5) / 0.74),
+])
+def test_hand_worked_small_case(reading, near, far):
+    """n = 6, source 0: nodes 1, 2, 4 are one hop away, 3 and 5 two, none farther."""
+    pattern = Pattern(6, "decreasing", reading=reading)
     draws = sample(pattern, np.zeros(DRAWS, np.int64), seed=3)
     share = np.bincount(draws, minlength=6) / DRAWS
     assert share[0] == 0
-    assert share[[1, 2, 4]] == pytest.approx([0.34 / 0.54 / 3] * 3, abs=0.005)
-    assert share[[3, 5]] == pytest.approx([0.20 / 0.54 / 2] * 2, abs=0.005)
+    assert share[[1, 2, 4]] == pytest.approx([near] * 3, abs=0.005)
+    assert share[[3, 5]] == pytest.approx([far] * 2, abs=0.005)
 
 
 def test_every_source_draws_from_its_own_row():
@@ -210,6 +279,23 @@ def test_sweep_command_writes_csv_and_pictures(tmp_path):
     assert (tmp_path / "t.json").exists()
 
 
+@pytest.mark.parametrize("reading", READINGS)
+def test_sweep_command_reading(tmp_path, reading):
+    """``--reading`` reaches the traffic: the measured mean hops are the exact ones of that
+    reading (n = 26, decreasing: the two are some 15% apart) and the JSON
+    says which."""
+    from ihcube.sim.analysis import analyze
+    code = main(["sweep", "--sizes", "26", "--depths", "2", "--patterns", "decreasing",
+                 "--rates", "0.1", "--warmup", "200", "--window", "4000", "--out",
+                 str(tmp_path), "--name", "r", "--no-plots", "--reading", reading])
+    assert code == 0
+    row = dict(zip(*[line.split(",") for line in
+                     (tmp_path / "r.csv").read_text().splitlines()]))
+    assert float(row["mean_hops"]) == pytest.approx(analyze(26, "decreasing",
+                                                            reading=reading).mean_hops, rel=0.03)
+    assert json.loads((tmp_path / "r.json").read_text())["reading"] == reading
+
+
 @pytest.mark.parametrize("args, message", [
     (["--sizes", "1"], "Sizes must be comma-separated integers of at least 2, not '1'"),
     (["--sizes", "abc"], "Sizes must be comma-separated integers of at least 2, not 'abc'"),
@@ -221,6 +307,7 @@ def test_sweep_command_writes_csv_and_pictures(tmp_path):
     (["--zeta", "1.5"], "Sphere locality zeta must be a number from 0 to 1, not '1.5'"),
     (["--depths", "0"], "Depths must be comma-separated integers of at least 1, not '0'"),
     (["--sizes", "100000"], "Node count must be at most 65536 for the experiments, not 100000"),
+    (["--reading", "both"], "Traffic reading must be one of 'literal' or 'exclusive', not 'both'"),
 ])
 def test_sweep_errors_are_one_line(args, message, capsys):
     assert main(["sweep", *args]) == 2
