@@ -460,6 +460,20 @@ def _message(record, header, payload, A):
 
 
 @njit(cache=True, inline="always")
+def _injected(injections, n_inj, t, a, pool, ends):
+    """Record that node ``a``'s PE had its head taken in cycle ``t``, and pop it from its
+    source queue; return the records' new count."""
+    i = ends[_at(a), Q_FIRST]
+    record = injections[_at(n_inj)]
+    record.cycle = t
+    record.node = a
+    record.request = pool[_at(i), Q_ID]
+    ends[_at(a), Q_FIRST] = pool[_at(i), Q_NEXT]
+    ends[_at(a), Q_COUNT] -= 1
+    return n_inj + 1
+
+
+@njit(cache=True, inline="always")
 def splitmix(state):
     """The next state and output of SplitMix64 (Steele, Lea and Flood, 2014)."""
     state = state + np.uint64(0x9E3779B97F4A7C15)
@@ -539,7 +553,10 @@ def run_queues(dims, tables, state, t0, cycles, pool, ends, fill, eject_ready, r
         t = t0 + c
         if generating and fill[0] + n > pool.shape[0]:
             pool = _compact(pool, ends, fill, n)
+        injections = _grow(injections, n_inj + n)
         for a in range(n):
+            if taken[_at(a)]:  # taken in the cycle before: the head leaves the queue
+                n_inj = _injected(injections, n_inj, t - 1, a, pool, ends)
             if generating:
                 x, bits = splitmix(x)
                 if np.int64(bits >> np.uint64(11)) < threshold[_at(a)]:
@@ -567,22 +584,10 @@ def run_queues(dims, tables, state, t0, cycles, pool, ends, fill, eject_ready, r
                 inj_payload[_at(a)] = pool[_at(i), Q_PAYLOAD]
             else:
                 inj_valid[_at(a)] = 0
-            taken[_at(a)] = 0
         got_d, got_h = cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload,
                              taken, eject_ready[0 if same_ready else c], step_deliveries,
                              step_hops, see_hops)
 
-        injections = _grow(injections, n_inj + n)
-        for a in range(n):
-            if taken[_at(a)]:
-                i = ends[_at(a), Q_FIRST]
-                record = injections[_at(n_inj)]
-                record.cycle = t
-                record.node = a
-                record.request = pool[_at(i), Q_ID]
-                n_inj += 1
-                ends[_at(a), Q_FIRST] = pool[_at(i), Q_NEXT]
-                ends[_at(a), Q_COUNT] -= 1
         deliveries = _grow(deliveries, n_del + got_d)
         for k in range(got_d):
             record = deliveries[_at(n_del)]
@@ -606,6 +611,10 @@ def run_queues(dims, tables, state, t0, cycles, pool, ends, fill, eject_ready, r
         c += 1
         if 0 <= until <= n_del:
             break
+    injections = _grow(injections, n_inj + n)
+    for a in range(n):
+        if taken[_at(a)]:
+            n_inj = _injected(injections, n_inj, t0 + c - 1, a, pool, ends)
     if generating:
         rng[0] = x
     totals[0] += n_inj
