@@ -35,8 +35,8 @@ from ..rtl.message import Kind
 from . import model_kernel
 from .model_kernel import COUNT, HELD, LAST, MAX_DEPTH, POPPED, Q_COUNT, record_words
 
-__all__ = ["Model", "ModelRun", "RandomTraffic", "DELIVERY", "HOP", "INJECTION", "MAX_PAYLOAD_WIDTH",
-           "MAX_ADDRESS_BITS"]
+__all__ = ["Model", "ModelRun", "RandomTraffic", "DELIVERY", "HOP", "INJECTION",
+           "MAX_PAYLOAD_WIDTH", "MAX_ADDRESS_BITS"]
 
 #: A delivery: a message taken by the PE of ``node`` in ``cycle``.
 DELIVERY = np.dtype([("cycle", np.int64), ("node", np.int64), ("dest", np.int64),
@@ -72,7 +72,8 @@ class Model:
 
     Custom traffic (``docs/model.md``): :meth:`offer` puts messages into the PEs' source
     queues, :meth:`advance` runs many cycles in the compiled loop and returns what they
-    recorded. The tests' broken variants subclass it and override the rules the tables are
+    recorded; with a :class:`RandomTraffic` it also generates random unicasts in that loop.
+    The tests' broken variants subclass it and override the rules the tables are
     built from: ``_travel_mask``, ``_first_set_bit``, ``_arbiter_start``, ``_ready_in_reset``.
 
     Parameters
@@ -96,8 +97,9 @@ class Model:
         Each node's sticky flag for a refused injection.
     refused_count : ndarray of int
         Each node's count of refused injections (saturating at ``2**16 - 1``).
-    queued, idle, injected, delivered, transfers, link_counts
-        The source queues' length, whether nothing is left to do, and the counts since reset
+    offered, queued, idle, injected, delivered, transfers, link_counts
+        The messages put into the source queues since reset, the queues' length, whether
+        nothing is left to do, and the counts since reset
         (see their docstrings).
     """
 

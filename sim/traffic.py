@@ -3,7 +3,9 @@
 A destination pattern is a table per source: the other nodes sorted into *classes* by their
 distance (:func:`ihcube.topology.distances`, the unicast path length), each class with a
 probability, and a destination is drawn by picking a class and then a node of it uniformly.
-The tables are NumPy arrays that the compiled loop of :class:`TrafficSource` reads.
+The tables are NumPy arrays that the compiled loop of
+:meth:`Model.advance <ihcube.sim.model.Model.advance>` reads
+(:class:`~ihcube.sim.model.RandomTraffic`).
 
 Patterns (``name``, classes, probabilities):
 

@@ -340,8 +340,8 @@ _TABLES = (np.ones((5, 1)), np.array([[0, 1]] * 5), np.ones((5, 1)))
     ((5, 1.5, *_TABLES), "Generation rates must be from 0 to 1, one or one a node, not 1.5"),
     ((5, [0.1] * 4, *_TABLES), "Generation rates must be from 0 to 1, one or one a node, "
                                "not [0.1, 0.1, 0.1, 0.1]"),
-    ((5, 0.1, np.zeros((4, 4)), *_TABLES[1:]), "Destination tables must have shapes (n, m), (n, K + 1) "
-                                 "and (n, K) with n = 5"),
+    ((5, 0.1, np.zeros((4, 4)), *_TABLES[1:]),
+     "Destination tables must have shapes (n, m), (n, K + 1) and (n, K) with n = 5"),
     ((5, 0.1, np.zeros((5, 4)), np.zeros((5, 2)), np.full((5, 1), 0.5)),
      "Destination tables must have increasing class starts within the rows, cumulative "
      "probabilities up to at least 1 and nodes in every class with a probability"),
