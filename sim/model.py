@@ -35,8 +35,8 @@ from ..rtl.message import Kind
 from . import model_kernel
 from .model_kernel import COUNT, HELD, LAST, MAX_DEPTH, POPPED, Q_COUNT, record_words
 
-__all__ = ["Model", "ModelRun", "DELIVERY", "HOP", "INJECTION", "MAX_PAYLOAD_WIDTH",
-           "MAX_ADDRESS_BITS"]
+__all__ = ["Model", "ModelRun", "RandomTraffic", "DELIVERY", "HOP", "INJECTION",
+           "MAX_PAYLOAD_WIDTH", "MAX_ADDRESS_BITS"]
 
 #: A delivery: a message taken by the PE of ``node`` in ``cycle``.
 DELIVERY = np.dtype([("cycle", np.int64), ("node", np.int64), ("dest", np.int64),
@@ -72,7 +72,8 @@ class Model:
 
     Custom traffic (``docs/model.md``): :meth:`offer` puts messages into the PEs' source
     queues, :meth:`advance` runs many cycles in the compiled loop and returns what they
-    recorded. The tests' broken variants subclass it and override the rules the tables are
+    recorded; with a :class:`RandomTraffic` it also generates random unicasts in that loop.
+    The tests' broken variants subclass it and override the rules the tables are
     built from: ``_travel_mask``, ``_first_set_bit``, ``_arbiter_start``, ``_ready_in_reset``.
 
     Parameters
@@ -96,8 +97,9 @@ class Model:
         Each node's sticky flag for a refused injection.
     refused_count : ndarray of int
         Each node's count of refused injections (saturating at ``2**16 - 1``).
-    queued, idle, injected, delivered, transfers, link_counts
-        The source queues' length, whether nothing is left to do, and the counts since reset
+    offered, queued, idle, injected, delivered, transfers, link_counts
+        The messages put into the source queues since reset, the queues' length, whether
+        nothing is left to do, and the counts since reset
         (see their docstrings).
     """
 
@@ -397,8 +399,7 @@ class Model:
                              f"message, not {_shown(payloads)}") from None
         self._pool, wrong, field = model_kernel.enqueue(
             self._pool, self._ends, self._fill, nodes, dests, kinds, payloads, at,
-            self._offered, self._A,
-            np.uint64((1 << self._payload_width) - 1))
+            self._offered, self._A, np.uint64(self._payload_mask))
         if wrong >= 0:
             name, values, high = [("Node", nodes, self._n - 1),
                                   ("Destination", dests, (1 << self._A) - 1),
@@ -409,7 +410,7 @@ class Model:
         return ids
 
     def advance(self, cycles=1, eject_ready=None, record_hops=False, count_links=False,
-                until_delivered=None):
+                until_delivered=None, traffic=None):
         """Simulate ``cycles`` cycles with each PE offering its source queue (:meth:`offer`).
 
         The loop is the compiled one of :meth:`run`: call it for many cycles at a time.
@@ -428,6 +429,9 @@ class Model:
         until_delivered : int, optional
             Stop at the end of the first cycle after which this call has made at least this
             many deliveries.
+        traffic : :class:`RandomTraffic`, optional
+            Random unicasts to generate in every cycle, in the compiled loop, into the
+            source queues (after what :meth:`offer` put there), with the next ids.
 
         Returns
         -------
@@ -441,12 +445,20 @@ class Model:
         pattern = self._eject_pattern(cycles, eject_ready)
         until = -1 if until_delivered is None else _check_count(until_delivered,
                                                                 "Deliveries to wait for")
-        done, injected, delivered, hopped = model_kernel.run_queues(
+        if traffic is None:
+            generate = _NO_TRAFFIC
+        elif not isinstance(traffic, RandomTraffic) or traffic.n != n:
+            raise ValueError(f"Traffic must be a RandomTraffic for {n} nodes, not {traffic!r}")
+        else:
+            generate = (traffic.threshold, traffic.rng, *traffic.tables)
+        done, injected, delivered, hopped, self._pool, generated = model_kernel.run_queues(
             self._dims, self._tables, self._state, self._cycle, cycles, self._pool,
-            self._ends, pattern, bool(record_hops), bool(count_links), self._link_counts,
-            until, self._links, _records(INJECTION, cycles * n),
+            self._ends, self._fill, pattern, bool(record_hops), bool(count_links),
+            self._link_counts, until, self._links, _records(INJECTION, cycles * n),
             _records(DELIVERY, cycles * n),
-            _records(HOP, cycles * self._links if record_hops else 0), self._totals)
+            _records(HOP, cycles * self._links if record_hops else 0), self._totals,
+            generate, self._offered, np.uint64(self._payload_mask).astype(np.int64))
+        self._offered += generated
         self._cycle += done
         return ModelRun(injected, delivered, hopped, self.queued)
 
@@ -469,6 +481,16 @@ class Model:
         self._ends[:] = 0
         self._fill[0] = 0
         return dropped
+
+    @property
+    def offered(self):
+        """Messages put into the source queues since reset (by :meth:`offer`, or generated
+        by :meth:`advance`'s ``traffic``): the next message's id."""
+        return self._offered
+
+    @property
+    def _payload_mask(self):
+        return (1 << self._payload_width) - 1
 
     @property
     def queued(self):
@@ -536,6 +558,76 @@ class Model:
             "throughput": delivered / (self._n * cycles) if cycles else 0.0,
         }
 
+
+class RandomTraffic:
+    """Random unicasts that :meth:`Model.advance` generates in its compiled loop.
+
+    In every cycle, node by node, a node generates a unicast with its probability ``rate``
+    and draws its destination from its row of a destination table: a class with the
+    probabilities of ``cumulative``, then a node of the class uniformly. The message goes to
+    the end of the node's source queue, offered from that cycle, its payload the cycle
+    (generation to delivery is the latency, source queueing included). The draws are one
+    SplitMix64 stream (:func:`~ihcube.sim.model_kernel.splitmix`) from ``state``: per node
+    and cycle one draw, generating if its top 53 bits are below ``rate * 2**53``, and for a
+    message two more, ``u`` for the class and ``v`` for the node
+    (:func:`~ihcube.sim.model_kernel.draw_dest`). Successive ``advance`` calls continue the
+    stream. It is what offering the same messages with :meth:`Model.offer` does, at the
+    speed of the compiled loop (``tests/test_model_api.py`` compares the two).
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes.
+    rate : float or array of float, length ``n``
+        Generation probability per node and cycle, from 0 to 1.
+    dests : array of int, shape ``(n, m)``
+        Row ``a``: source ``a``'s destinations, class by class (from 0 to ``2**A - 1``).
+    start : array of int, shape ``(n, K + 1)``
+        Class ``k`` of source ``a`` is ``dests[a, start[a, k]:start[a, k + 1]]``.
+    cumulative : array of float, shape ``(n, K)``
+        Running sums of the class probabilities; the last at least 1. A class whose
+        probability is not 0 must have nodes.
+    state : int
+        The SplitMix64 state the draws start from, from 0 to ``2**64 - 1``.
+
+    :class:`ihcube.sim.traffic.Pattern` builds the tables of the sweeps' patterns.
+    """
+
+    def __init__(self, n, rate, dests, start, cumulative, state=0):
+        self.n = topology.check_node_count(n)
+        rate = np.asarray(rate, np.float64)
+        if rate.shape not in ((), (n,)) or not ((rate >= 0) & (rate <= 1)).all():
+            raise ValueError(f"Generation rates must be from 0 to 1, one or one a node, not "
+                             f"{_shown(rate)}")
+        rate = np.broadcast_to(rate, (n,))
+        # P(53-bit draw < threshold) = rate; rate 1 always generates.
+        self.threshold = np.round(rate * (1 << 53)).astype(np.int64)
+        dests = np.ascontiguousarray(dests, np.int32)
+        start = np.ascontiguousarray(start, np.int64)
+        cumulative = np.ascontiguousarray(cumulative, np.float64)
+        classes = cumulative.shape[-1] if cumulative.ndim == 2 else 0
+        if (dests.ndim != 2 or len(dests) != n or cumulative.shape != (n, classes)
+                or classes == 0 or start.shape != (n, classes + 1)):
+            raise ValueError(f"Destination tables must have shapes (n, m), (n, K + 1) and "
+                             f"(n, K) with n = {n}")
+        below = np.concatenate([np.zeros((n, 1)), cumulative[:, :-1]], axis=1)
+        if ((start[:, 0] < 0).any() or (np.diff(start, axis=1) < 0).any()
+                or (start[:, -1] > dests.shape[1]).any() or (cumulative[:, -1] < 1).any()
+                or ((cumulative > below) & (np.diff(start, axis=1) == 0)).any()):
+            raise ValueError("Destination tables must have increasing class starts within "
+                             "the rows, cumulative probabilities up to at least 1 and nodes "
+                             "in every class with a probability")
+        used = dests[:, :max(int(start[:, -1].max()), 0)] if n else dests
+        if used.size and (used.min() < 0 or used.max() >= 1 << topology.address_bits(n)):
+            raise ValueError(f"Destinations must be from 0 to "
+                             f"{(1 << topology.address_bits(n)) - 1}")
+        self.tables = dests, start, cumulative
+        self.rng = np.array([state], np.uint64)
+
+
+#: advance's traffic when there is none: empty tables of the types it takes.
+_NO_TRAFFIC = (np.zeros(0, np.int64), np.zeros(1, np.uint64), np.zeros((0, 0), np.int32),
+               np.zeros((0, 1), np.int64), np.zeros((0, 0), np.float64))
 
 #: The most records :meth:`Model.advance` makes room for before it runs (it grows them if
 #: more come): room untouched costs address space, not memory.

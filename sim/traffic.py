@@ -3,7 +3,9 @@
 A destination pattern is a table per source: the other nodes sorted into *classes* by their
 distance (:func:`ihcube.topology.distances`, the unicast path length), each class with a
 probability, and a destination is drawn by picking a class and then a node of it uniformly.
-The tables are NumPy arrays that the compiled loop of :class:`TrafficSource` reads.
+The tables are NumPy arrays that the compiled loop of
+:meth:`Model.advance <ihcube.sim.model.Model.advance>` reads
+(:class:`~ihcube.sim.model.RandomTraffic`).
 
 Patterns (``name``, classes):
 
@@ -45,6 +47,8 @@ import numpy as np
 from numba import njit
 
 from .. import topology
+from .model import RandomTraffic
+from .model_kernel import draw_dest, splitmix, unit
 
 __all__ = ["PATTERNS", "DECREASING", "READINGS", "check_pattern", "check_reading", "Pattern",
            "distance_table",
@@ -206,40 +210,14 @@ class Pattern:
         return out
 
 
-@njit(cache=True, inline="always")
-def _splitmix(state):
-    """The next state and output of SplitMix64 (Steele, Lea and Flood, 2014)."""
-    state = state + np.uint64(0x9E3779B97F4A7C15)
-    z = state
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return state, z ^ (z >> np.uint64(31))
-
-
-@njit(cache=True, inline="always")
-def _unit(bits):
-    """A float in [0, 1) from the top 53 bits."""
-    return np.float64(bits >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-
-
-@njit(cache=True, inline="always")
-def _draw(dests, start, cumulative, a, u, v):
-    """A destination for source ``a`` from two uniform numbers ``u`` (class) and ``v``."""
-    k = 0
-    while u >= cumulative[a, k]:
-        k += 1
-    lo = start[a, k]
-    return dests[a, lo + np.int64((start[a, k + 1] - lo) * v)]
-
-
 @njit(cache=True)
 def _sample(dests, start, cumulative, sources, rng):
     out = np.empty(len(sources), np.int64)
     x = rng[0]
     for i in range(len(sources)):
-        x, u = _splitmix(x)
-        x, v = _splitmix(x)
-        out[i] = _draw(dests, start, cumulative, sources[i], _unit(u), _unit(v))
+        x, u = splitmix(x)
+        x, v = splitmix(x)
+        out[i] = draw_dest(dests, start, cumulative, sources[i], unit(u), unit(v))
     rng[0] = x
     return out
 
@@ -251,45 +229,8 @@ def sample(pattern, sources, seed=0):
 
 
 #: Cycles a :meth:`Model.advance <ihcube.sim.model.Model.advance>` call of the traffic
-#: covers: the messages generated for them and the deliveries made stay in the caches.
-CHUNK = 32
-
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-@njit(cache=True)
-def _generate(n, t0, cycles, threshold, rng, dests, start, cumulative):
-    """The messages generated in ``cycles`` cycles from ``t0``, in generation order (cycle by
-    cycle, node by node): their nodes, destinations and generation cycles.
-
-    Node by node, a draw decides whether a message is generated, and two more draws give its
-    destination (:func:`_draw`). SplitMix64's ``k``-th output is the hash of ``rng + k *
-    golden``, so the draws are found in two passes: first the generation draws, without a
-    branch (it would be mispredicted at random), noting each message's place in the stream,
-    then the destinations of the messages alone.
-    """
-    nodes = np.empty(n * cycles, np.int64)
-    to = np.empty(n * cycles, np.int64)
-    at = np.empty(n * cycles, np.int64)
-    x = rng[0]
-    k = 0
-    for c in range(cycles):
-        for a in range(n):
-            x += _GOLDEN
-            bits = _splitmix(x - _GOLDEN)[1]
-            new = np.int64(bits >> np.uint64(11)) < threshold
-            nodes[k] = a
-            at[k] = t0 + c
-            to[k] = np.int64(x)  # the state before the destination draws, for now
-            k += new
-            x += np.uint64(2 * new) * _GOLDEN
-    for j in range(k):
-        state, u = _splitmix(np.uint64(to[j]))
-        _, v = _splitmix(state)
-        to[j] = _draw(dests, start, cumulative, nodes[j], _unit(u), _unit(v))
-    rng[0] = x
-    return nodes[:k], to[:k], at[:k]
+#: covers: the records of its deliveries stay in the caches until they are tallied.
+CHUNK = 64
 
 
 @njit(cache=True)
@@ -313,10 +254,9 @@ class TrafficSource:
 
     The model's payload must be 64 bits wide: the payload carries the generation cycle.
     Successive :meth:`run` calls continue the same traffic (queues and random stream). The
-    generated messages go into the PEs' source queues with
-    :meth:`~ihcube.sim.model.Model.offer`, offered from their generation cycle, and
-    :meth:`~ihcube.sim.model.Model.advance` runs the fabric: a node's draws do not depend on
-    the fabric, so the messages of :data:`CHUNK` cycles are drawn at once.
+    messages are a :class:`~ihcube.sim.model.RandomTraffic` of the pattern's tables, which
+    :meth:`~ihcube.sim.model.Model.advance` generates into the PEs' source queues in its
+    compiled loop, :data:`CHUNK` cycles a call.
 
     Parameters
     ----------
@@ -335,10 +275,8 @@ class TrafficSource:
         if not isinstance(rate, (int, float)) or not 0.0 <= rate <= 1.0:
             raise ValueError(f"Generation rate must be from 0 to 1, not {rate!r}")
         self.model, self.pattern, self.rate = model, pattern, float(rate)
-        # P(53-bit draw < threshold) = rate; rate 1 always generates.
-        self._threshold = np.int64(round(self.rate * (1 << 53)))
         mixed = (int(seed) * 0x2545F4914F6CDD1D ^ 0x6A09E667F3BCC909) & ((1 << 64) - 1)
-        self._rng = np.array([mixed], np.uint64)
+        self._traffic = RandomTraffic(model.n, self.rate, *pattern.tables, state=mixed)
         self._hops_of = np.ascontiguousarray(pattern.distances, np.int8)
         self._columns = max(topology.dimensions(model.n), 1)
         self._taken_late = 0  # taken in the last cycle of the previous call
@@ -368,12 +306,10 @@ class TrafficSource:
             stats[1] = self._taken_late
         end = model.cycle + cycles
         while model.cycle < end:
-            chunk = min(CHUNK, end - model.cycle)
-            nodes, dests, at = _generate(model.n, model.cycle, chunk, self._threshold,
-                                         self._rng, *self.pattern.tables)
-            stats[0] += len(nodes)
-            model.offer(nodes, dests, payloads=at, at=at)
-            run = model.advance(chunk, count_links=record_links)
+            offered = model.offered
+            run = model.advance(min(CHUNK, end - model.cycle), count_links=record_links,
+                                traffic=self._traffic)
+            stats[0] += model.offered - offered
             stats[1] += len(run.injections)
             stats[2] += len(run.deliveries)
             _tally(run.deliveries, self._hops_of, stats, by_hops)

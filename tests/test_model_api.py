@@ -8,6 +8,7 @@ what they do must follow the topology rules: each unicast crosses the links of
 variant must fail the same comparisons. ``docs/model.md``'s example is run here.
 """
 
+import itertools
 import pathlib
 import re
 
@@ -265,3 +266,104 @@ def test_the_documented_example_runs():
     exec(compile(code, str(DOCS), "exec"), {"print": lambda *a: lines.append(" ".join(
         map(str, a)))})
     assert "\n".join(lines) + "\n" == printed
+
+
+# Random traffic generated in the compiled loop (RandomTraffic) against the same messages
+# offered: the reference draws the stream as docs/model.md and RandomTraffic's docstring
+# describe it, in Python integers.
+
+_M64 = (1 << 64) - 1
+
+
+def _splitmix(x):
+    x = (x + 0x9E3779B97F4A7C15) & _M64
+    z = ((x ^ x >> 30) * 0xBF58476D1CE4E5B9) & _M64
+    z = ((z ^ z >> 27) * 0x94D049BB133111EB) & _M64
+    return x, z ^ z >> 31
+
+
+def reference_messages(n, rates, tables, state, cycles):
+    """The messages a RandomTraffic generates in ``cycles`` cycles from cycle 0: nodes,
+    destinations and cycles, in generation order."""
+    dests, start, cumulative = tables
+    x, out = state, []
+    for t in range(cycles):
+        for a in range(n):
+            x, bits = _splitmix(x)
+            if bits >> 11 < round(rates[a] * 2**53):
+                x, u = _splitmix(x)
+                x, v = _splitmix(x)
+                u, v = (u >> 11) / 2**53, (v >> 11) / 2**53
+                k = 0
+                while u >= cumulative[a, k]:
+                    k += 1
+                lo = start[a, k]
+                out.append((a, int(dests[a, lo + int((start[a, k + 1] - lo) * v)]), t))
+    return np.array(out, np.int64).reshape(-1, 3)
+
+
+@pytest.mark.parametrize("n, name, pieces", [(26, "decreasing", 3), (13, "sphere", 1),
+                                             (16, "uniform", 4)])
+def test_random_traffic_is_offering_the_same_messages(n, name, pieces):
+    """advance(traffic=...) in one or many calls does what offering the reference's
+    messages (at and payload their cycle) does: the same records, ids and counts."""
+    from ihcube.sim.model import RandomTraffic
+    from ihcube.sim.traffic import Pattern
+    tables = Pattern(n, name, radius=2).tables
+    rates = np.linspace(0.0, 1.0, n) ** 2  # node 0 never, node n - 1 every cycle
+    cycles, state = 90, 0x0123456789ABCDEF
+    generated = RandomTraffic(n, rates, *tables, state=state)
+    model = Model(n, payload_width=64, depth=2)
+    runs = [model.advance(int(end - begin), count_links=True, traffic=generated)
+            for begin, end in itertools.pairwise(
+                np.linspace(0, cycles, pieces + 1).astype(int))]
+    messages = reference_messages(n, rates, tables, state, cycles)
+    assert len(messages) > cycles  # both ends of the rates are exercised
+    assert not (messages[:, 0] == 0).any() and (messages[:, 0] == n - 1).sum() == cycles
+    offered = Model(n, payload_width=64, depth=2)
+    offered.offer(messages[:, 0], messages[:, 1], payloads=messages[:, 2], at=messages[:, 2])
+    expected = offered.advance(cycles, count_links=True)
+    for field in ("injections", "deliveries"):
+        got = np.concatenate([getattr(run, field) for run in runs])
+        assert got.tobytes() == getattr(expected, field).tobytes()
+    assert runs[-1].pending == expected.pending == model.queued
+    assert (model.offered, model.injected, model.delivered, model.transfers) == (
+        len(messages), offered.injected, offered.delivered, offered.transfers)
+    assert (model.link_counts == offered.link_counts).all()
+
+
+#: Five nodes that send to node 1.
+_TABLES = (np.ones((5, 1)), np.array([[0, 1]] * 5), np.ones((5, 1)))
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ((5, 1.5, *_TABLES), "Generation rates must be from 0 to 1, one or one a node, not 1.5"),
+    ((5, [0.1] * 4, *_TABLES), "Generation rates must be from 0 to 1, one or one a node, "
+                               "not [0.1, 0.1, 0.1, 0.1]"),
+    ((5, 0.1, np.zeros((4, 4)), *_TABLES[1:]),
+     "Destination tables must have shapes (n, m), (n, K + 1) and (n, K) with n = 5"),
+    ((5, 0.1, np.zeros((5, 4)), np.zeros((5, 2)), np.full((5, 1), 0.5)),
+     "Destination tables must have increasing class starts within the rows, cumulative "
+     "probabilities up to at least 1 and nodes in every class with a probability"),
+    ((5, 0.1, np.zeros((5, 4)), np.zeros((5, 2)), np.ones((5, 1))),
+     "Destination tables must have increasing class starts within the rows, cumulative "
+     "probabilities up to at least 1 and nodes in every class with a probability"),
+    ((5, 0.1, np.full((5, 4), 8), np.array([[0, 4]] * 5), np.ones((5, 1))),
+     "Destinations must be from 0 to 7"),
+])
+def test_random_traffic_wrong_tables(arguments, message):
+    """A table the compiled loop would read out of its rows, or a destination that does not
+    fit a header, is refused before any cycle runs."""
+    from ihcube.sim.model import RandomTraffic
+    with pytest.raises(ValueError) as error:
+        RandomTraffic(*arguments)
+    assert str(error.value) == message
+
+
+def test_advance_refuses_traffic_for_another_fabric():
+    from ihcube.sim.model import RandomTraffic
+    traffic = RandomTraffic(4, 0.5, [[1, 2, 3]] * 4, [[0, 3]] * 4, [[1.0]] * 4)
+    model = Model(5)
+    with pytest.raises(ValueError, match="Traffic must be a RandomTraffic for 5 nodes"):
+        model.advance(3, traffic=traffic)
+    assert model.cycle == 0
