@@ -6,6 +6,7 @@ VENV   ?= .venv
 N      ?= 26
 W      ?= 32
 DEPTH  ?= 1
+PORTS  ?= 1
 ORDER  ?= msb
 JOBS   ?= 2
 FAMILY ?= ecp5
@@ -24,7 +25,7 @@ STAMP  := $(VENV)/.installed
 .PHONY: help verilog test system-tools bench cocotb lint deadlock formal sweep sweep-full saturation collectives analysis clean synth bitstream synth-table stress stress-campaign bench-model
 
 help:
-	@echo "make verilog N=26 [W=32 DEPTH=1 ORDER=msb]  write gen/ihcube_n<N>_w<W>.v"
+	@echo "make verilog N=26 [W=32 DEPTH=1 ORDER=msb PORTS=1]  write gen/ihcube_n<N>_w<W>.v (_p<P> if PORTS>1)"
 	@echo "make test                                   run the test suite"
 	@echo "make bench                                  measure generation time, memory, size, cells"
 	@echo "make bench-model                            router-cycles per second of the fast model"
@@ -58,7 +59,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	@touch $@ $(BASE)
 
 verilog: $(BASE)
-	@$(BIN)/ihcube verilog --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' --order='$(ORDER)' --out=gen
+	@$(BIN)/ihcube verilog --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' --order='$(ORDER)' \
+		--ports='$(PORTS)' --out=gen
 
 system-tools:
 	@sh .ci/system-tools.sh

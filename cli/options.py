@@ -16,7 +16,8 @@ from ..params import (MAX_FABRIC_DEPTH, MAX_FABRIC_NODES, MAX_FABRIC_PAYLOAD_WID
                       check_fabric_depth, check_fabric_payload_width)
 from .usage import UsageError, checked, command_parser, integer, parse_number, run
 
-__all__ = ["AD_HOC", "add_fabric_options", "fabric_parameters", "ints", "floats", "choices", "number",
+__all__ = ["AD_HOC", "add_fabric_options", "fabric_parameters", "add_ports_option", "ports",
+           "ints", "floats", "choices", "number",
            "out_dir", "add_out_option", "node_count", "model_depth", "add_run_options", "run_options", "imap",
            "pool_map", "add_build_options", "build_options", "run_benchmark"]
 
@@ -47,6 +48,20 @@ def fabric_parameters(args):
             integer(args.width, "Payload width", check_fabric_payload_width),
             integer(args.depth, "Buffer depth", check_fabric_depth),
             checked(topology.check_routing_order, args.order))
+
+
+def add_ports_option(parser):
+    """Add ``--ports`` (PE injection and eject ports per node, default 1) to ``parser``;
+    :func:`ports` checks it against the node count."""
+    parser.add_argument("--ports", "-p", default="1", metavar="P",
+                        help="PE injection and eject ports per node, 1 to D + 1 (default 1)")
+
+
+def ports(args, n):
+    """The checked ``--ports`` of :func:`add_ports_option` for ``n`` nodes
+    (:func:`ihcube.params.check_ports`)."""
+    from ..params import check_ports
+    return integer(args.ports, "Port count", lambda value: check_ports(n, value))
 
 
 def ints(text, what, check, at_least=1):

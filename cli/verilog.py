@@ -1,14 +1,14 @@
 """Write the Verilog of an n-node fabric.
 
-``ihcube verilog --nodes 26 [--width 32] [--depth 1] [--order msb] [--out gen]`` (``make
-verilog N=26``) writes ``<out>/<name>.v``, named by :func:`ihcube.generate.fabric_name`, with
+``ihcube verilog --nodes 26 [--width 32] [--depth 1] [--order msb] [--ports 1] [--out gen]``
+(``make verilog N=26 [PORTS=2]``) writes ``<out>/<name>.v``, named by :func:`ihcube.generate.fabric_name`, with
 :func:`ihcube.generate.fabric_verilog`, and prints one line. Amaranth loads only once the
 options are checked.
 """
 
 import sys
 
-from .options import add_fabric_options, fabric_parameters
+from .options import add_fabric_options, add_ports_option, fabric_parameters, ports
 from .usage import UsageError, command_parser, run
 
 __all__ = ["main"]
@@ -19,6 +19,7 @@ NAME = "verilog"
 def _parser():
     parser = command_parser(NAME, __doc__)
     add_fabric_options(parser)
+    add_ports_option(parser)
     parser.add_argument("--out", "-o", default="gen", metavar="DIR",
                         help="directory to write into (default gen)")
     return parser
@@ -26,14 +27,16 @@ def _parser():
 
 def _verilog(args):
     n, width, depth, order = fabric_parameters(args)
+    pe_ports = ports(args, n)
     from ..generate import OutputError, write_fabric  # Amaranth loads only when needed
     try:
         # Checks the folder first, writes a temporary file and renames it: a failed write
         # leaves nothing half-written under the final name.
-        path, size = write_fabric(args.out, n, width, depth, order)
+        path, size = write_fabric(args.out, n, width, depth, order, pe_ports)
     except (ValueError, OutputError) as error:  # e.g. a routing that can deadlock
         raise UsageError(str(error)) from None
-    print(f"wrote {path} ({n} nodes, payload {width} bits, depth {depth}, order {order}, "
+    more = "" if pe_ports == 1 else f", {pe_ports} PE ports"
+    print(f"wrote {path} ({n} nodes, payload {width} bits, depth {depth}, order {order}{more}, "
           f"{size:,} bytes)")
 
 

@@ -16,7 +16,7 @@ from amaranth.hdl import Shape
 from amaranth.lib.wiring import In, Out
 
 from . import deadlock, topology
-from .params import check_fabric_depth, check_fabric_payload_width
+from .params import check_fabric_depth, check_fabric_payload_width, check_ports
 from .rtl import Router
 from .rtl.fabric import fabric_signature, link_ends
 from .rtl.router import router_signature
@@ -35,23 +35,27 @@ def check_fabric_parameters(n, payload_width=32, depth=1, order=topology.MSB_FIR
             check_fabric_depth(depth), topology.check_routing_order(order))
 
 
-def fabric_name(n, payload_width=32, depth=1, order=topology.MSB_FIRST):
+def fabric_name(n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1):
     """The top module's name, which is also the file's: it says ``n`` and ``W``, and the
-    depth and routing order when they are not the defaults.
+    depth, routing order and port count when they are not the defaults.
 
     It checks every parameter against the limits of the generator (:mod:`ihcube.params`),
     so whoever asks for the name first refuses a fabric too large to build.
     """
     n, payload_width, depth, order = check_fabric_parameters(n, payload_width, depth, order)
+    ports = check_ports(n, ports)
     name = f"ihcube_n{n}_w{payload_width}"
     if depth != 1:
         name += f"_d{depth}"
     if order != topology.MSB_FIRST:
         name += f"_{order}"
+    if ports != 1:
+        name += f"_p{ports}"
     return name
 
 
-def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, router=Router):
+def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, router=Router,
+                   ports=1):
     """Return the Verilog text of an ``n``-node fabric, deterministic for the same arguments.
 
     Routers whose nodes have the same links differ only in their own address, so each link
@@ -60,10 +64,11 @@ def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, route
     Only the fabric's module carries ``(* top = 1 *)``, so that a tool reading the file
     without being told its top (Yosys ``hierarchy``, Icarus without ``-s``) elaborates the
     fabric. ``router`` builds a router as :class:`~ihcube.rtl.Fabric` does; the tests pass
-    broken variants.
+    broken variants. ``ports`` is the PE ports per node (``docs/ports.md``).
     """
     n, payload_width, depth, order = check_fabric_parameters(n, payload_width, depth, order)
-    top = fabric_name(n, payload_width, depth, order)
+    top = fabric_name(n, payload_width, depth, order, ports)
+    extra = {} if ports == 1 else {"ports": ports}
     deadlock.check_deadlock_free(n, order)  # before the slow part, and before any component
     module_of_mask = {}
     texts = []
@@ -72,25 +77,28 @@ def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, route
         if mask in module_of_mask:
             continue
         module = module_of_mask[mask] = f"{top}_router_x{mask:x}"
-        text = verilog.convert(router(n, node, payload_width, depth, order, strap=True),
+        text = verilog.convert(router(n, node, payload_width, depth, order, strap=True,
+                                      **extra),
                                name=module, emit_src=False)
         texts.append(_not_top(text, module))
     modules = [module_of_mask[topology.exists_mask(n, node)] for node in range(n)]
-    texts.append(top_verilog(top, n, payload_width, modules))
-    return header(n, payload_width, depth, order) + "".join(texts)
+    texts.append(top_verilog(top, n, payload_width, modules, ports))
+    return header(n, payload_width, depth, order, ports) + "".join(texts)
 
 
-def header(n, payload_width=32, depth=1, order=topology.MSB_FIRST):
+def header(n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1):
     """The comment at the head of the generated file: what made it, from which parameters,
-    and where its ports are described (the same for the same parameters and version)."""
+    and where its ports are described (the same for the same parameters and version; with
+    ``ports=1`` the same as before the parameter existed)."""
     from . import version
-    top = fabric_name(n, payload_width, depth, order)
+    top = fabric_name(n, payload_width, depth, order, ports)
+    more, option = ("", "") if ports == 1 else (f", PE ports {ports}", f" --ports {ports}")
     return (f"/* {top}: an incomplete-hypercube fabric of {n} nodes, written by ihcube "
             f"{version()}.\n"
             f" * Parameters: nodes {n}, payload width {payload_width} bits, buffer depth "
-            f"{depth}, routing order {order}.\n"
+            f"{depth}, routing order {order}{more}.\n"
             f" * Top module: {top}, the only one marked top. Its ports: `ihcube ports "
-            f"--nodes {n} --width {payload_width}`.\n"
+            f"--nodes {n} --width {payload_width}{option}`.\n"
             f" */\n")
 
 
@@ -156,7 +164,7 @@ def _net(width, name):
     return f"{f'[{width - 1}:0] ' if width > 1 else ''}{name}"
 
 
-def top_verilog(top, n, payload_width, modules):
+def top_verilog(top, n, payload_width, modules, ports=1):
     """The Verilog text of the fabric's top module ``top``: the ports of
     :func:`~ihcube.rtl.fabric.fabric_signature` plus ``clk`` and ``rst``, and one instance
     ``router<a>`` of ``modules[a]`` per node ``a``, wired by
@@ -165,9 +173,12 @@ def top_verilog(top, n, payload_width, modules):
     Every wire between two routers is named after the router port that drives it, e.g.
     ``router3__links_out__0__valid``. The module is what Amaranth makes of
     :class:`~ihcube.rtl.Fabric` with ``router_modules`` (the tests prove it equivalent), in
-    time and memory linear in ``n``.
+    time and memory linear in ``n``. With ``ports > 1`` (PE ports per node) a node's PE ports
+    are ``inject__<a>__<p>__...`` and ``eject__<a>__<p>__...``.
     """
-    ports = [("clk", In, 1), ("rst", In, 1), *_ports(fabric_signature(n, payload_width))]
+    pe_ports = ports
+    ports = [("clk", In, 1), ("rst", In, 1),
+             *_ports(fabric_signature(n, payload_width, pe_ports))]
     lines = ["", "/* The fabric: written by ihcube.generate (top_verilog) */", "",
              "(* top = 1 *)", f"module {top}("]
     lines += [f"  {name}{',' if i < len(ports) - 1 else ''}"
@@ -180,7 +191,8 @@ def top_verilog(top, n, payload_width, modules):
     router_ports = {}  # by module: every node of a link set has the same ports
     for node in range(n):
         if modules[node] not in router_ports:
-            router_ports[modules[node]] = list(_ports(router_signature(n, node, payload_width)))
+            router_ports[modules[node]] = list(_ports(router_signature(n, node, payload_width,
+                                                                       ports=pe_ports)))
         for name, flow, width in router_ports[modules[node]]:
             if flow == Out and name.startswith("links_"):
                 lines.append(f"  wire {_net(width, f'router{node}__{name}')};")
@@ -209,8 +221,9 @@ def top_verilog(top, n, payload_width, modules):
     return "\n".join(lines)
 
 
-def write_fabric(folder, n, payload_width=32, depth=1, order=topology.MSB_FIRST):
-    """Write the Verilog of an ``n``-node fabric to ``folder/<fabric_name>.v``, safely.
+def write_fabric(folder, n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1):
+    """Write the Verilog of an ``n``-node fabric with ``ports`` PE ports per node to
+    ``folder/<fabric_name>.v``, safely.
 
     The parameters are checked first, then the folder is made if need be and a temporary
     file is opened in it, so that a folder that cannot be written is reported before the
@@ -232,9 +245,9 @@ def write_fabric(folder, n, payload_width=32, depth=1, order=topology.MSB_FIRST)
     OutputError
         The folder or the file cannot be written; the message is one line.
     """
-    path = pathlib.Path(folder) / f"{fabric_name(n, payload_width, depth, order)}.v"
+    path = pathlib.Path(folder) / f"{fabric_name(n, payload_width, depth, order, ports)}.v"
     with _staged(path) as stage:
-        text = fabric_verilog(n, payload_width, depth, order).encode()
+        text = fabric_verilog(n, payload_width, depth, order, ports=ports).encode()
         stage.write(text)
     return path, len(text)
 

@@ -10,7 +10,7 @@ import operator
 
 __all__ = ["check_positive_integer", "check_at_most", "check_payload_width", "check_depth",
            "MAX_FABRIC_NODES", "MAX_FABRIC_PAYLOAD_WIDTH", "MAX_FABRIC_DEPTH",
-           "check_fabric_payload_width", "check_fabric_depth"]
+           "check_fabric_payload_width", "check_fabric_depth", "max_ports", "check_ports"]
 
 # The generator's limits, measured on 2 cores (``ihcube verilog``, one process; the most
 # link sets, so the most router modules, are at n = 4095): W = 64 takes 16 s and 0.3 GB,
@@ -73,3 +73,25 @@ def check_fabric_depth(depth):
     """Return ``depth`` if it is a buffer depth the hardware takes, at most
     :data:`MAX_FABRIC_DEPTH`, else raise."""
     return check_at_most(depth, MAX_FABRIC_DEPTH, "Buffer depth")
+
+
+def max_ports(n):
+    """The most PE ports (injection and eject) a node of an ``n``-node fabric may have:
+    ``D + 1``, one per link of a node of full degree plus one."""
+    from .topology import dimensions  # topology imports this module
+    return dimensions(n) + 1
+
+
+def check_ports(n, ports):
+    """Return ``ports`` if it is a port count for every node of an ``n``-node fabric, 1 to
+    :func:`max_ports`, else raise ``TypeError``/``ValueError``.
+
+    The count is the fabric's, the same at every node (a node with fewer links has ports its
+    links never feed, which its own injections use), so that the Verilog top module has the
+    same ports for every node."""
+    ports = check_positive_integer(ports, "Port count")
+    most = max_ports(n)
+    if ports > most:
+        raise ValueError(f"Port count must be an integer from 1 to {most} (D + 1) for {n} "
+                         f"nodes, not {ports!r}")
+    return ports

@@ -20,7 +20,7 @@ __all__ = [
     "dimensions", "address_bits", "link_exists", "links", "exists_mask", "neighbor",
     "first_set_bit", "route_step", "path", "distance", "distances",
     "full_travel", "travel_mask", "broadcast_step", "broadcast_tree",
-    "onward_links", "link_set_onward_links",
+    "onward_links", "link_set_onward_links", "eject_port",
 ]
 
 #: Route on the most significant usable bit of ``a XOR d`` first (Katseff; the default).
@@ -232,3 +232,15 @@ def _link_sets(n):
     for a in range(n):
         sets.setdefault(exists_mask(n, a), []).append(a)
     return sets
+
+
+def eject_port(n, ports, source):
+    """The eject port (``0 .. ports - 1``) of a message that reaches its node's PE from
+    ``source``: a link's dimension ``0 .. D - 1``, or ``D + p`` for injection port ``p`` (a
+    unicast to its own node).
+
+    ``source mod ports``: with ``ports = D + 1`` every link of a complete cube has an eject
+    port of its own, and the rule is the same at every node, so that a router needs no table
+    and the model none either (``docs/ports.md``).
+    """
+    return source % ports

@@ -5,19 +5,21 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import deadlock, topology
-from ..params import check_fabric_depth, check_fabric_payload_width
+from ..params import check_fabric_depth, check_fabric_payload_width, check_ports
 from .message import inject_layout, message_layout
 from .router import REFUSED_COUNT_WIDTH, Router, router_signature
 
 __all__ = ["Fabric", "fabric_signature", "link_ends"]
 
 
-def fabric_signature(n, payload_width=32):
-    """The signature of :class:`Fabric` ``(n, payload_width)``: its ports, which are also the
-    ports of the top module that :func:`ihcube.generate.fabric_verilog` writes."""
+def fabric_signature(n, payload_width=32, ports=1):
+    """The signature of :class:`Fabric` ``(n, payload_width, ports=ports)``: its ports, which
+    are also the ports of the top module that :func:`ihcube.generate.fabric_verilog` writes.
+    With ``ports > 1`` each node's ``inject`` and ``eject`` are arrays of ``ports``."""
+    per_node = (n,) if ports == 1 else (n, ports)
     return wiring.Signature({
-        "inject":        In(stream.Signature(inject_layout(n, payload_width))).array(n),
-        "eject":         Out(stream.Signature(message_layout(n, payload_width))).array(n),
+        "inject":        In(stream.Signature(inject_layout(n, payload_width))).array(*per_node),
+        "eject":         Out(stream.Signature(message_layout(n, payload_width))).array(*per_node),
         "refused":       Out(1).array(n),
         "refused_count": Out(REFUSED_COUNT_WIDTH).array(n),
     })
@@ -57,8 +59,8 @@ class Fabric(wiring.Component):
         Routing order.
     router : callable
         Builds the router of one node, as
-        ``router(n, node, payload_width, depth, order, strap=True)``; the tests pass broken
-        variants here.
+        ``router(n, node, payload_width, depth, order, strap=True)`` (and ``ports=ports``
+        when ``ports > 1``); the tests pass broken variants here.
     router_modules : dict or None
         If given, maps each node to the name of a Verilog module that implements its
         (strapped) router, and the fabric instantiates those modules instead of elaborating
@@ -71,13 +73,17 @@ class Fabric(wiring.Component):
         channel dependency graph, broadcasts included, is checked at construction, which
         raises ``ValueError`` naming a cycle if there is one. The tests pass deadlock-prone
         variants here.
+    ports : int
+        Injection and eject ports per node, 1 to ``D + 1`` (:func:`ihcube.params.check_ports`).
+        Extra ports add sources and sinks to the channel dependency graph, no edge between
+        channels, so the check above holds for any count (``docs/ports.md``).
 
     Members
     -------
     inject : ``In(stream.Signature(inject_layout(n, payload_width))).array(n)``
-        Each node's injection port.
+        Each node's injection port (``.array(n, ports)`` with ``ports > 1``).
     eject : ``Out(stream.Signature(message_layout(n, payload_width))).array(n)``
-        Each node's delivery port.
+        Each node's delivery port (``.array(n, ports)`` with ``ports > 1``).
     refused : ``Out(1).array(n)``
         Each node's sticky flag for a refused injection.
     refused_count : ``Out(REFUSED_COUNT_WIDTH).array(n)``
@@ -90,34 +96,50 @@ class Fabric(wiring.Component):
     """
 
     def __init__(self, n, payload_width=32, depth=1, order=topology.MSB_FIRST, router=Router,
-                 router_modules=None, routing=None):
+                 router_modules=None, routing=None, ports=1):
         n = self._n = topology.check_fabric_node_count(n)
         payload_width = self._payload_width = check_fabric_payload_width(payload_width)
         depth = self._depth = check_fabric_depth(depth)
         self._order = topology.check_routing_order(order)
+        ports = self._ports = check_ports(n, ports)
         # A cycle of channel dependencies can deadlock the fabric: refuse to build it.
         deadlock.check_deadlock_free(n, order, routing)
         self._router_modules = router_modules
         if router_modules is None:
-            self.routers = [router(n, node, payload_width, depth, order, strap=True)
+            extra = {} if ports == 1 else {"ports": ports}
+            self.routers = [router(n, node, payload_width, depth, order, strap=True, **extra)
                             for node in range(n)]
         else:
             # The routers are Verilog modules, built by whoever named them.
             self.routers = None
-        super().__init__(fabric_signature(n, payload_width))
+        super().__init__(fabric_signature(n, payload_width, ports))
 
     n             = property(lambda self: self._n)
     payload_width = property(lambda self: self._payload_width)
     depth         = property(lambda self: self._depth)
     order         = property(lambda self: self._order)
+    ports         = property(lambda self: self._ports)
+
+    def injects(self, node):
+        """The injection ports of ``node``, as a list (one with ``ports=1``)."""
+        return [self.inject[node]] if self._ports == 1 else list(self.inject[node])
+
+    def ejects(self, node):
+        """The eject ports of ``node``, as a list (one with ``ports=1``)."""
+        return [self.eject[node]] if self._ports == 1 else list(self.eject[node])
 
     def elaborate(self, platform):
         m = Module()
         ports = [self._place_router(m, node) for node in range(self._n)]
         for node, port in enumerate(ports):
             m.d.comb += port.address.eq(node)
-            wiring.connect(m, wiring.flipped(self.inject[node]), port.inject)
-            wiring.connect(m, port.eject, wiring.flipped(self.eject[node]))
+            if self._ports == 1:
+                wiring.connect(m, wiring.flipped(self.inject[node]), port.inject)
+                wiring.connect(m, port.eject, wiring.flipped(self.eject[node]))
+            else:
+                for p in range(self._ports):
+                    wiring.connect(m, wiring.flipped(self.inject[node][p]), port.inject[p])
+                    wiring.connect(m, port.eject[p], wiring.flipped(self.eject[node][p]))
             m.d.comb += [
                 self.refused[node].eq(port.refused),
                 self.refused_count[node].eq(port.refused_count),
@@ -132,7 +154,7 @@ class Fabric(wiring.Component):
             router = m.submodules[f"router{node}"] = self.routers[node]
             return router
         # A stand-in with the router's members, tied to the ports of a Verilog instance.
-        signature = router_signature(self._n, node, self._payload_width)
+        signature = router_signature(self._n, node, self._payload_width, ports=self._ports)
         stand_in = signature.create(path=(f"router{node}",))
         ports = {"i_clk": ClockSignal(), "i_rst": ResetSignal()}
         for path, member, value in signature.flatten(stand_in):

@@ -8,7 +8,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import topology
-from ..params import check_fabric_depth, check_fabric_payload_width
+from ..params import check_fabric_depth, check_fabric_payload_width, check_ports
 from .arbiter import RoundRobinArbiter
 from .buffer import LinkBuffer
 from .message import Kind, inject_layout, message_layout
@@ -20,15 +20,19 @@ __all__ = ["Router", "router_signature", "REFUSED_COUNT_WIDTH"]
 REFUSED_COUNT_WIDTH = 16
 
 
-def router_signature(n, node, payload_width=32, *, strap=True):
-    """The signature of :class:`Router` ``(n, node, payload_width, strap=strap)``."""
+def router_signature(n, node, payload_width=32, *, strap=True, ports=1):
+    """The signature of :class:`Router` ``(n, node, payload_width, strap=strap,
+    ports=ports)``: ``inject`` and ``eject`` are one port each with ``ports=1`` (as before
+    the parameter existed), arrays of ``ports`` otherwise."""
     message = message_layout(n, payload_width)
     links = len(topology.links(n, node))
+    inject = In(stream.Signature(inject_layout(n, payload_width)))
+    eject = Out(stream.Signature(message))
     members = {
         "links_in":      In(stream.Signature(message)).array(links),
         "links_out":     Out(stream.Signature(message)).array(links),
-        "inject":        In(stream.Signature(inject_layout(n, payload_width))),
-        "eject":         Out(stream.Signature(message)),
+        "inject":        inject if ports == 1 else inject.array(ports),
+        "eject":         eject if ports == 1 else eject.array(ports),
         "refused":       Out(1),
         "refused_count": Out(REFUSED_COUNT_WIDTH),
     }
@@ -41,30 +45,33 @@ class Router(wiring.Component):
     """The router of node ``node`` in an ``n``-node incomplete hypercube.
 
     It has a link port pair for each link that exists from ``node`` (and none for the
-    others) and a local port for its processing element (PE).
+    others) and ``ports`` injection and eject ports for its processing element (PE).
 
-    - Each incoming link direction, and the PE's injection, ends in a :class:`LinkBuffer`
-      of ``depth`` messages. A message waits at the head of its buffer until the buffer
+    - Each incoming link direction, and each of the PE's injection ports, ends in a
+      :class:`LinkBuffer` of ``depth`` messages. A message waits at the head of its buffer until the buffer
       at the far end of its output is free, then moves (Katseff, Algorithm 3).
     - A unicast head is routed by a :class:`RouteSelect`: the first set bit of
       ``(node XOR dest) AND exists`` (Katseff, Algorithm 2), or the PE when
-      ``dest == node``.
+      ``dest == node``. A message for the PE leaves on the eject port
+      :func:`ihcube.topology.eject_port` of where it came from (its link's dimension, or
+      ``D + p`` for injection port ``p``), so each input can reach one eject port only.
     - A broadcast head is delivered to the PE (unless this node is its origin) and copied
       to every existing link ``l`` whose travel bit is set, each copy carrying
       ``travel AND travel_mask(l)`` (Katseff, Algorithm 6, mirrored for least-significant-
       first routing: :func:`ihcube.topology.travel_mask`). Copies may leave in different
       cycles; the head leaves its buffer when its last copy has left.
-    - Each output (every link, and the PE's eject port) has a :class:`RoundRobinArbiter`
+    - Each output (every link, and each eject port) has a :class:`RoundRobinArbiter`
       over the inputs that can use it (:meth:`outputs_of`: at most the ``k`` links and the
-      PE) and an AND-OR crossbar on its one-hot grant. Leaving out inputs that never ask
-      for an output does not change any grant, and saves about a third of the crossbar.
-      **Fairness bound**: a head that waits for an output is sent after at most ``k``
-      transfers of other inputs on that output. With ``depth=1`` and the output always
-      ready, a message taken into an input buffer in cycle ``t`` leaves on that output by
-      cycle ``t + k + 1``.
+      ``ports`` injection buffers) and an AND-OR crossbar on its one-hot grant. Leaving out
+      inputs that never ask for an output does not change any grant, and saves about a third
+      of the crossbar. **Fairness bound**: a head that waits for an output is sent after at
+      most ``r - 1`` transfers of other inputs on that output, ``r`` the output's inputs
+      (:meth:`inputs_of`): ``r <= k + ports - 1`` for a link, ``r <= k + 1`` for the eject
+      port with ``ports=1``. With ``depth=1`` and the output always ready, a message taken
+      into an input buffer in cycle ``t`` leaves on that output by cycle ``t + r``.
     - An injection with ``dest >= n`` is taken from the PE like any other (it does not block
       the PE), dropped before it enters the fabric, and counted: ``refused`` rises and stays
-      up, and ``refused_count`` (saturating) counts them.
+      up, and ``refused_count`` (saturating) counts them, on all injection ports together.
 
     Nothing that this router drives onto a link depends combinationally on anything it
     receives: ``links_in[i].ready`` is a flip-flop, and ``links_out[i].valid`` and
@@ -96,10 +103,10 @@ class Router(wiring.Component):
         Incoming link ``dims[j]``.
     links_out : ``Out(stream.Signature(message_layout(n, payload_width))).array(k)``
         Outgoing link ``dims[j]``.
-    inject : ``In(stream.Signature(inject_layout(n, payload_width)))``
+    inject : ``In(stream.Signature(inject_layout(n, payload_width)))``, ``.array(ports)`` if ``ports > 1``
         Messages from the PE: a unicast to ``dest``, or a broadcast.
-    eject : ``Out(stream.Signature(message_layout(n, payload_width)))``
-        Messages for the PE, one per cycle at most; ``src`` says who sent it.
+    eject : ``Out(stream.Signature(message_layout(n, payload_width)))``, ``.array(ports)`` if ``ports > 1``
+        Messages for the PE, one per cycle and port at most; ``src`` says who sent it.
     refused : ``Out(1)``
         Sticky: an injection named a node that does not exist.
     refused_count : ``Out(REFUSED_COUNT_WIDTH)``
@@ -107,6 +114,10 @@ class Router(wiring.Component):
     address : ``In(address_bits(n))``
         With ``strap=True`` only: this router's node number, a static strap. It must be held
         constant (the fabric ties it to the node); timing paths from it are false paths.
+    ports : int
+        Injection ports and eject ports of the PE, each, 1 to ``D + 1``
+        (:func:`ihcube.params.check_ports`). With 1 the router is the single-port router
+        (the same Verilog, port names included).
     """
 
     #: The route selector; negative-control variants in the tests replace it.
@@ -117,7 +128,7 @@ class Router(wiring.Component):
     arbiter = RoundRobinArbiter
 
     def __init__(self, n, node, payload_width=32, depth=1, order=topology.MSB_FIRST, *,
-                 strap=False):
+                 strap=False, ports=1):
         n = self._n = topology.check_fabric_node_count(n)
         node = self._node = topology.check_node(n, node)
         payload_width = self._payload_width = check_fabric_payload_width(payload_width)
@@ -125,8 +136,10 @@ class Router(wiring.Component):
         self._order = topology.check_routing_order(order)
         self._dims = topology.links(n, node)
         self._strap = bool(strap)
+        self._ports = check_ports(n, ports)
 
-        super().__init__(router_signature(n, node, payload_width, strap=self._strap))
+        super().__init__(router_signature(n, node, payload_width, strap=self._strap,
+                                          ports=self._ports))
 
     n             = property(lambda self: self._n)
     node          = property(lambda self: self._node)
@@ -134,6 +147,17 @@ class Router(wiring.Component):
     depth         = property(lambda self: self._depth)
     order         = property(lambda self: self._order)
     strap         = property(lambda self: self._strap)
+    ports         = property(lambda self: self._ports)
+
+    @property
+    def injects(self):
+        """The injection ports, as a list (one with ``ports=1``)."""
+        return [self.inject] if self._ports == 1 else list(self.inject)
+
+    @property
+    def ejects(self):
+        """The eject ports, as a list (one with ``ports=1``)."""
+        return [self.eject] if self._ports == 1 else list(self.eject)
 
     @property
     def dims(self):
@@ -144,50 +168,68 @@ class Router(wiring.Component):
         """The travel-vector mask of a broadcast copy sent on link ``dim``."""
         return topology.travel_mask(self._n, self._node, dim, self._order)
 
-    def outputs_of(self, j):
-        """The outputs that input ``j`` can ever use, in port order (links, then the PE).
+    def eject_of(self, j):
+        """The output index of the eject port that input ``j`` delivers on
+        (:func:`ihcube.topology.eject_port`): inputs are the links in port order, then the
+        injection buffers; outputs the links, then the eject ports."""
+        links = len(self._dims)
+        source = self._dims[j] if j < links else topology.dimensions(self._n) + j - links
+        return links + topology.eject_port(self._n, self._ports, source)
 
-        The PE's injection can use every output (a unicast to its own node included). A
-        message that arrived on link ``l`` can leave on :func:`ihcube.topology.onward_links`
-        only (merged over the link set when strapped), or reach the PE. A copy it wanted on
-        any other link would be dropped: a correct neighbour never sends one.
+    def outputs_of(self, j):
+        """The outputs that input ``j`` can ever use, in port order (links, then the eject
+        ports); the eject port is always last and there is one.
+
+        An injection buffer can use every link and its eject port (a unicast to its own
+        node). A message that arrived on link ``l`` can leave on
+        :func:`ihcube.topology.onward_links` only (merged over the link set when strapped),
+        or reach the PE. A copy it wanted on any other link would be dropped: a correct
+        neighbour never sends one.
         """
         links = len(self._dims)
-        if j == links:
-            return tuple(range(links + 1))
+        if j >= links:
+            return (*range(links), self.eject_of(j))
         if self._strap:
             onward = topology.link_set_onward_links(self._n, self._node, self._dims[j],
                                                     self._order)
         else:
             onward = topology.onward_links(self._n, self._node, self._dims[j], self._order)
-        return (*(self._dims.index(dim) for dim in onward), links)
+        return (*(self._dims.index(dim) for dim in onward), self.eject_of(j))
+
+    def inputs_of(self, o):
+        """The inputs that can use output ``o``, in port order (:meth:`outputs_of`)."""
+        return [j for j in range(len(self._dims) + self._ports) if o in self.outputs_of(j)]
 
     def elaborate(self, platform):
         m = Module()
         links = len(self._dims)
-        local = links  # index of the PE among inputs and outputs
+        inputs = links + self._ports  # the links, then the injection buffers
         message = message_layout(self._n, self._payload_width)
         if self._strap:
             address = self.address
         else:
             address = Const(self._node, topology.address_bits(self._n))
 
-        # Inputs: one buffer per incoming link, then the PE's injection buffer.
+        # Inputs: one buffer per incoming link, then the PE's injection buffers.
         buffers = []
         for j, dim in enumerate(self._dims):
             buffer = m.submodules[f"in{dim}"] = self.link_buffer(message, self._depth)
             wiring.connect(m, wiring.flipped(self.links_in[j]), buffer.w)
             buffers.append(buffer)
-        injected = m.submodules["in_pe"] = self.link_buffer(message, self._depth)
-        buffers.append(injected)
+        pe_names = ["pe"] if self._ports == 1 else [f"pe{p}" for p in range(self._ports)]
+        injected = []
+        for name in pe_names:
+            buffer = m.submodules[f"in_{name}"] = self.link_buffer(message, self._depth)
+            injected.append(buffer)
+        buffers += injected
 
         self._elaborate_injection(m, injected, address)
 
         # Which outputs each input can ever use (:meth:`outputs_of`): only those get a
         # request, a place in the output's arbiter and crossbar, and a `done` bit.
-        outputs_of = [self.outputs_of(j) for j in range(links + 1)]
-        inputs_of = [[j for j in range(links + 1) if o in outputs_of[j]]
-                     for o in range(links + 1)]
+        outputs_of = [self.outputs_of(j) for j in range(inputs)]
+        inputs_of = [[j for j in range(inputs) if o in outputs_of[j]]
+                     for o in range(links + self._ports)]
 
         # What each head wants: a bit per output it can use, in output order.
         wants = []
@@ -196,12 +238,13 @@ class Router(wiring.Component):
             route = m.submodules[f"route{j}"] = self.route_select(
                 self._n, self._node, self._order,
                 outputs=[self._dims[o] for o in outputs_of[j] if o < links])
+            # Its last output is its eject port (outputs_of), where `deliver` goes.
             m.d.comb += [
                 route.dest.eq(head.dest),
                 route.address.eq(address),
             ]
             copies = [head.travel[self._dims[o]] if o < links
-                      else Const(j != local, 1)  # the origin does not deliver to itself
+                      else Const(j < links, 1)  # the origin does not deliver to itself
                       for o in outputs_of[j]]
             steps = [*route.link, route.deliver]  # the same outputs, in the same order
             want = Signal(len(outputs_of[j]), name=f"want{j}")
@@ -210,10 +253,10 @@ class Router(wiring.Component):
 
         # Outputs: an arbiter each over the inputs that can use it, and an AND-OR crossbar
         # on its one-hot grant.
-        ports = [*self.links_out, self.eject]
+        outputs = [*self.links_out, *self.ejects]
         arbiters = []
-        for o, port in enumerate(ports):
-            name = f"out{self._dims[o]}" if o < links else "out_pe"
+        for o, port in enumerate(outputs):
+            name = f"out{self._dims[o]}" if o < links else f"out_{pe_names[o - links]}"
             arbiter = m.submodules[f"arbiter_{name}"] = self.arbiter(len(inputs_of[o]))
             arbiters.append(arbiter)
             chosen = Signal(message, name=f"{name}_chosen")
@@ -249,22 +292,37 @@ class Router(wiring.Component):
         return m
 
     def _elaborate_injection(self, m, injected, address):
-        """Stamp what the PE injects into a message, refusing destinations that do not exist."""
-        request = self.inject.payload
-        if self._n < 1 << len(request.dest):
-            nowhere = (request.kind == Kind.UNICAST) & (request.dest >= self._n)
-        else:  # n is a power of two (n > 1): every address names a node
-            nowhere = Const(0, 1)
-        m.d.comb += [
-            injected.w.payload.dest.eq(request.dest),
-            injected.w.payload.src.eq(address),
-            injected.w.payload.kind.eq(request.kind),
-            injected.w.payload.travel.eq(topology.full_travel(self._n)),
-            injected.w.payload.payload.eq(request.payload),
-            injected.w.valid.eq(self.inject.valid & ~nowhere),
-            self.inject.ready.eq(injected.w.ready),
-        ]
-        with m.If(self.inject.valid & self.inject.ready & nowhere):
-            m.d.sync += self.refused.eq(1)
-            with m.If(self.refused_count != (1 << REFUSED_COUNT_WIDTH) - 1):
-                m.d.sync += self.refused_count.eq(self.refused_count + 1)
+        """Stamp what the PE injects on each port into a message for that port's injection
+        buffer (``injected``, a list), refusing destinations that do not exist."""
+        refusals = []
+        for port, buffer in zip(self.injects, injected):
+            request = port.payload
+            if self._n < 1 << len(request.dest):
+                nowhere = (request.kind == Kind.UNICAST) & (request.dest >= self._n)
+            else:  # n is a power of two (n > 1): every address names a node
+                nowhere = Const(0, 1)
+            m.d.comb += [
+                buffer.w.payload.dest.eq(request.dest),
+                buffer.w.payload.src.eq(address),
+                buffer.w.payload.kind.eq(request.kind),
+                buffer.w.payload.travel.eq(topology.full_travel(self._n)),
+                buffer.w.payload.payload.eq(request.payload),
+                buffer.w.valid.eq(port.valid & ~nowhere),
+                port.ready.eq(buffer.w.ready),
+            ]
+            refusals.append(port.valid & port.ready & nowhere)
+        most = (1 << REFUSED_COUNT_WIDTH) - 1
+        if len(refusals) == 1:
+            with m.If(refusals[0]):
+                m.d.sync += self.refused.eq(1)
+                with m.If(self.refused_count != most):
+                    m.d.sync += self.refused_count.eq(self.refused_count + 1)
+            return
+        # Several ports can refuse in one cycle: add them all, saturating.
+        count = Signal(REFUSED_COUNT_WIDTH + 1, name="refused_next")
+        m.d.comb += count.eq(self.refused_count + sum(refusals))
+        with m.If(Cat(*refusals).any()):
+            m.d.sync += [
+                self.refused.eq(1),
+                self.refused_count.eq(Mux(count > most, most, count)),
+            ]

@@ -30,7 +30,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import topology
-from ..params import check_depth, check_payload_width
+from ..params import check_depth, check_payload_width, check_ports
 from ..rtl.message import Kind
 from . import model_kernel
 from .model_kernel import COUNT, HELD, LAST, MAX_DEPTH, POPPED, Q_COUNT, record_words
@@ -38,10 +38,10 @@ from .model_kernel import COUNT, HELD, LAST, MAX_DEPTH, POPPED, Q_COUNT, record_
 __all__ = ["Model", "ModelRun", "RandomTraffic", "DELIVERY", "HOP", "INJECTION",
            "MAX_PAYLOAD_WIDTH", "MAX_ADDRESS_BITS"]
 
-#: A delivery: a message taken by the PE of ``node`` in ``cycle``.
+#: A delivery: a message taken by the PE of ``node`` in ``cycle``, on its eject ``port``.
 DELIVERY = np.dtype([("cycle", np.int64), ("node", np.int64), ("dest", np.int64),
                      ("src", np.int64), ("kind", np.int64), ("travel", np.int64),
-                     ("payload", np.uint64)])
+                     ("payload", np.uint64), ("port", np.int64)])
 #: A hop: a message crossing link ``dim`` from ``node`` in ``cycle``.
 HOP = np.dtype([("cycle", np.int64), ("node", np.int64), ("dim", np.int64), ("dest", np.int64),
                 ("src", np.int64), ("kind", np.int64), ("travel", np.int64),
@@ -53,6 +53,8 @@ INJECTION = np.dtype([("cycle", np.int64), ("node", np.int64), ("request", np.in
 MAX_PAYLOAD_WIDTH = 64
 #: Widest address: dest, src and travel are packed with the kind into one 64-bit word.
 MAX_ADDRESS_BITS = 20
+#: Most slots (links and PE ports) of a node: the kernel's request masks are 31 bits wide.
+MAX_SLOTS = 31
 
 ModelRun = namedtuple("ModelRun", ["injections", "deliveries", "hops", "pending"])
 ModelRun.__doc__ = """What :meth:`Model.run` or :meth:`Model.advance` recorded.
@@ -86,6 +88,11 @@ class Model:
         Messages per input buffer.
     order : ``"msb"`` or ``"lsb"``
         Routing order.
+    ports : int
+        PE injection and eject ports per node (``docs/ports.md``), 1 to ``D + 1``
+        (:func:`ihcube.params.check_ports`), and here at most ``31 - D`` (a node's slots fit
+        the kernel's 31-bit masks). Each port has its own source queue (:meth:`offer`'s
+        ``ports``). Random traffic (:meth:`run_uniform`, :class:`RandomTraffic`) takes one port.
 
     Members
     -------
@@ -106,7 +113,7 @@ class Model:
     #: Whether buffers are ready in the first cycle after reset; a negative control sets it.
     _ready_in_reset = False
 
-    def __init__(self, n, payload_width=32, depth=1, order=topology.MSB_FIRST):
+    def __init__(self, n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1):
         n = self._n = topology.check_node_count(n)
         payload_width = self._payload_width = check_payload_width(payload_width)
         depth = self._depth = check_depth(depth)
@@ -122,6 +129,10 @@ class Model:
         if self._A > MAX_ADDRESS_BITS:
             raise ValueError(f"Node count must be at most {1 << MAX_ADDRESS_BITS} in the "
                              f"model, not {n!r}")
+        ports = self._ports = check_ports(n, ports)
+        if self._D + ports > MAX_SLOTS:
+            raise ValueError(f"Port count must be at most {MAX_SLOTS - self._D} in the model "
+                             f"for {n} nodes, not {ports!r}")
         self._tables = self._build_tables()
         self._links = int(sum(bin(int(mask)).count("1") for mask in self._tables[0]))
         self.reset()
@@ -130,6 +141,7 @@ class Model:
     payload_width = property(lambda self: self._payload_width)
     depth         = property(lambda self: self._depth)
     order         = property(lambda self: self._order)
+    ports         = property(lambda self: self._ports)
     cycle         = property(lambda self: self._cycle)
     links         = property(lambda self: self._links)
 
@@ -155,8 +167,9 @@ class Model:
         return topology.first_set_bit(bits, self._order)
 
     def _arbiter_start(self):
-        """``last`` after reset: the PE, the last requester (RoundRobinArbiter)."""
-        return self._D
+        """``last`` after reset: the last PE port's slot, after every requester of every
+        output (RoundRobinArbiter: its last requester)."""
+        return self._D + self._ports - 1
 
     def _build_tables(self):
         n, D = self._n, self._D
@@ -176,7 +189,7 @@ class Model:
         arbiters not locked and with ``last`` on the PE input, no refusals; empty source
         queues, and the counts of :attr:`injected`, :attr:`delivered`, :attr:`transfers` and
         :attr:`link_counts` at zero."""
-        n, S, depth = self._n, self._D + 1, self._depth
+        n, S, depth = self._n, self._D + self._ports, self._depth
         words = record_words(depth)
         cells = np.zeros(n * S * words, np.int64)
         cells16 = cells.view(np.int16)
@@ -193,7 +206,7 @@ class Model:
         self._cycle = 0
         # The PEs' source queues (model_kernel.enqueue) and what offer() numbered so far.
         self._pool = np.empty((0, 5), np.int64)
-        self._ends = np.zeros((n, 3), np.int64)
+        self._ends = np.zeros((n * self._ports, 3), np.int64)  # a queue per node and port
         self._fill = np.zeros(1, np.int64)
         self._offered = 0
         # Injections, deliveries and link transfers since reset; messages per link direction.
@@ -202,19 +215,20 @@ class Model:
 
     @property
     def occupancy(self):
-        """Messages in the input buffers, as an ``(n, D + 1)`` array (PE last)."""
+        """Messages in the input buffers, as an ``(n, D + P)`` array (the PE's ports last)."""
+        S = self._D + self._ports
         counts = (self._state[2][COUNT::4 * record_words(self._depth)]
-                  .reshape(self._n, self._D + 1).astype(np.int64))
+                  .reshape(self._n, S).astype(np.int64))
         # Row (a, s) holds the buffer that output s of node a writes (model_kernel's Layout):
         # node b's input buffer on link s is in the row of node b ^ 1 << s, its PE's in b's.
-        slots = np.arange(self._D + 1)
+        slots = np.arange(S)
         owners = np.arange(self._n)[:, None] ^ np.where(slots < self._D, 1 << slots, 0)
         real = owners < self._n  # links that exist
         return np.where(real, counts[np.where(real, owners, 0), slots], 0)
 
     @property
     def _dims(self):
-        return (self._n, self._D, self._A, self._depth, self._ready_in_reset)
+        return (self._n, self._D, self._A, self._depth, self._ready_in_reset, self._ports)
 
     # Messages: dest, src, travel (A bits each) and kind packed into a header word.
 
@@ -244,12 +258,12 @@ class Model:
 
         Parameters
         ----------
-        inject_valid : bool or array of bool, length ``n``
-            Which PEs offer a message.
-        inject_dest, inject_kind, inject_payload : int or array of int, length ``n``
+        inject_valid : bool or array of bool, length ``n * ports``
+            Which PE ports offer a message (port ``p`` of node ``a`` at ``a * ports + p``).
+        inject_dest, inject_kind, inject_payload : int or array of int, length ``n * ports``
             What they offer (``kind`` is a :class:`~ihcube.rtl.Kind` value).
-        eject_ready : bool or array of bool, length ``n``
-            Which PEs accept a delivery.
+        eject_ready : bool or array of bool, length ``n * ports``
+            Which eject ports accept a delivery.
         record_hops : bool
             Also return the link transfers.
 
@@ -260,7 +274,7 @@ class Model:
         deliveries : structured ndarray of :data:`DELIVERY`
         hops : structured ndarray of :data:`HOP` (empty unless ``record_hops``)
         """
-        n = self._n
+        n = self._n * self._ports
 
         def column(values, dtype):
             return np.ascontiguousarray(np.broadcast_to(values, (n,)), dtype)
@@ -270,7 +284,7 @@ class Model:
         payload = self._payloads(np.broadcast_to(inject_payload, (n,)))
         ready = column(eject_ready, np.uint8)
         taken = np.zeros(n, np.uint8)
-        deliveries = np.zeros((n, 3), np.int64)
+        deliveries = np.zeros((n, 4), np.int64)
         hops = np.zeros((self._links if record_hops else 0, 4), np.int64)
         got_d, got_h = model_kernel.cycle(
             self._dims, self._tables, self._state, self._cycle, valid, header, payload, taken,
@@ -278,7 +292,8 @@ class Model:
         t = self._cycle
         self._cycle += 1
         deliveries = deliveries[:got_d]
-        delivered = self._unpack(DELIVERY, {"cycle": t, "node": deliveries[:, 0]},
+        delivered = self._unpack(DELIVERY, {"cycle": t, "node": deliveries[:, 0],
+                                            "port": deliveries[:, 3]},
                                  deliveries[:, 1], deliveries[:, 2])
         hops = hops[:got_h if record_hops else 0]
         hopped = self._unpack(HOP, {"cycle": t, "node": hops[:, 0], "dim": hops[:, 1]},
@@ -299,8 +314,8 @@ class Model:
         requests : iterable of (node, :class:`~ihcube.verify.harness.Request`)
             The PEs' queues, in the order of ``FabricHarness.send`` calls; an injection
             record's ``request`` is the position in this sequence.
-        eject_ready : array of bool, shape ``(cycles, n)``, or None
-            Which PEs accept a delivery in each cycle; None is all of them, always.
+        eject_ready : array of bool, shape ``(cycles, n * ports)``, or None
+            Which eject ports accept a delivery in each cycle; None is all of them, always.
         record_hops : bool
             Also record every link transfer.
 
@@ -314,10 +329,11 @@ class Model:
             [Kind(request.kind).value for _, request in requests],
             [request.payload for _, request in requests],
             at=[request.at for _, request in requests], eject_ready=eject_ready,
-            record_hops=record_hops)
+            record_hops=record_hops,
+            ports=[getattr(request, "port", 0) for _, request in requests])
 
     def run_arrays(self, cycles, nodes, dests, kinds, payloads, at=None, eject_ready=None,
-                   record_hops=False):
+                   record_hops=False, ports=None):
         """:meth:`run` with the requests given as arrays, one entry per request.
 
         ``nodes`` are the PEs that offer them, ``dests``, ``kinds`` (:class:`~ihcube.rtl.Kind`
@@ -334,14 +350,14 @@ class Model:
                              f"offered (withdraw them first)")
         self._eject_pattern(cycles, eject_ready)  # checked before anything is offered
         first = self._offered
-        self.offer(nodes, dests, kinds, payloads, at)
+        self.offer(nodes, dests, kinds, payloads, at, ports)
         run = self.advance(cycles, eject_ready, record_hops)
         run.injections["request"] -= first
         return run._replace(pending=self.withdraw())
 
     # Custom traffic: messages offered into the PEs' source queues, then many cycles a call.
 
-    def offer(self, nodes, dests, kinds=Kind.UNICAST.value, payloads=0, at=None):
+    def offer(self, nodes, dests, kinds=Kind.UNICAST.value, payloads=0, at=None, ports=None):
         """Append messages to the PEs' source queues; return their ids.
 
         Each PE has an unbounded first-in first-out source queue. In every cycle that
@@ -366,6 +382,9 @@ class Model:
             The first cycle in which each message may be offered (default: at once). With
             ``at`` set to the cycle a message is generated in, a delivery's latency includes
             the time in the source queue.
+        ports : int or array of int, optional
+            The injection port of each message, from 0 to ``ports - 1`` (default 0); each
+            port of a PE has its own source queue.
 
         Returns
         -------
@@ -388,6 +407,19 @@ class Model:
         nodes = column(nodes, "Nodes")
         dests, kinds = column(dests, "Destinations"), column(kinds, "Kinds")
         at = np.zeros(count, np.int64) if at is None else column(at, "Offer cycles")
+        if ports is not None:
+            ports = column(ports, "Ports")
+            if len(ports) and (ports.min() < 0 or ports.max() >= self._ports):
+                wrong = int(ports[(ports < 0) | (ports >= self._ports)][0])
+                raise ValueError(f"Port must be from 0 to {self._ports - 1}, not {wrong}")
+            queues = nodes * self._ports + ports
+        elif self._ports != 1:
+            queues = nodes * self._ports
+        else:
+            queues = nodes
+        if self._ports != 1 and len(nodes) and (nodes.min() < 0 or nodes.max() >= self._n):
+            wrong = int(nodes[(nodes < 0) | (nodes >= self._n)][0])
+            raise ValueError(f"Node must be from 0 to {self._n - 1}, not {wrong}")
         try:
             if not _integral(payloads):
                 raise TypeError
@@ -398,7 +430,7 @@ class Model:
             raise ValueError(f"Payloads must be integers from 0 to 2**64 - 1, one or one a "
                              f"message, not {_shown(payloads)}") from None
         self._pool, wrong, field = model_kernel.enqueue(
-            self._pool, self._ends, self._fill, nodes, dests, kinds, payloads, at,
+            self._pool, self._ends, self._fill, queues, dests, kinds, payloads, at,
             self._offered, self._A, np.uint64(self._payload_mask))
         if wrong >= 0:
             name, values, high = [("Node", nodes, self._n - 1),
@@ -447,6 +479,8 @@ class Model:
                                                                 "Deliveries to wait for")
         if traffic is None:
             generate = _NO_TRAFFIC
+        elif self._ports != 1:
+            raise ValueError(f"Random traffic takes one PE port, not {self._ports}")
         elif not isinstance(traffic, RandomTraffic) or traffic.n != n:
             raise ValueError(f"Traffic must be a RandomTraffic for {n} nodes, not {traffic!r}")
         else:
@@ -454,8 +488,9 @@ class Model:
         done, injected, delivered, hopped, self._pool, generated = model_kernel.run_queues(
             self._dims, self._tables, self._state, self._cycle, cycles, self._pool,
             self._ends, self._fill, pattern, bool(record_hops), bool(count_links),
-            self._link_counts, until, self._links, _records(INJECTION, cycles * n),
-            _records(DELIVERY, cycles * n),
+            self._link_counts, until, self._links,
+            _records(INJECTION, cycles * n * self._ports),
+            _records(DELIVERY, cycles * n * self._ports),
             _records(HOP, cycles * self._links if record_hops else 0), self._totals,
             generate, self._offered, np.uint64(self._payload_mask).astype(np.int64))
         self._offered += generated
@@ -464,13 +499,14 @@ class Model:
 
     def _eject_pattern(self, cycles, eject_ready):
         """``eject_ready`` as :func:`model_kernel.run_queues` takes it, checked."""
+        columns = self._n * self._ports  # port p of node a in column a * ports + p
         if eject_ready is None:
-            return np.ones((1, self._n), np.uint8)
+            return np.ones((1, columns), np.uint8)
         pattern = np.ascontiguousarray(eject_ready, np.uint8)
-        if pattern.shape == (self._n,):
+        if pattern.shape == (columns,):
             return pattern[None]
-        if pattern.shape != (cycles, self._n):
-            raise ValueError(f"Eject-ready pattern must have shape {(cycles, self._n)}, "
+        if pattern.shape != (cycles, columns):
+            raise ValueError(f"Eject-ready pattern must have shape {(cycles, columns)}, "
                              f"not {pattern.shape}")
         return pattern
 
@@ -544,6 +580,8 @@ class Model:
         """
         if not 0.0 <= rate <= 1.0:
             raise ValueError(f"Generation rate must be from 0 to 1, not {rate!r}")
+        if self._ports != 1:
+            raise ValueError(f"Random traffic takes one PE port, not {self._ports}")
         totals = np.zeros(7, np.int64)
         mask = (1 << self._payload_width) - 1 if self._payload_width < 64 else -1
         model_kernel.run_uniform(self._dims, self._tables, self._state, self._cycle, cycles,

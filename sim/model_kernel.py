@@ -7,9 +7,11 @@ tables.
 
 Layout
 ------
-Node ``a`` has ``S = D + 1`` *slots*: slot ``i < D`` is link ``i`` (the input buffer that
-link ``i`` feeds, and the output that drives link ``i``), slot ``D`` is the PE (the
-injection buffer, and the eject port). Slots of links that do not exist are never used.
+Node ``a`` has ``S = D + P`` *slots* (``P`` the PE ports, ``docs/ports.md``): slot ``i < D``
+is link ``i`` (the input buffer that link ``i`` feeds, and the output that drives link
+``i``), slot ``D + p`` is PE port ``p`` (injection buffer ``p``, and eject port ``p``). Slots of
+links that do not exist are never used. A message for the PE from slot ``s`` leaves on eject
+port ``s mod P`` (:func:`ihcube.topology.eject_port`: the slot is the rule's ``source``).
 Row ``a * S + s`` is output ``s`` of node ``a`` and the buffer that output writes: for a
 link, the input buffer at the link's far end (node ``a ^ 1 << s``, slot ``s``), for the PE
 the injection buffer. So node ``a``'s input buffer on link ``s`` is row ``(a ^ 1 << s) * S
@@ -124,22 +126,24 @@ def _lowest(typingctx, bits):
 
 
 @njit(cache=True, inline="always")
-def _wants(header, b, exists_b, route_bit, slot_index, A, pe):
+def _wants(header, b, exists_b, route_bit, slot_index, A, pe, P):
     """The outputs a head wants at node ``b`` (Router ``want``).
 
-    A broadcast wants the existing links whose travel bit is set and, unless it is in the
-    injection buffer (at its origin), the PE. A unicast wants the PE if it is for ``b``,
-    else link ``route_bit``, the route selector's choice. (Helpers take no arrays: Numba
-    would count references to them at every call.)
+    A broadcast wants the existing links whose travel bit is set and, unless it is in an
+    injection buffer (at its origin), its eject port. A unicast wants its eject port if it
+    is for ``b``, else link ``route_bit``, the route selector's choice. The eject port of
+    slot ``s`` is ``pe + s mod P``. (Helpers take no arrays: Numba would count references to
+    them at every call.)
     """
     field = (1 << A) - 1
+    eject = 1 << (pe + slot_index % P)
     if header >> (3 * A) & 1:
         wants = (header >> (2 * A) & field) & exists_b
-        if slot_index != pe:
-            wants |= 1 << pe
+        if slot_index < pe:
+            wants |= eject
         return wants
     if header & field == b:
-        return 1 << pe
+        return eject
     return 1 << route_bit
 
 
@@ -167,22 +171,23 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
           deliveries, hops, record_hops):
     """Simulate clock cycle ``t`` of the whole fabric.
 
-    ``dims`` is ``(n, D, A, depth, ready_in_reset)``, ``tables`` ``(exists, route,
+    ``dims`` is ``(n, D, A, depth, ready_in_reset, P)``, ``tables`` ``(exists, route,
     link_set, travel_masks)``, ``state`` ``(cells, cells32, cells16, requested, refused,
     refused_count, requests)`` (``cells32`` and ``cells16`` are views of ``cells``;
     the module's docstring describes them).
 
-    The PE of node ``a`` offers ``inj_header[a]`` (dest and kind packed as in a header;
-    ``src`` and ``travel`` are stamped here) and ``inj_payload[a]`` when ``inj_valid[a]``;
-    ``taken[a]`` is set to whether the handshake happened. ``eject_ready[a]`` is the PE's
-    ready. The cycle's deliveries are written to the rows of ``deliveries`` as ``(node,
-    header, payload)``, and if ``record_hops`` its hops to ``hops`` as ``(node, dim,
+    Port ``p`` of node ``a``'s PE (index ``a * P + p``) offers ``inj_header[a * P + p]`` (dest
+    and kind packed as in a header; ``src`` and ``travel`` are stamped here) and
+    ``inj_payload[...]`` when ``inj_valid[...]``; ``taken[...]`` is set to whether the
+    handshake happened. ``eject_ready[a * P + p]`` is eject port ``p``'s ready. The cycle's
+    deliveries are written to the rows of ``deliveries`` as ``(node, header, payload,
+    port)``, and if ``record_hops`` its hops to ``hops`` as ``(node, dim,
     header, payload)``. Returns the numbers of deliveries and hops.
     """
-    n, D, A, depth, ready_in_reset = dims
+    n, D, A, depth, ready_in_reset, P = dims
     exists, route, link_set, travel_masks = tables
     cells, cells32, cells16, requested, refused, refused_count, requests = state
-    S = D + 1
+    S = D + P
     pe = D
     R64 = 2 + 2 * depth  # int64 words per slot
     R32 = 2 * R64
@@ -210,37 +215,43 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
         ex = exists[_at(a)]
         outputs = requested[_at(a)]
 
-        # The PE's injection: the handshake happens iff the injection buffer has room. Its
-        # only writer is this PE and its only reader this node: neither has acted yet.
-        took = 0
-        fresh_pe = 0  # the injection buffer's head arrived in this cycle
-        if inj_valid[_at(a)]:
-            row = base + pe
-            r = row * R16
-            count = cells16[_at(r + COUNT)]
-            if rooms and count != depth:
-                took = 1
-                header = inj_header[_at(a)]
-                if header >> (3 * A) & 1 == 0 and header & address >= n:
-                    # A destination that does not exist: taken, dropped, counted.
-                    refused[_at(a)] = 1
-                    if refused_count[_at(a)] != _REFUSED_MAX:
-                        refused_count[_at(a)] += 1
-                else:
-                    header |= a << A | full_travel << travel_shift
-                    tail = cells16[_at(r + TAIL)]
-                    e = row * R64 + ENTRIES + 2 * tail
-                    cells[_at(e)] = header
-                    cells[_at(e + 1)] = inj_payload[_at(a)]
-                    cells16[_at(r + TAIL)] = _advance(tail, depth)
-                    cells16[_at(r + COUNT)] = count + 1
-                    if count == 0:  # the head from the next cycle
-                        wants = _wants(header, a, ex, route[_at((a ^ header) & ex)], pe, A, pe)
-                        cells32[_at(row * R32 + PENDING)] = wants
-                        posts[_at(n_posts)] = _post(wants, a, pe)
-                        n_posts += 1
-                        fresh_pe = 1
-        taken[_at(a)] = took
+        # The PE's injections: a handshake happens iff the port's injection buffer has
+        # room. Its only writer is this PE and its only reader this node: neither has acted
+        # yet.
+        fresh_pe = 0  # injection buffer 0's head arrived in this cycle
+        for p in range(P):
+            took = 0
+            i = a * P + p
+            if inj_valid[_at(i)]:
+                slot = pe + p
+                row = base + slot
+                r = row * R16
+                count = cells16[_at(r + COUNT)]
+                if rooms and count != depth:
+                    took = 1
+                    header = inj_header[_at(i)]
+                    if header >> (3 * A) & 1 == 0 and header & address >= n:
+                        # A destination that does not exist: taken, dropped, counted.
+                        refused[_at(a)] = 1
+                        if refused_count[_at(a)] != _REFUSED_MAX:
+                            refused_count[_at(a)] += 1
+                    else:
+                        header |= a << A | full_travel << travel_shift
+                        tail = cells16[_at(r + TAIL)]
+                        e = row * R64 + ENTRIES + 2 * tail
+                        cells[_at(e)] = header
+                        cells[_at(e + 1)] = inj_payload[_at(i)]
+                        cells16[_at(r + TAIL)] = _advance(tail, depth)
+                        cells16[_at(r + COUNT)] = count + 1
+                        if count == 0:  # the head from the next cycle
+                            wants = _wants(header, a, ex, route[_at((a ^ header) & ex)], slot,
+                                           A, pe, P)
+                            cells32[_at(row * R32 + PENDING)] = wants
+                            posts[_at(n_posts)] = _post(wants, a, slot)
+                            n_posts += 1
+                            if p == 0:
+                                fresh_pe = 1
+            taken[_at(i)] = took
 
         if ex == 0:
             # A node without links (n = 1): a broadcast from its PE has nothing to send and
@@ -255,7 +266,7 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                 cells16[_at(q + COUNT)] -= 1
                 if cells16[_at(q + COUNT)]:
                     header = cells[_at(row * R64 + ENTRIES + 2 * head)]
-                    wants = _wants(header, a, ex, route[0], pe, A, pe)
+                    wants = _wants(header, a, ex, route[0], pe, A, pe, P)
                     cells32[_at(row * R32 + PENDING)] = wants
                     posts[_at(n_posts)] = _post(wants, a, pe)  # valid from the next cycle
                     n_posts += 1
@@ -266,7 +277,6 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
         # if the PE is; a link if the buffer at its far end has room: this node is that
         # buffer's only writer, so its count when the cycle began is COUNT, plus one if its
         # own node popped in this cycle.
-        eject = eject_ready[_at(a)]
         scan = outputs
         while scan:
             o = _lowest(scan)
@@ -277,8 +287,8 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
             locked = cells16[_at(arbiter + HELD)]
             after = req & ~((2 << cells16[_at(arbiter + LAST)]) - 1)
             g = locked if locked >= 0 else _lowest(after if after else req)
-            if o == pe:
-                ready = eject != 0
+            if o >= pe:
+                ready = eject_ready[_at(a * P + o - pe)] != 0
             else:
                 b = a ^ (1 << o)
                 far = port  # b's buffer on link o is in this node's rows (_buffer)
@@ -299,10 +309,11 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
             e = row * R64 + ENTRIES + 2 * cells16[_at(q + HEAD)]
             header = cells[_at(e)]
             payload = cells[_at(e + 1)]
-            if o == pe:
+            if o >= pe:
                 deliveries[n_deliveries, 0] = a
                 deliveries[n_deliveries, 1] = header
                 deliveries[n_deliveries, 2] = payload
+                deliveries[n_deliveries, 3] = o - pe
                 n_deliveries += 1
             else:
                 # The copy on link o keeps travel AND travel_mask(o) (topology.travel_mask).
@@ -317,7 +328,8 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                 cells16[_at(r + COUNT)] = count
                 if count == 1:  # the head from the next cycle
                     ex_b = exists[_at(b)]
-                    wants = _wants(header, b, ex_b, route[_at((b ^ header) & ex_b)], o, A, pe)
+                    wants = _wants(header, b, ex_b, route[_at((b ^ header) & ex_b)], o, A, pe,
+                                   P)
                     cells32[_at(far * R32 + PENDING)] = wants
                     posts[_at(n_posts)] = _post(wants, b, o)
                     n_posts += 1
@@ -340,7 +352,7 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                 cells16[_at(q + COUNT)] = count
                 if count:
                     header = cells[_at(row * R64 + ENTRIES + 2 * head)]
-                    wants = _wants(header, a, ex, route[_at((a ^ header) & ex)], g, A, pe)
+                    wants = _wants(header, a, ex, route[_at((a ^ header) & ex)], g, A, pe, P)
                     cells32[_at(p)] = wants
                     posts[_at(n_posts)] = _post(wants, a, g)
                     n_posts += 1
@@ -461,13 +473,13 @@ def _message(record, header, payload, A):
 
 
 @njit(cache=True, inline="always")
-def _injected(injections, n_inj, t, a, pool, ends):
-    """Record that node ``a``'s PE had its head taken in cycle ``t``, and pop it from its
-    source queue; return the records' new count."""
+def _injected(injections, n_inj, t, a, pool, ends, P):
+    """Record that source queue ``a`` (node ``a // P``'s port ``a % P``) had its head taken in
+    cycle ``t``, and pop it; return the records' new count."""
     i = ends[_at(a), Q_FIRST]
     record = injections[_at(n_inj)]
     record.cycle = t
-    record.node = a
+    record.node = a // P
     record.request = pool[_at(i), Q_ID]
     ends[_at(a), Q_FIRST] = pool[_at(i), Q_NEXT]
     ends[_at(a), Q_COUNT] -= 1
@@ -508,17 +520,17 @@ def run_queues(dims, tables, state, t0, cycles, pool, ends, fill, eject_ready, r
                traffic, first_id, payload_mask):
     """Run up to ``cycles`` cycles from cycle ``t0`` with each PE offering its source queue.
 
-    Node ``a``'s PE offers the head of its queue (``pool``, ``ends`` and ``fill``, see
-    :func:`enqueue`) once the head's ``at`` cycle has come, as
+    Port ``p`` of node ``a``'s PE offers the head of queue ``a * P + p`` (``pool``, ``ends``
+    and ``fill``, see :func:`enqueue`) once the head's ``at`` cycle has come, as
     :class:`~ihcube.verify.harness.FabricHarness` does, and the head leaves the queue when it
-    is taken. ``eject_ready`` is ``(cycles, n)``, or ``(1, n)`` for the same row every
+    is taken. ``eject_ready`` is ``(cycles, n * P)``, or ``(1, n * P)`` for the same row every
     cycle; ``links`` bounds a cycle's hops. If ``count_links``, ``link_count[a * M + i]``
     (``M = max(D, 1)``) counts the messages sent on link ``i`` from ``a``. The run stops
     early at the end of the first cycle after which it has made ``until`` deliveries, if
     ``until >= 0``.
 
     ``traffic`` is ``(threshold, rng, dests, start, cumulative)`` (:class:`~ihcube.sim.model.
-    RandomTraffic`), or has an empty ``threshold`` for none. With it, every cycle, node by
+    RandomTraffic`), or has an empty ``threshold`` for none; only with ``P = 1``. With it, every cycle, node by
     node, before the heads are offered: SplitMix64 from ``rng[0]`` draws once, and if the
     draw's top 53 bits are below ``threshold[a]`` draws twice more for a destination
     (:func:`draw_dest`); the unicast, its payload the cycle (cut to ``payload_mask``), goes
@@ -533,15 +545,16 @@ def run_queues(dims, tables, state, t0, cycles, pool, ends, fill, eject_ready, r
     three arrays, trimmed (``hops`` is empty unless ``record_hops``), the pool (a new one if
     it grew) and the number of messages generated.
     """
-    n, D, A = dims[0], dims[1], dims[2]
+    n, D, A, P = dims[0], dims[1], dims[2], dims[5]
+    nq = n * P  # source queues: one per node and injection port
     M = max(D, 1)
     threshold, rng, dests, start, cumulative = traffic
     generating = len(threshold) != 0
-    inj_valid = np.zeros(n, np.uint8)
-    inj_header = np.zeros(n, np.int64)
-    inj_payload = np.zeros(n, np.int64)
-    taken = np.zeros(n, np.uint8)
-    step_deliveries = np.zeros((n, 3), np.int64)
+    inj_valid = np.zeros(nq, np.uint8)
+    inj_header = np.zeros(nq, np.int64)
+    inj_payload = np.zeros(nq, np.int64)
+    taken = np.zeros(nq, np.uint8)
+    step_deliveries = np.zeros((nq, 4), np.int64)
     see_hops = record_hops or count_links
     step_hops = np.zeros((links if see_hops else 0, 4), np.int64)
     same_ready = eject_ready.shape[0] == 1
@@ -555,10 +568,10 @@ def run_queues(dims, tables, state, t0, cycles, pool, ends, fill, eject_ready, r
         t = t0 + c
         if generating and fill[0] + n > pool.shape[0]:
             pool = _compact(pool, ends, fill, n)
-        injections = _grow(injections, n_inj + n)
-        for a in range(n):
+        injections = _grow(injections, n_inj + nq)
+        for a in range(nq):  # a queue: node a // P, port a % P (a node when P = 1)
             if taken[_at(a)]:  # taken in the cycle before: the head leaves the queue
-                n_inj = _injected(injections, n_inj, t - 1, a, pool, ends)
+                n_inj = _injected(injections, n_inj, t - 1, a, pool, ends, P)
             if generating:
                 x, bits = splitmix(x)
                 if np.int64(bits >> np.uint64(11)) < threshold[_at(a)]:
@@ -595,6 +608,7 @@ def run_queues(dims, tables, state, t0, cycles, pool, ends, fill, eject_ready, r
             record = deliveries[_at(n_del)]
             record.cycle = t
             record.node = step_deliveries[_at(k), 0]
+            record.port = step_deliveries[_at(k), 3]
             _message(record, step_deliveries[_at(k), 1], step_deliveries[_at(k), 2], A)
             n_del += 1
         if record_hops:
@@ -613,10 +627,10 @@ def run_queues(dims, tables, state, t0, cycles, pool, ends, fill, eject_ready, r
         c += 1
         if 0 <= until <= n_del:
             break
-    injections = _grow(injections, n_inj + n)
-    for a in range(n):
+    injections = _grow(injections, n_inj + nq)
+    for a in range(nq):
         if taken[_at(a)]:
-            n_inj = _injected(injections, n_inj, t0 + c - 1, a, pool, ends)
+            n_inj = _injected(injections, n_inj, t0 + c - 1, a, pool, ends, P)
     if generating:
         rng[0] = x
     totals[0] += n_inj
@@ -688,7 +702,7 @@ def run_uniform(dims, tables, state, t0, cycles, rate, seed, payload_mask, total
     inj_payload = np.zeros(n, np.int64)
     taken = np.zeros(n, np.uint8)
     eject_ready = np.ones(n, np.uint8)
-    step_deliveries = np.zeros((n, 3), np.int64)
+    step_deliveries = np.zeros((n, 4), np.int64)
     step_hops = np.zeros((0, 4), np.int64)
     q_count = np.zeros(n, np.int64)
     q_head = np.zeros(n, np.int64)  # the generation cycle of the queue's head

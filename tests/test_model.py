@@ -12,6 +12,7 @@ runs all of them (a few minutes of CPU: the Amaranth simulation takes about 25 m
 at ``n = 26``).
 """
 
+import dataclasses
 import functools
 import os
 import random
@@ -49,9 +50,10 @@ CONTROL = (6, 3, "msb", 32)
 
 # Traffic and backpressure, drawn up front and fed to both.
 
-def lockstep_traffic(n, payload_width, cycles, seed):
+def lockstep_traffic(n, payload_width, cycles, seed, ports=1):
     """Return ``(requests, eject_ready)``: ``(node, Request)`` pairs in queue order, and an
-    ``(cycles, n)`` eject-ready pattern of 0s and 1s.
+    ``(cycles, n * ports)`` eject-ready pattern of 0s and 1s (column ``a * ports + p``: eject
+    port ``p`` of node ``a``). With ``ports > 1`` each request names a random port.
 
     The offered load comes in phases: a burst from the first cycle (when the buffers are not
     ready yet), a pause, light, saturating and medium load. About one request in twelve is a
@@ -80,15 +82,17 @@ def lockstep_traffic(n, payload_width, cycles, seed):
                                       at=cycle)
                 else:
                     request = Request(payload=payload, dest=rng.randrange(n), at=cycle)
+                if ports > 1:
+                    request = dataclasses.replace(request, port=rng.randrange(ports))
                 requests.append((node, request))
         start += length
-    accept = [rng.choice([1.0, 0.9, 0.6, 0.3]) for _ in range(n)]
-    eject_ready = np.zeros((cycles, n), np.uint8)
+    accept = [rng.choice([1.0, 0.9, 0.6, 0.3]) for _ in range(n * ports)]
+    eject_ready = np.zeros((cycles, n * ports), np.uint8)
     for cycle in range(cycles):
         stall = (cycle // 50) % 7 == 3
-        for node in range(n):
-            eject_ready[cycle, node] = (rng.random() < accept[node]
-                                        and not (stall and node % 3 == 0))
+        for port in range(n * ports):
+            eject_ready[cycle, port] = (rng.random() < accept[port]
+                                        and not (stall and port // ports % 3 == 0))
     return requests, eject_ready
 
 
@@ -99,18 +103,20 @@ def run_rtl(fabric, requests, eject_ready):
     :class:`~ihcube.verify.harness.FabricHarness` does and accept as ``eject_ready`` says.
 
     Returns the events, ``("inject", cycle, node, request)``, ``("deliver", cycle, node,
-    dest, src, kind, travel, payload)`` and ``("hop", cycle, node, dim, dest, src, kind,
+    dest, src, kind, travel, payload, port)`` and ``("hop", cycle, node, dim, dest, src, kind,
     travel, payload)``, and each node's ``refused_count`` at the end.
     """
-    n = fabric.n
+    n, P = fabric.n, fabric.ports
     cycles = len(eject_ready)
-    queues = [[] for _ in range(n)]
+    queues = [[] for _ in range(n * P)]  # one per node and injection port
     for index, (node, request) in enumerate(requests):
-        queues[node].append((index, request))
+        queues[node * P + request.port].append((index, request))
+    injects = [port for node in range(n) for port in fabric.injects(node)]
+    ejects = [port for node in range(n) for port in fabric.ejects(node)]
     layout = message_layout(n, fabric.payload_width)
     fields = [(layout[name].offset, layout[name].width)
               for name in ("dest", "src", "kind", "travel", "payload")]
-    inject_shape = fabric.inject[0].payload.shape()
+    inject_shape = injects[0].payload.shape()
     inject_width = inject_shape.size
     inject_bits = [inject_shape.const({"dest": request.dest, "kind": request.kind,
                                        "payload": request.payload}).as_value().value
@@ -126,35 +132,35 @@ def run_rtl(fabric, requests, eject_ready):
     async def testbench(ctx):
         # Every PE input of a cycle is set at once, so that the design settles once.
         stride = inject_width + 2
-        drive = Cat(*(Cat(fabric.inject[node].valid, fabric.inject[node].payload.as_value(),
-                          fabric.eject[node].ready) for node in range(n)))
-        inject_ready = Cat(*(fabric.inject[node].ready for node in range(n)))
-        eject_valid = Cat(*(fabric.eject[node].valid for node in range(n)))
+        drive = Cat(*(Cat(inject.valid, inject.payload.as_value(), eject.ready)
+                      for inject, eject in zip(injects, ejects)))
+        inject_ready = Cat(*(port.ready for port in injects))
+        eject_valid = Cat(*(port.valid for port in ejects))
         link_valid = Cat(*(port.valid for _, _, port in links))
         link_ready = Cat(*(port.ready for _, _, port in links))
-        head = [0] * n
+        head = [0] * (n * P)
         for cycle in range(cycles):
             value = 0
-            offered = [False] * n
-            for node in range(n):
-                queue = queues[node]
-                bits = int(eject_ready[cycle, node]) << (inject_width + 1)
-                if head[node] < len(queue) and queue[head[node]][1].at <= cycle:
-                    offered[node] = True
-                    bits |= 1 | inject_bits[queue[head[node]][0]] << 1
-                value |= bits << (node * stride)
+            offered = [False] * (n * P)
+            for q in range(n * P):  # port q % P of node q // P
+                queue = queues[q]
+                bits = int(eject_ready[cycle, q]) << (inject_width + 1)
+                if head[q] < len(queue) and queue[head[q]][1].at <= cycle:
+                    offered[q] = True
+                    bits |= 1 | inject_bits[queue[head[q]][0]] << 1
+                value |= bits << (q * stride)
             ctx.set(drive, value)
 
             ready = ctx.get(inject_ready)
-            for node in range(n):
-                if offered[node] and ready >> node & 1:
-                    events.append(("inject", cycle, node, queues[node][head[node]][0]))
-                    head[node] += 1
+            for q in range(n * P):
+                if offered[q] and ready >> q & 1:
+                    events.append(("inject", cycle, q // P, queues[q][head[q]][0]))
+                    head[q] += 1
             valid = ctx.get(eject_valid)
-            for node in range(n):
-                if valid >> node & 1 and eject_ready[cycle, node]:
-                    bits = ctx.get(fabric.eject[node].payload.as_value())
-                    events.append(("deliver", cycle, node, *message(bits)))
+            for q in range(n * P):
+                if valid >> q & 1 and eject_ready[cycle, q]:
+                    bits = ctx.get(ejects[q].payload.as_value())
+                    events.append(("deliver", cycle, q // P, *message(bits), q % P))
             moving = ctx.get(link_valid) & ctx.get(link_ready)
             while moving:
                 k = (moving & -moving).bit_length() - 1
@@ -170,11 +176,12 @@ def run_rtl(fabric, requests, eject_ready):
 
 
 @functools.lru_cache(maxsize=None)
-def rtl_record(n, depth, order, payload_width):
+def rtl_record(n, depth, order, payload_width, ports=1):
     """The traffic of a lockstep configuration and what the RTL did with it (one Amaranth
     simulation per configuration, shared by the tests that use it)."""
-    requests, eject_ready = lockstep_traffic(n, payload_width, CYCLES, seed=n * 1000 + depth)
-    fabric = Fabric(n, payload_width, depth, order)
+    requests, eject_ready = lockstep_traffic(n, payload_width, CYCLES, seed=n * 1000 + depth,
+                                             ports=ports)
+    fabric = Fabric(n, payload_width, depth, order, ports=ports)
     events, refused_count = run_rtl(fabric, requests, eject_ready)
     return requests, eject_ready, events, refused_count
 
@@ -187,8 +194,8 @@ def model_events(model, requests, eject_ready):
     fields = ("dest", "src", "kind", "travel", "payload")
     events = [("inject", int(r["cycle"]), int(r["node"]), int(r["request"]))
               for r in run.injections]
-    events += [("deliver", int(r["cycle"]), int(r["node"]), *(int(r[f]) for f in fields))
-               for r in run.deliveries]
+    events += [("deliver", int(r["cycle"]), int(r["node"]), *(int(r[f]) for f in fields),
+                int(r["port"])) for r in run.deliveries]
     events += [("hop", int(r["cycle"]), int(r["node"]), int(r["dim"]),
                 *(int(r[f]) for f in fields)) for r in run.hops]
     return events
@@ -220,11 +227,12 @@ def first_difference(rtl, model):
     return None
 
 
-def lockstep(model_class, n, depth, order, payload_width):
+def lockstep(model_class, n, depth, order, payload_width, ports=1):
     """Compare ``model_class`` with the RTL on a configuration; return the first difference
     (or None), the RTL's refusal counts and the model."""
-    requests, eject_ready, rtl, refused_count = rtl_record(n, depth, order, payload_width)
-    model = model_class(n, payload_width, depth, order)
+    requests, eject_ready, rtl, refused_count = rtl_record(n, depth, order, payload_width,
+                                                           ports)
+    model = model_class(n, payload_width, depth, order, ports=ports)
     return first_difference(rtl, model_events(model, requests, eject_ready)), refused_count, model
 
 
@@ -275,6 +283,40 @@ def test_lockstep_catches_a_broken_model(variant, at_cycle):
     assert difference is not None
     if at_cycle is not None:
         assert difference.startswith(f"cycle {at_cycle}, ")
+
+
+#: Lockstep configurations with several PE ports (docs/ports.md): (n, depth, order, width,
+#: ports), ports 2 and D + 1, complete and incomplete.
+LOCKSTEP_PORTS = [
+    (5, 1, "msb", 16, 2), (5, 2, "msb", 16, 4), (8, 1, "lsb", 16, 4), (13, 2, "msb", 16, 5),
+    (13, 1, "msb", 16, 2),
+]
+
+
+@pytest.mark.parametrize("n, depth, order, payload_width, ports", LOCKSTEP_PORTS)
+def test_lockstep_with_rtl_ports(n, depth, order, payload_width, ports):
+    """As :func:`test_lockstep_with_rtl`, with several injection and eject ports: every
+    handshake, hop and delivery (its eject port included) in the same cycle."""
+    difference, refused_count, model = lockstep(Model, n, depth, order, payload_width, ports)
+    assert difference is None
+    assert list(model.refused_count) == refused_count
+    _, _, events, _ = rtl_record(n, depth, order, payload_width, ports)
+    assert {event[-1] for event in events if event[0] == "deliver"} == set(range(ports))
+
+
+class ArbiterStartsAtThePE(Model):
+    """Negative control: the arbiters' ``last`` starts on the first PE slot (where it was
+    with one port), not on the last: an eject or link arbiter with several injection inputs
+    serves a later one first."""
+
+    def _arbiter_start(self):
+        return self._D
+
+
+@pytest.mark.parametrize("variant", [ArbiterStartsAtThePE, ReadyInReset, BrokenTravel])
+def test_lockstep_ports_catches_a_broken_model(variant):
+    difference, _, _ = lockstep(variant, *LOCKSTEP_PORTS[1])
+    assert difference is not None
 
 
 def test_first_difference_names_the_cycle_and_port():

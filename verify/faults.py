@@ -220,7 +220,8 @@ class RefuseNothingRouter(Router):
 
     def _elaborate_injection(self, m, injected, address):
         super()._elaborate_injection(m, injected, address)
-        m.d.comb += injected.w.valid.eq(self.inject.valid)
+        for port, buffer in zip(self.injects, injected):  # one per PE port
+            m.d.comb += buffer.w.valid.eq(port.valid)
 
 
 class CompleteCubeRouter(Router):

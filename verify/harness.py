@@ -50,19 +50,22 @@ class Hop:
 
 @dataclass(frozen=True)
 class Delivery:
-    """A message taken by the PE of ``node`` in ``cycle``."""
+    """A message taken by the PE of ``node`` in ``cycle``, on its eject port ``port``."""
     cycle: int
     node: int
     message: Message
+    port: int = 0
 
 
 @dataclass(frozen=True)
 class Request:
-    """What a PE injects: a unicast to ``dest`` or a broadcast, offered from cycle ``at``."""
+    """What a PE injects: a unicast to ``dest`` or a broadcast, offered from cycle ``at`` on
+    its injection port ``port`` (each port offers its own requests in order)."""
     payload: int
     dest: int = 0
     kind: Kind = Kind.UNICAST
     at: int = 0
+    port: int = 0
 
 
 def check_waveform_path(path):
@@ -125,7 +128,8 @@ class FabricHarness:
         self.fabric = fabric
         self.eject_ready = eject_ready
         self._random = random.Random(seed)
-        self._queues = [deque() for _ in range(fabric.n)]
+        # One queue per node and injection port.
+        self._queues = [[deque() for _ in range(fabric.ports)] for _ in range(fabric.n)]
         self.injected = []
         self.hops = []
         self.deliveries = []
@@ -135,8 +139,9 @@ class FabricHarness:
         self.stalled_at = None
 
     def send(self, node, request):
-        """Queue ``request`` at the PE of ``node``; the PE offers its queue in order."""
-        self._queues[node].append(request)
+        """Queue ``request`` at the PE of ``node``, on its injection port ``request.port``;
+        each port offers its queue in order."""
+        self._queues[node][request.port].append(request)
 
     def run(self, max_cycles, expected_deliveries=None, idle_cycles=16, offer_until=None,
             watchdog=None, progress=None):
@@ -175,36 +180,37 @@ class FabricHarness:
         in_flight = 0  # deliveries still owed for the messages taken
         for cycle in range(max_cycles):
             draining = offer_until is not None and cycle >= offer_until
-            offered = [not draining and bool(queue) and queue[0].at <= cycle
-                       for queue in self._queues]
-            for node, queue in enumerate(self._queues):
-                port = fabric.inject[node]
-                if offered[node]:
-                    request = queue[0]
-                    ctx.set(port.payload.dest, request.dest)
-                    ctx.set(port.payload.kind, request.kind)
-                    ctx.set(port.payload.payload, request.payload)
-                ctx.set(port.valid, offered[node])
-                ready = (draining or self.eject_ready >= 1.0
-                         or self._random.random() < self.eject_ready)
-                ctx.set(fabric.eject[node].ready, ready)
+            offered = [[not draining and bool(queue) and queue[0].at <= cycle
+                        for queue in queues] for queues in self._queues]
+            for node, queues in enumerate(self._queues):
+                for p, (port, queue) in enumerate(zip(fabric.injects(node), queues)):
+                    if offered[node][p]:
+                        request = queue[0]
+                        ctx.set(port.payload.dest, request.dest)
+                        ctx.set(port.payload.kind, request.kind)
+                        ctx.set(port.payload.payload, request.payload)
+                    ctx.set(port.valid, offered[node][p])
+                for port in fabric.ejects(node):
+                    ready = (draining or self.eject_ready >= 1.0
+                             or self._random.random() < self.eject_ready)
+                    ctx.set(port.ready, ready)
 
             injected = False
-            for node, queue in enumerate(self._queues):
-                port = fabric.inject[node]
-                if offered[node] and ctx.get(port.ready):
-                    request = queue.popleft()
-                    self.injected.append((cycle, node, request))
-                    in_flight += self._copies(request)
-                    injected = True
+            for node, queues in enumerate(self._queues):
+                for p, (port, queue) in enumerate(zip(fabric.injects(node), queues)):
+                    if offered[node][p] and ctx.get(port.ready):
+                        request = queue.popleft()
+                        self.injected.append((cycle, node, request))
+                        in_flight += self._copies(request)
+                        injected = True
             travelled = False
             for node in range(fabric.n):
-                port = fabric.eject[node]
-                if ctx.get(port.valid) and ctx.get(port.ready):
-                    message = Message.from_const(ctx.get(port.payload))
-                    self.deliveries.append(Delivery(cycle, node, message))
-                    in_flight -= 1
-                    travelled = True
+                for p, port in enumerate(fabric.ejects(node)):
+                    if ctx.get(port.valid) and ctx.get(port.ready):
+                        message = Message.from_const(ctx.get(port.payload))
+                        self.deliveries.append(Delivery(cycle, node, message, p))
+                        in_flight -= 1
+                        travelled = True
             for node, dim, port in links:
                 if ctx.get(port.valid) and ctx.get(port.ready):
                     self.hops.append(Hop(cycle, node, dim, Message.from_const(ctx.get(port.payload))))
@@ -215,7 +221,8 @@ class FabricHarness:
             if progress is not None:
                 progress(self.cycles)
             done = (len(self.deliveries) >= expected_deliveries
-                    if expected_deliveries is not None else draining or not any(self._queues))
+                    if expected_deliveries is not None
+                    else draining or not any(any(queues) for queues in self._queues))
             quiet = quiet + 1 if done and not (injected or travelled) else 0
             if done and quiet >= idle_cycles:
                 break

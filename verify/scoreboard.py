@@ -2,8 +2,8 @@
 
 :func:`check_run` takes what a :class:`~ihcube.verify.harness.FabricHarness` recorded and lists
 every way the fabric broke its promises: a message lost, duplicated, corrupted, delivered to
-the wrong PE, or routed off its Katseff path; a broadcast copy missing, doubled, or off its
-unicast path. An empty list is a clean run. Each request's payload must be unique.
+the wrong PE or eject port, or routed off its Katseff path; a broadcast copy missing,
+doubled, or off its unicast path. An empty list is a clean run. Each request's payload must be unique.
 """
 
 from collections import defaultdict
@@ -14,7 +14,7 @@ from ..rtl.message import Kind
 __all__ = ["check_run"]
 
 
-def check_run(n, injected, hops, deliveries, order=topology.MSB_FIRST, limit=20):
+def check_run(n, injected, hops, deliveries, order=topology.MSB_FIRST, limit=20, ports=1):
     """Return up to ``limit`` problems found in a run, as sentences.
 
     Parameters
@@ -27,6 +27,9 @@ def check_run(n, injected, hops, deliveries, order=topology.MSB_FIRST, limit=20)
         What the link monitors and the PEs saw.
     order : ``"msb"`` or ``"lsb"``
         The routing order the fabric was built with.
+    ports : int
+        PE ports per node: each delivery must come out of the eject port of
+        :func:`ihcube.topology.eject_port` for where it arrived from.
     """
     problems = []
     hops_of = defaultdict(list)
@@ -48,6 +51,12 @@ def check_run(n, injected, hops, deliveries, order=topology.MSB_FIRST, limit=20)
                                          order)
         else:
             problems += _check_unicast(n, src, request, hops_of[key], deliveries_of[key], order)
+        for delivery in deliveries_of[key]:
+            port = _eject_port(n, ports, src, delivery.node, request.port, order)
+            if delivery.port != port:
+                problems.append(f"{request.kind.name.lower()} {request.payload} from {src} "
+                                f"left node {delivery.node} on eject port {delivery.port}, "
+                                f"not {port}")
 
     for key, found in deliveries_of.items():
         if key not in known:
@@ -56,6 +65,15 @@ def check_run(n, injected, hops, deliveries, order=topology.MSB_FIRST, limit=20)
         if key not in known:
             problems.append(f"{len(found)} hops of a message nobody sent: {found[0]}")
     return problems[:limit]
+
+
+def _eject_port(n, ports, src, node, inject_port, order):
+    """The eject port at ``node`` of a message from ``src`` injected on ``inject_port``: by
+    the link of the last hop of its path, or by its injection port if ``node == src``."""
+    if node == src:
+        return topology.eject_port(n, ports, topology.dimensions(n) + inject_port)
+    last = topology.path(n, src, node, order)[-2]
+    return topology.eject_port(n, ports, (last ^ node).bit_length() - 1)
 
 
 def _check_unicast(n, src, request, hops, deliveries, order):
