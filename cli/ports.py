@@ -8,10 +8,9 @@ the same signature the generator writes.
 """
 
 import json
-import re
 import sys
 
-from .options import fabric_parameters
+from .options import add_ports_option, fabric_parameters, ports
 from .usage import command_parser, run
 
 __all__ = ["main"]
@@ -24,6 +23,7 @@ def _parser():
     parser.add_argument("--nodes", "-n", required=True, metavar="N", help="number of nodes")
     parser.add_argument("--width", "-w", default="32", metavar="W",
                         help="payload width in bits (default 32)")
+    add_ports_option(parser)
     parser.add_argument("--json", action="store_true", help="every port, as JSON")
     return parser
 
@@ -35,30 +35,35 @@ def _bits(lsb, width):
 def _ports(args):
     args.depth, args.order = "1", "msb"  # the ports depend on neither
     n, width, _, _ = fabric_parameters(args)
+    pe_ports = ports(args, n)
     from ..generate import PORT_MEANINGS, fabric_name, fabric_ports, payload_fields
-    ports = fabric_ports(n, width)
+    top = fabric_name(n, width, ports=pe_ports)
+    listed = fabric_ports(n, width, pe_ports)
     fields = payload_fields(n, width)
     if args.json:
-        print(json.dumps({"top": fabric_name(n, width), "nodes": n, "payload_width": width,
-                          "ports": [dict(name=name, direction=direction, width=bits)
-                                    for name, direction, bits in ports],
+        print(json.dumps({"top": top, "nodes": n, "payload_width": width, "ports": pe_ports,
+                          "port_list": [dict(name=name, direction=direction, width=bits)
+                                        for name, direction, bits in listed],
                           "fields": {port: [dict(name=name, lsb=lsb, width=bits)
                                             for name, lsb, bits in layout]
                                      for port, layout in fields.items()}}, indent=1))
         return
-    print(f"{fabric_name(n, width)}: {n} nodes, payload {width} bits; ports of node k, "
-          f"k = 0 .. {n - 1}:")
+    each = "" if pe_ports == 1 else f", PE port p = 0 .. {pe_ports - 1}"
+    print(f"{top}: {n} nodes, payload {width} bits; ports of node k, k = 0 .. {n - 1}{each}:")
     rows = []
-    for name, direction, bits in ports:
-        template = re.sub(r"__0(__|$)", r"__k\1", name)
-        if template == name and name not in ("clk", "rst"):
-            continue  # another node's port: the same as node 0's
-        meaning = PORT_MEANINGS[template]
-        if template.endswith("payload"):
-            port = template.split("__")[0]
-            meaning += ": " + " ".join(f"{field}{_bits(lsb, size)}"
-                                       for field, lsb, size in fields[port])
-        rows.append((template.replace("__k", "__<k>"), direction, bits, meaning))
+    for name, direction, bits in listed:
+        group, *index = name.split("__")
+        field = [] if name in ("clk", "rst") else [index.pop()] if index[-1].isalpha() else []
+        # index: the node, and the PE port for inject and eject when there are several.
+        if any(i != "0" for i in index):
+            continue  # another node's or PE port's: as node 0's first
+        key = "__".join([group, *(["k"] if index else []), *field])
+        shown = "__".join([group, *["<k>", "<p>"][:len(index)], *field])
+        meaning = PORT_MEANINGS[key]
+        if field == ["payload"]:
+            meaning += ": " + " ".join(f"{name}{_bits(lsb, size)}"
+                                       for name, lsb, size in fields[group])
+        rows.append((shown, direction, bits, meaning))
     wide = max(len(row[0]) for row in rows)
     for name, direction, bits, meaning in rows:
         print(f"  {name:<{wide}}  {direction:<3}  {bits:>5}  {meaning}")

@@ -117,12 +117,15 @@ PORT_MEANINGS = {
 }
 
 
-def fabric_ports(n, payload_width=32):
+def fabric_ports(n, payload_width=32, ports=1):
     """The top module's ports, as ``(name, direction, width)`` with ``direction`` ``"in"`` or
-    ``"out"``, in the order of the module's port list (``clk``, ``rst``, then every node's)."""
-    topology.check_fabric_node_count(n)
-    check_fabric_payload_width(payload_width)
-    ports = [("clk", In, 1), ("rst", In, 1), *_ports(fabric_signature(n, payload_width))]
+    ``"out"``, in the order of the module's port list (``clk``, ``rst``, then every node's);
+    with ``ports`` PE ports per node, ``inject`` and ``eject`` have one more index, the port."""
+    n = topology.check_fabric_node_count(n)
+    payload_width = check_fabric_payload_width(payload_width)
+    pe_ports = check_ports(n, ports)
+    ports = [("clk", In, 1), ("rst", In, 1),
+             *_ports(fabric_signature(n, payload_width, pe_ports))]
     return [(name, "in" if flow == In else "out", width) for name, flow, width in ports]
 
 

@@ -16,8 +16,9 @@ from ihcube.cli import main
 
 #: command -> (valid arguments around the option, the options that take a checked value)
 COMMANDS = {
-    "verilog": (["--nodes", "3", "--out", "{tmp}"], ["--nodes", "--width", "--depth", "--order"]),
-    "ports": (["--nodes", "3"], ["--nodes", "--width"]),
+    "verilog": (["--nodes", "3", "--out", "{tmp}"], ["--nodes", "--width", "--depth", "--order",
+                                                       "--ports"]),
+    "ports": (["--nodes", "3"], ["--nodes", "--width", "--ports"]),
     "sweep": (["--sizes", "4", "--rates", "0.1", "--warmup", "10", "--window", "10",
                "--no-plots", "--out", "{tmp}"],
               ["--set", "--sizes", "--depths", "--orders", "--patterns", "--rates", "--radius",

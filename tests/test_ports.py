@@ -22,22 +22,24 @@ def declared_ports(text, top):
     return ports
 
 
-@pytest.mark.parametrize("n, width", [(1, 8), (3, 32), (5, 16)])
-def test_ports_are_those_the_top_module_declares(n, width, capsys):
-    assert main(["ports", "--nodes", str(n), "--width", str(width), "--json"]) == 0
+@pytest.mark.parametrize("n, width, pe_ports", [(1, 8, 1), (3, 32, 1), (5, 16, 1), (5, 8, 2),
+                                                (8, 8, 4)])
+def test_ports_are_those_the_top_module_declares(n, width, pe_ports, capsys):
+    assert main(["ports", "--nodes", str(n), "--width", str(width), "--ports", str(pe_ports),
+                 "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    text = generate.fabric_verilog(n, width)
+    text = generate.fabric_verilog(n, width, ports=pe_ports)
     declared = declared_ports(text, listed["top"])
-    assert {port["name"]: (port["direction"], port["width"]) for port in listed["ports"]} \
-        == declared
-    assert len(listed["ports"]) == len(declared) == 2 + 8 * n
+    assert {port["name"]: (port["direction"], port["width"])
+            for port in listed["port_list"]} == declared
+    assert len(listed["port_list"]) == len(declared) == 2 + (2 + 6 * pe_ports) * n
 
 
 @pytest.mark.parametrize("n, width", [(1, 8), (26, 32)])
 def test_payload_fields_tile_each_payload_port(n, width, capsys):
     assert main(["ports", "--nodes", str(n), "--width", str(width), "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    widths = {port["name"]: port["width"] for port in listed["ports"]}
+    widths = {port["name"]: port["width"] for port in listed["port_list"]}
     for port, fields in listed["fields"].items():
         lsb = 0
         for field in fields:
@@ -55,6 +57,16 @@ def test_the_table_names_every_port_of_node_k_once(capsys):
                      "inject__<k>__ready", "eject__<k>__payload", "eject__<k>__valid",
                      "eject__<k>__ready", "refused__<k>", "refused_count__<k>"]
     assert "dest[4:0] kind[5] payload[37:6]" in lines[3]  # A = 5 address bits, W = 32
+
+
+def test_the_table_with_several_pe_ports(capsys):
+    assert main(["ports", "--nodes", "5", "--ports", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("PE port p = 0 .. 1:")
+    names = [line.split()[0] for line in lines[1:]]
+    assert names[2:5] == ["inject__<k>__<p>__payload", "inject__<k>__<p>__valid",
+                          "inject__<k>__<p>__ready"]
+    assert names[-2:] == ["refused__<k>", "refused_count__<k>"]
 
 
 def test_the_header_names_version_and_parameters():
