@@ -114,8 +114,9 @@ def out_dir(text):
 
 
 def node_count(n):
-    """A node count the experiments take: traffic needs two nodes, the model's tables fit
-    65,536."""
+    """A node count the experiments take: traffic needs two nodes, and at most 65,536 (the
+    model takes 2**20, ``Model.run_uniform`` and ``ihcube bench-model`` run it; the traffic
+    patterns' destination tables have ``n**2`` entries)."""
     topology.check_node_count(n)
     if n < 2:
         raise ValueError(f"Node count must be at least 2 for traffic, not {n!r}")

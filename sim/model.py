@@ -158,9 +158,24 @@ class Model:
         """``last`` after reset: the PE, the last requester (RoundRobinArbiter)."""
         return self._D
 
+    def _exists_masks(self):
+        """Every node's link-existence vector (:func:`ihcube.topology.exists_mask`), as an
+        int64 array.
+
+        :func:`ihcube.topology.link_exists` is applied to all nodes at once, a dimension at a
+        time (its test ``a XOR 2**i < n`` holds elementwise on an array of nodes): a call per
+        node and dimension took 5 s at ``n`` = 2**20, this takes some tens of milliseconds.
+        ``tests/test_model.py`` compares it with ``exists_mask`` node by node.
+        """
+        nodes = np.arange(self._n, dtype=np.int64)
+        exists = np.zeros(self._n, np.int64)
+        for i in range(self._D):
+            exists |= np.asarray(topology.link_exists(self._n, nodes, i), np.int64) << i
+        return exists
+
     def _build_tables(self):
-        n, D = self._n, self._D
-        exists = np.array([topology.exists_mask(n, a) for a in range(n)], np.int64)
+        D = self._D
+        exists = self._exists_masks()
         route = np.array([-1 if bit is None else bit
                           for bit in map(self._first_set_bit, range(1 << D))], np.int8)
         # Nodes with the same links have the same travel masks: a row per link set.
