@@ -75,9 +75,10 @@ class Cluster:
         # Dask's own warnings (a worker restarted, a slow close) are not the user's business:
         # what matters reaches them as results or as one line.
         logging.getLogger("distributed").setLevel(logging.CRITICAL)
-        # multiprocessing's resource tracker, which Dask's local workers need, unblocks
-        # SIGINT in the thread that starts it: start it here, before the block below.
-        resource_tracker.ensure_running()
+        if self.scheduler is None:
+            # multiprocessing's resource tracker, which the local workers need, unblocks
+            # SIGINT in the thread that starts it: start it here, before the block below.
+            resource_tracker.ensure_running()
         with _sigint_blocked():
             try:
                 if self.scheduler is None:
@@ -114,8 +115,8 @@ class Cluster:
 
         The tasks all go to the cluster at once and run in any order; each result is given
         as soon as those of the items before it are in. ``what`` names the tasks on the
-        progress line (:class:`Progress`) on standard error, if
-        ``progress``.
+        progress line (:class:`Progress`) on standard error, shown if ``progress``. On a
+        scheduler without workers the tasks wait for some to join (Dask's way).
         """
         items = list(items)
         bar = Progress(len(items), what) if progress and what else None
