@@ -17,7 +17,8 @@ from .usage import UsageError, checked, command_parser, integer, parse_number, r
 
 __all__ = ["AD_HOC", "add_fabric_options", "fabric_parameters", "ints", "floats", "choices", "number",
            "out_dir", "add_out_option", "node_count", "model_depth", "add_run_options", "run_options",
-           "add_cluster_options", "cluster_options", "started", "add_build_options", "build_options", "run_benchmark"]
+           "add_cluster_options", "cluster_options", "started", "add_build_options",
+           "build_options", "run_benchmark"]
 
 
 #: Where the commands write by default. The reference results in ``results/`` are written
