@@ -7,10 +7,10 @@ node generates a message with probability 0.4 per cycle into an unbounded source
 one-message buffers, after the compiled code is loaded; the same figure for the Amaranth
 simulation of the 26-node fabric driven by :class:`~ihcube.verify.harness.FabricHarness`; the
 peak memory of a child process that builds a 65,536-node model; and a million-node model
-(``n`` = 2**20) run for 1,000 cycles in a child process, its speed and peak memory. It prints the figures and
-writes them, with the machine's facts, to a JSON file. Rates are given both per CPU second of
-this process and per wall-clock second, best of a few runs: on a shared machine the CPU figure
-is the steadier one. It checks nothing; ``tests/test_model.py`` does that.
+(``n`` = 2**20) run for 1,000 cycles in a child process, its speed and peak memory. It prints
+the figures and writes them, with the machine's facts, to a JSON file. Rates are given both
+per CPU second of this process and per wall-clock second, best of a few runs: on a shared
+machine the CPU figure is the steadier one. It checks nothing; ``tests/test_model.py`` does that.
 """
 
 import json

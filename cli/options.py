@@ -2,8 +2,9 @@
 
 The fabric's parameters (``--nodes --width --depth --order``), comma-separated lists and
 bounded numbers of the experiments, the output directory, where the commands that run many
-tasks run them (``--jobs``, ``--scheduler``: a :class:`~ihcube.sim.cluster.Cluster`), the FPGA
-builds' Yosys options and placer, and the benchmarks' command line. A mistake is a :class:`~.usage.UsageError`.
+tasks run them (``--jobs``, ``--scheduler``: a :class:`~ihcube.sim.cluster.Cluster`), the
+FPGA builds' Yosys options and placer, and the benchmarks' command line. A mistake is a
+:class:`~.usage.UsageError`.
 """
 
 import contextlib
@@ -16,9 +17,9 @@ from ..params import (MAX_FABRIC_DEPTH, MAX_FABRIC_NODES, MAX_FABRIC_PAYLOAD_WID
 from .usage import UsageError, checked, command_parser, integer, parse_number, run
 
 __all__ = ["AD_HOC", "add_fabric_options", "fabric_parameters", "ints", "floats", "choices", "number",
-           "out_dir", "add_out_option", "node_count", "model_depth", "add_run_options", "run_options",
-           "add_cluster_options", "cluster_options", "started", "add_build_options",
-           "build_options", "run_benchmark"]
+           "out_dir", "add_out_option", "node_count", "model_depth", "add_run_options",
+           "run_options", "add_cluster_options", "cluster_options", "started",
+           "add_build_options", "build_options", "run_benchmark"]
 
 
 #: Where the commands write by default. The reference results in ``results/`` are written

@@ -4,8 +4,9 @@
 runs one configuration of :mod:`ihcube.verify.stress` and prints its counts; the exit status is
 1 if the scoreboard or the watchdog found a problem. ``--campaign`` (``make
 stress-campaign``) runs every configuration of :func:`campaign` as tasks of a Dask cluster
-(``--jobs`` local worker processes, or the workers of ``--scheduler ADDRESS``), prints a table and writes it to ``results/stress_campaign.json``. A wrong parameter is one
-line on standard error and exit status 2.
+(``--jobs`` local worker processes, or the workers of ``--scheduler ADDRESS``), prints a
+table and writes it to ``results/stress_campaign.json``. A wrong parameter is one line on
+standard error and exit status 2.
 """
 
 import json
