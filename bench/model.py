@@ -5,11 +5,12 @@ bench-model``) measures router-cycles per second (nodes times cycles, per second
 :class:`ihcube.sim.model.Model` under uniform random traffic (Tzeng and Kumar's model: each
 node generates a message with probability 0.4 per cycle into an unbounded source queue) with
 one-message buffers, after the compiled code is loaded; the same figure for the Amaranth
-simulation of the 26-node fabric driven by :class:`~ihcube.verify.harness.FabricHarness`; and
-the peak memory of a child process that builds a 65,536-node model. It prints the figures and
-writes them, with the machine's facts, to a JSON file. Rates are given both per CPU second of
-this process and per wall-clock second, best of a few runs: on a shared machine the CPU figure
-is the steadier one. It checks nothing; ``tests/test_model.py`` does that.
+simulation of the 26-node fabric driven by :class:`~ihcube.verify.harness.FabricHarness`; the
+peak memory of a child process that builds a 65,536-node model; and a million-node model
+(``n`` = 2**20) run for 1,000 cycles in a child process, its speed and peak memory. It prints
+the figures and writes them, with the machine's facts, to a JSON file. Rates are given both
+per CPU second of this process and per wall-clock second, best of a few runs: on a shared
+machine the CPU figure is the steadier one. It checks nothing; ``tests/test_model.py`` does that.
 """
 
 import json
@@ -23,7 +24,7 @@ import time
 
 from . import machine
 
-__all__ = ["measure_model", "measure_rtl", "measure_memory", "benchmark"]
+__all__ = ["measure_model", "measure_rtl", "measure_memory", "measure_large", "benchmark"]
 
 #: Fabric sizes of the model's figures, the traffic, and the buffer depth.
 SIZES = (26, 256, 1024, 2048)
@@ -38,6 +39,9 @@ RTL_NODES = 26
 RTL_CYCLES = (40, 240)
 #: The model whose memory is measured.
 MEMORY_NODES = 65_536
+#: The large model (the most nodes the model takes, MAX_ADDRESS_BITS) and its run's cycles.
+LARGE_NODES = 1 << 20
+LARGE_CYCLES = 1000
 
 #: Where the figures go, relative to the current directory.
 OUT = "results/bench_model.json"
@@ -146,9 +150,43 @@ def measure_memory(n=MEMORY_NODES, depth=DEPTH, cycles=20):
             "build_seconds": round(float(seconds), 2)}
 
 
+def measure_large(n=LARGE_NODES, cycles=LARGE_CYCLES, rate=RATE, depth=DEPTH, seed=1):
+    """Build an ``n``-node model and run ``cycles`` cycles of uniform traffic on it, in a
+    child process (after a small model has loaded the compiled code), and measure the child's
+    peak memory.
+
+    Returns
+    -------
+    dict
+        ``nodes``, ``depth``, ``rate``, ``cycles``; ``build_seconds``; ``cpu`` and ``wall``
+        router-cycles per second of the run; ``peak_kib`` (the child's peak resident
+        memory), ``state_bytes`` (the model's arrays); and what the fabric did
+        (``throughput``, ``mean_latency``, ``queued``).
+    """
+    code = (f"import json, time; from ihcube.sim.model import Model; "
+            f"Model(1024, depth={depth}).run_uniform({rate}, 4); "
+            f"start = time.perf_counter(); model = Model({n}, depth={depth}); "
+            f"built = time.perf_counter() - start; "
+            f"cpu, wall = time.process_time(), time.perf_counter(); "
+            f"stats = model.run_uniform({rate}, {cycles}, seed={seed}); "
+            f"cpu, wall = time.process_time() - cpu, time.perf_counter() - wall; "
+            f"print(json.dumps(dict(built=built, cpu=cpu, wall=wall, state=model.nbytes, "
+            f"throughput=stats['throughput'], latency=stats['mean_latency'], "
+            f"queued=stats['queued'])))")
+    peak, output = _child_peak(code)
+    got = json.loads(output.splitlines()[-1])
+    return {"nodes": n, "depth": depth, "rate": rate, "cycles": cycles,
+            "build_seconds": round(got["built"], 2),
+            "cpu": round(n * cycles / got["cpu"]), "wall": round(n * cycles / got["wall"]),
+            "peak_kib": peak, "state_bytes": got["state"],
+            "throughput": round(got["throughput"], 4),
+            "mean_latency": round(got["latency"], 1), "queued": got["queued"]}
+
+
 def benchmark(sizes=SIZES, out=OUT):
     """Measure the model at each of ``sizes`` (:func:`measure_model`), the Amaranth
-    simulation (:func:`measure_rtl`) and the memory of a large model (:func:`measure_memory`);
+    simulation (:func:`measure_rtl`), the memory of a large model (:func:`measure_memory`)
+    and a million-node run (:func:`measure_large`);
     print the figures and write them, with :func:`machine`, to the JSON file ``out``.
 
     Returns
@@ -157,7 +195,7 @@ def benchmark(sizes=SIZES, out=OUT):
         What was written.
     """
     out = pathlib.Path(out)
-    results = {"machine": machine(), "model": [], "rtl": None, "memory": None}
+    results = {"machine": machine(), "model": [], "rtl": None, "memory": None, "large": None}
     print(f"Model, uniform traffic at rate {RATE}, depth {DEPTH}: router-cycles per second "
           f"(best of {REPEATS}; median)")
     print(f"{'nodes':>6} {'cycles':>7} {'per CPU s':>18} {'per wall s':>18} "
@@ -185,6 +223,13 @@ def benchmark(sizes=SIZES, out=OUT):
           f"memory {memory['build_kib'] / 1024:.0f} MiB (importing alone "
           f"{memory['import_kib'] / 1024:.0f} MiB; building and running "
           f"{memory['run_cycles']} cycles {memory['run_kib'] / 1024:.0f} MiB)")
+
+    large = results["large"] = measure_large()
+    print(f"\nModel({large['nodes']:,}), depth {large['depth']}, rate {large['rate']}, "
+          f"{large['cycles']:,} cycles: {large['cpu'] / 1e6:.2f}M router-cycles per CPU s "
+          f"({large['wall'] / 1e6:.2f}M per wall s), built in {large['build_seconds']} s, "
+          f"peak memory {large['peak_kib'] / 2**20:.2f} GiB (arrays "
+          f"{large['state_bytes'] / 2**30:.2f} GiB); accepted {large['throughput']:.3f}")
 
     results["machine"]["load_average_end"] = [round(load, 2) for load in os.getloadavg()]
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -3,14 +3,16 @@
 ``ihcube collectives [--dims 2,...,11] [--sizes 6,13,...] [--depths 1,2,3]`` (``make
 collectives``) runs :func:`ihcube.sim.collectives.run_all` on the complete cubes ``2**d`` and
 the incomplete sizes, prints the table of :func:`ihcube.sim.collectives.table` and writes
-``<out>/collectives.csv`` and ``<out>/collectives.json``.
+``<out>/collectives.csv`` and ``<out>/collectives.json``. The sizes run on ``--jobs`` local
+Dask worker processes, or on the cluster of ``--scheduler ADDRESS``
+(:mod:`ihcube.sim.cluster`).
 """
 
 import json
 import sys
 import time
 
-from .options import add_run_options, ints, model_depth, node_count, pool_map, run_options
+from .options import add_run_options, ints, model_depth, node_count, run_options, started
 from .usage import UsageError, command_parser, run
 
 __all__ = ["main"]
@@ -38,14 +40,15 @@ def _collectives(args):
                          f"not {args.dims!r}")
     sizes = ints(args.sizes, "Sizes", node_count, 2) if args.sizes else ()
     depths = ints(args.depths, "Depths", model_depth)
-    jobs, out = run_options(args)
+    cluster, out = run_options(args)
     # A size that is a power of two is a complete cube, run once even if --dims names it too.
     ns = [1 << d for d in dims] + [n for n in sizes if n not in {1 << d for d in dims}]
     if not ns:
         raise UsageError("No sizes: give --dims or --sizes")
     tasks = [(n, depth) for n in ns for depth in depths]
     start = time.monotonic()
-    results = pool_map(collectives.run_all, tasks, jobs, "collectives")
+    with started(cluster):
+        results = list(cluster.map(collectives.run_all, tasks, "collectives"))
     seconds = time.monotonic() - start
     rows = [row for result in results for row in result]
     collectives.write_csv(out / "collectives.csv", rows)

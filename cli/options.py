@@ -1,15 +1,15 @@
 """Options that several ``ihcube`` commands share, parsed and checked once.
 
 The fabric's parameters (``--nodes --width --depth --order``), comma-separated lists and
-bounded numbers of the experiments, the output directory, the worker pool of the commands
-that run in several processes, the FPGA builds' Yosys options and placer, and the
-benchmarks' command line. A mistake is a :class:`~.usage.UsageError`.
+bounded numbers of the experiments, the output directory, where the commands that run many
+tasks run them (``--jobs``, ``--scheduler``: a :class:`~ihcube.sim.cluster.Cluster`), the
+FPGA builds' Yosys options and placer, and the benchmarks' command line. A mistake is a
+:class:`~.usage.UsageError`.
 """
 
+import contextlib
 import math
-import multiprocessing
 import pathlib
-import signal
 
 from .. import topology
 from ..params import (MAX_FABRIC_DEPTH, MAX_FABRIC_NODES, MAX_FABRIC_PAYLOAD_WIDTH, check_depth,
@@ -17,9 +17,9 @@ from ..params import (MAX_FABRIC_DEPTH, MAX_FABRIC_NODES, MAX_FABRIC_PAYLOAD_WID
 from .usage import UsageError, checked, command_parser, integer, parse_number, run
 
 __all__ = ["AD_HOC", "add_fabric_options", "fabric_parameters", "add_ports_option", "ports",
-           "ints", "floats", "choices", "number",
-           "out_dir", "add_out_option", "node_count", "model_depth", "add_run_options", "run_options", "imap",
-           "pool_map", "add_build_options", "build_options", "run_benchmark"]
+           "ints", "floats", "choices", "number", "out_dir", "add_out_option", "node_count",
+           "model_depth", "add_run_options", "run_options", "add_cluster_options",
+           "cluster_options", "started", "add_build_options", "build_options", "run_benchmark"]
 
 
 #: Where the commands write by default. The reference results in ``results/`` are written
@@ -130,8 +130,9 @@ def out_dir(text):
 
 
 def node_count(n):
-    """A node count the experiments take: traffic needs two nodes, the model's tables fit
-    65,536."""
+    """A node count the experiments take: traffic needs two nodes, and at most 65,536 (the
+    model takes 2**20, ``Model.run_uniform`` and ``ihcube bench-model`` run it; the traffic
+    patterns' destination tables have ``n**2`` entries)."""
     topology.check_node_count(n)
     if n < 2:
         raise ValueError(f"Node count must be at least 2 for traffic, not {n!r}")
@@ -149,10 +150,21 @@ def model_depth(depth):
 
 
 def add_run_options(parser):
-    """Add the experiments' ``--jobs`` (processes, default 2) and ``--out`` (directory,
-    default :data:`AD_HOC`) to ``parser``; :func:`run_options` checks them."""
-    parser.add_argument("--jobs", "-j", default="2", metavar="J", help="processes (default 2)")
+    """Add the experiments' ``--jobs`` and ``--scheduler`` (:func:`add_cluster_options`) and
+    ``--out`` (directory, default :data:`AD_HOC`) to ``parser``; :func:`run_options` checks
+    them."""
+    add_cluster_options(parser)
     add_out_option(parser)
+
+
+def add_cluster_options(parser):
+    """Add ``--jobs`` (local worker processes, default 2) and ``--scheduler`` (a running Dask
+    scheduler's address) to ``parser``; :func:`cluster_options` checks them."""
+    parser.add_argument("--jobs", "-j", default="2", metavar="J",
+                        help="local worker processes (default 2; 1 runs in this process)")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="run on the Dask cluster of this scheduler (tcp://host:8786) "
+                             "instead of local workers")
 
 
 def add_out_option(parser):
@@ -163,38 +175,38 @@ def add_out_option(parser):
 
 
 def run_options(args):
-    """The checked ``(jobs, out)`` of :func:`add_run_options`' options; the directory is
-    created."""
-    return number(args.jobs, "Jobs", int, 1), out_dir(args.out)
+    """The checked ``(cluster, out)`` of :func:`add_run_options`' options: a
+    :class:`~ihcube.sim.cluster.Cluster`, not started yet (:func:`started`), and the output
+    directory, created."""
+    return cluster_options(args), out_dir(args.out)
 
 
-def _ignore_interrupt():
-    # Ctrl-C reaches every process of the terminal's group: the parent stops the pool and
-    # reports it in one line; a worker's traceback would only repeat it.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def cluster_options(args, what="Jobs"):
+    """The :class:`~ihcube.sim.cluster.Cluster` of :func:`add_cluster_options`' options, not
+    started yet; ``what`` names ``--jobs`` in an error."""
+    from ..sim.cluster import Cluster
+    jobs = number(args.jobs, what, int, 1)
+    scheduler = args.scheduler
+    if scheduler is not None and not scheduler.strip():
+        raise UsageError(f"Scheduler must be an address such as tcp://host:8786, not "
+                         f"{scheduler!r}")
+    return Cluster(jobs, scheduler)
 
 
-def imap(function, items, jobs):
-    """Yield ``function(item)`` for each of ``items`` in order, in ``jobs`` forked processes
-    (in this one if ``jobs`` is 1)."""
-    if jobs <= 1:
-        for item in items:
-            yield function(item)
-        return
-    with multiprocessing.get_context("fork").Pool(jobs, _ignore_interrupt) as pool:
-        yield from pool.imap(function, items, chunksize=1)
-
-
-def pool_map(function, items, jobs, what):
-    """``[function(item) for item in items]`` in ``jobs`` processes, with a progress line
-    (:class:`ihcube.sim.sweep.Progress`) naming ``what``."""
-    from ..sim.sweep import Progress
-    bar = Progress(len(items), what)
-    results = []
-    for result in imap(function, items, jobs):
-        results.append(result)
-        bar.step()
-    return results
+@contextlib.contextmanager
+def started(cluster):
+    """``with started(cluster):`` runs the ``with`` block in the started ``cluster`` (and
+    stops it after); a cluster that cannot start is a :class:`~.usage.UsageError`, one
+    line."""
+    from ..sim.cluster import ClusterError
+    try:
+        cluster.__enter__()
+    except ClusterError as error:
+        raise UsageError(str(error)) from None
+    try:
+        yield cluster
+    finally:
+        cluster.__exit__(None, None, None)
 
 
 def add_build_options(parser, placer_default):

@@ -3,7 +3,8 @@
 ``ihcube saturation [--sizes 1024,1048] [--depths 1,2,3] [--order msb]`` (``make
 saturation``) runs :func:`ihcube.sim.sweep.saturation` and :func:`ihcube.sim.sweep.zero_load`
 for each size and depth under uniform traffic, prints a Markdown table and writes
-``<out>/saturation.json``.
+``<out>/saturation.json``. The measurements run on ``--jobs`` local Dask worker processes, or
+on the cluster of ``--scheduler ADDRESS`` (:mod:`ihcube.sim.cluster`).
 """
 
 import json
@@ -11,7 +12,7 @@ import sys
 import time
 
 from .. import topology
-from .options import add_run_options, ints, model_depth, node_count, pool_map, run_options
+from .options import add_run_options, ints, model_depth, node_count, run_options, started
 from .usage import checked, command_parser, run
 
 __all__ = ["main"]
@@ -43,11 +44,12 @@ def _saturation(args):
     sizes = ints(args.sizes, "Sizes", node_count, 2)
     depths = ints(args.depths, "Depths", model_depth)
     order = checked(topology.check_routing_order, args.order)
-    jobs, out = run_options(args)
+    cluster, out = run_options(args)
     tasks = [(kind, n, depth, order) for kind in ("saturation", "zero") for n in sizes
              for depth in depths]
     start = time.monotonic()
-    results = pool_map(_measure, tasks, jobs, "saturation")
+    with started(cluster):
+        results = list(cluster.map(_measure, tasks, "saturation"))
     seconds = time.monotonic() - start
     sat = [r for (kind, *_), r in zip(tasks, results) if kind == "saturation"]
     zero = [r for (kind, *_), r in zip(tasks, results) if kind == "zero"]

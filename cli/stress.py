@@ -3,9 +3,10 @@
 ``ihcube stress --nodes 26 --cycles 20000`` (``make stress N=26 CYCLES=20000``)
 runs one configuration of :mod:`ihcube.verify.stress` and prints its counts; the exit status is
 1 if the scoreboard or the watchdog found a problem. ``--campaign`` (``make
-stress-campaign``) runs every configuration of :func:`campaign`, in parallel processes,
-prints a table and writes it to ``results/stress_campaign.json``. A wrong parameter is one
-line on standard error and exit status 2.
+stress-campaign``) runs every configuration of :func:`campaign` as tasks of a Dask cluster
+(``--jobs`` local worker processes, or the workers of ``--scheduler ADDRESS``), prints a
+table and writes it to ``results/stress_campaign.json``. A wrong parameter is one line on
+standard error and exit status 2.
 """
 
 import json
@@ -14,8 +15,9 @@ import sys
 import time
 
 from .. import topology
-from ..params import check_depth, check_positive_integer
-from .options import AD_HOC, imap
+from ..extras import MissingExtra
+from ..params import check_depth
+from .options import AD_HOC, add_cluster_options, cluster_options, started
 from .usage import UsageError, command_parser, parse_number, report
 
 __all__ = ["campaign", "main"]
@@ -71,15 +73,20 @@ def _run(item):
     return result, time.perf_counter() - started
 
 
-def _run_campaign(quick, jobs, out):
+def _run_campaign(quick, cluster, out):
     configs = campaign(quick)
-    started = time.perf_counter()
+    with started(cluster):
+        return _campaign_table(quick, configs, cluster, out)
+
+
+def _campaign_table(quick, configs, cluster, out):
+    start = time.perf_counter()
     rows = []
     totals = {}
     failed = []
     print(f"{'backend':<7}{'n':>6}{'depth':>6}{'order':>6}{'cycles':>7}{'injected':>10}"
           f"{'owed':>11}{'lost':>6}{'dup':>5}{'bad':>5}{'max lat':>8}{'drain':>6}{'s':>7}")
-    for result, seconds in imap(_run, configs, jobs):
+    for result, seconds in cluster.map(_run, configs):
         c, config = result.counts, result.config
         print(f"{result.backend:<7}{config.n:>6}{config.depth:>6}{config.order:>6}"
               f"{config.cycles:>7}{c['messages injected']:>10,}{c['deliveries owed']:>11,}"
@@ -95,8 +102,10 @@ def _run_campaign(quick, jobs, out):
                      "order": config.order, "cycles": config.cycles, "seed": config.seed,
                      "broadcast": config.broadcast, "eject_ready": config.eject_ready,
                      "ok": result.ok, "seconds": round(seconds, 2), **c})
-    elapsed = time.perf_counter() - started
-    print(f"\n{len(rows)} runs in {elapsed:.0f} s on {jobs} processes: "
+    elapsed = time.perf_counter() - start
+    where = (f"the cluster at {cluster.scheduler}" if cluster.scheduler
+             else f"{cluster.jobs} processes")
+    print(f"\n{len(rows)} runs in {elapsed:.0f} s on {where}: "
           f"{totals['messages injected']:,} messages ({totals['broadcasts injected']:,} "
           f"broadcasts), {totals['deliveries owed']:,} deliveries owed, "
           f"{totals['delivered']:,} delivered, lost {totals['lost']}, duplicated "
@@ -107,7 +116,8 @@ def _run_campaign(quick, jobs, out):
     if out is not None:
         path = pathlib.Path(out)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"quick": quick, "jobs": jobs, "seconds": round(elapsed, 1),
+        path.write_text(json.dumps({"quick": quick, "jobs": cluster.jobs,
+                                    "scheduler": cluster.scheduler, "seconds": round(elapsed, 1),
                                     "totals": totals, "runs": rows}, indent=1) + "\n")
         print(f"wrote {path}")
     return 1 if failed else 0
@@ -142,8 +152,7 @@ def main(argv=None):
     parser.add_argument("--campaign", action="store_true",
                         help="run the whole campaign instead of one configuration")
     parser.add_argument("--quick", action="store_true", help="with --campaign: a small slice")
-    parser.add_argument("--jobs", "-j", default="2", metavar="J",
-                        help="with --campaign: processes (default 2)")
+    add_cluster_options(parser)  # --jobs, --scheduler: with --campaign
     parser.add_argument("--out", default=None, metavar="FILE",
                         help=f"with --campaign: JSON to write (default "
                              f"{AD_HOC}/stress_campaign.json, or none with --quick; make "
@@ -151,9 +160,9 @@ def main(argv=None):
     try:
         args = parser.parse_args(argv)
         if args.campaign:
-            jobs = check_positive_integer(_number(args.jobs, "Processes"), "Processes")
+            cluster = cluster_options(args, "Processes")
             out = args.out or (None if args.quick else f"{AD_HOC}/stress_campaign.json")
-            return _run_campaign(args.quick, jobs, out)
+            return _run_campaign(args.quick, cluster, out)
 
         from ..verify.stress import StressConfig, run_model, run_rtl
         n = topology.check_node_count(_number(args.nodes, "Node count"))
@@ -176,7 +185,7 @@ def main(argv=None):
             result = run_rtl(config, progress=lambda cycle: cycle <= config.cycles and bar.step())
         else:
             result = run_model(config)
-    except (UsageError, TypeError, ValueError) as error:
+    except (UsageError, MissingExtra, TypeError, ValueError) as error:
         return report(NAME, error)
     print(result.summary())
     return 0 if result.ok else 1

@@ -12,6 +12,7 @@ __all__ = ["EXTRAS", "MissingExtra", "require"]
 #: What each extra is for.
 EXTRAS = {
     "plots": "the sweep figures (matplotlib)",
+    "cluster": "the experiments' tasks on several processes or hosts (Dask distributed)",
     "verify": "lint, cocotb regressions, formal checks and netlist checks (cocotb, YoWASP "
               "Yosys and SymbiYosys, SMT solvers)",
     "fpga": "FPGA synthesis, place and route and bitstreams (amaranth-boards, YoWASP Yosys "

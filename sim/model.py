@@ -173,7 +173,7 @@ class Model:
 
     def _build_tables(self):
         n, D = self._n, self._D
-        exists = np.array([topology.exists_mask(n, a) for a in range(n)], np.int64)
+        exists = _exists_masks(n, D)
         route = np.array([-1 if bit is None else bit
                           for bit in map(self._first_set_bit, range(1 << D))], np.int8)
         # Nodes with the same links have the same travel masks: a row per link set.
@@ -701,3 +701,19 @@ def _check_count(value, name):
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 0:
         raise ValueError(f"{name} must be a non-negative integer, not {value!r}")
     return int(value)
+
+
+def _exists_masks(n, D):
+    """Every node's link-existence vector (:func:`ihcube.topology.exists_mask`), as an int64
+    array.
+
+    :func:`ihcube.topology.link_exists` is applied to all ``n`` nodes at once, a dimension at a
+    time (its test ``a XOR 2**i < n`` holds elementwise on an array of nodes): a call of
+    ``exists_mask`` per node took 5 s at ``n`` = 2**20, this some tens of milliseconds.
+    ``tests/test_model_large.py`` compares the two node by node.
+    """
+    nodes = np.arange(n, dtype=np.int64)
+    exists = np.zeros(n, np.int64)
+    for i in range(D):
+        exists |= np.asarray(topology.link_exists(n, nodes, i), np.int64) << i
+    return exists

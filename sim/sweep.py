@@ -20,22 +20,21 @@ queueing included), throughput (messages accepted per node per cycle), mean hops
 delivered messages, and per-link traffic density (messages crossing a link per cycle, both
 directions together) with its mean, its peak and the fraction of links above 1.0.
 
-:func:`sweep` runs a list of points in parallel processes and :func:`write_csv` writes them;
-each point's random seed is derived from the sweep's seed and the point's parameters alone,
-so the same seed gives the same CSV bytes however the points are scheduled.
+:func:`sweep` runs a list of points as tasks of a :class:`~.cluster.Cluster` (a Dask cluster,
+local or not) and :func:`write_csv` writes them; each point's random seed is derived from the
+sweep's seed and the point's parameters alone, so the same seed gives the same CSV bytes
+however many workers run the points, wherever, in whatever order.
 """
 
 import dataclasses
 import functools
 import math
-import multiprocessing
-import sys
-import time
 import zlib
 
 import numpy as np
 
 from .. import topology
+from .cluster import Cluster, Progress
 from .model import Model
 from .traffic import SPHERE_RADIUS, SPHERE_ZETA, Pattern, TrafficSource, distance_table
 
@@ -226,62 +225,27 @@ def _work(task):
     return index, measure(point, settings), None
 
 
-class Progress:
-    """A progress line on standard error: done, total, elapsed and estimated time left."""
-
-    def __init__(self, total, what, stream=None):
-        # sys.stderr looked up now, not when this module was imported (it may be replaced).
-        self.total, self.what, self.stream = total, what, stream or sys.stderr
-        self.done = 0
-        self.start = time.monotonic()
-        self.shown = -1.0
-
-    def step(self, count=1):
-        self.done += count
-        now = time.monotonic()
-        if self.done != self.total and now - self.shown < 0.5:
-            return
-        self.shown = now
-        elapsed = now - self.start
-        left = elapsed / self.done * (self.total - self.done) if self.done else 0.0
-        self.stream.write(f"\r{self.what}: {self.done}/{self.total} "
-                          f"({100 * self.done // max(self.total, 1)}%), "
-                          f"{_clock(elapsed)} elapsed, about {_clock(left)} left   ")
-        if self.done == self.total:
-            self.stream.write("\n")
-        self.stream.flush()
-
-
-def _clock(seconds):
-    seconds = int(round(seconds))
-    return f"{seconds // 60}:{seconds % 60:02d}"
-
-
 def sweep(point_list, settings=Settings(), jobs=2, keep_links=lambda point: False,
-          progress=True):
-    """Measure every point, ``jobs`` at a time in separate processes.
+          progress=True, scheduler=None, cluster=None):
+    """Measure every point, as tasks of a :class:`~.cluster.Cluster`.
 
-    Returns the rows in the order of ``point_list`` and a dict from point to link densities
-    for the points where ``keep_links(point)`` is true.
+    The points run on ``cluster`` if given (an entered :class:`~.cluster.Cluster`), else on
+    the Dask scheduler at ``scheduler``, else on ``jobs`` local worker processes (here if
+    ``jobs`` is 1). Returns the rows in the order of ``point_list`` and a dict from point to
+    link densities for the points where ``keep_links(point)`` is true; both are the same
+    wherever the points ran.
     """
+    if cluster is None:
+        with Cluster(jobs, scheduler) as cluster:
+            return sweep(point_list, settings, keep_links=keep_links, progress=progress,
+                         cluster=cluster)
     tasks = [(k, point, settings, bool(keep_links(point))) for k, point in enumerate(point_list)]
     rows = [None] * len(tasks)
     kept = {}
-    bar = Progress(len(tasks), "sweep") if progress else None
-
-    def collect(results):
-        for index, row, links in results:
-            rows[index] = row
-            if links is not None:
-                kept[point_list[index]] = links
-            if bar:
-                bar.step()
-
-    if jobs <= 1:
-        collect(map(_work, tasks))
-    else:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            collect(pool.imap_unordered(_work, tasks, chunksize=1))
+    for index, row, links in cluster.map(_work, tasks, "sweep", progress):
+        rows[index] = row
+        if links is not None:
+            kept[point_list[index]] = links
     return rows, kept
 
 

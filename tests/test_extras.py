@@ -20,8 +20,8 @@ def test_require_names_the_extra(monkeypatch):
 
 
 def test_require_refuses_an_unknown_extra():
-    with pytest.raises(ValueError, match=r"^Extra must be one of plots, verify, fpga, dev, "
-                       r"not 'gui'$"):
+    with pytest.raises(ValueError, match=r"^Extra must be one of plots, cluster, verify, fpga, "
+                       r"dev, not 'gui'$"):
         extras.require("json", "gui", "Anything")
 
 
