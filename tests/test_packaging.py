@@ -116,7 +116,7 @@ def needing_more_than(lowest):
     from packaging.specifiers import SpecifierSet
     names, _ = pinned_distributions()
     assert "numpy" in names and "matplotlib" in names  # the check looks where it must
-    needs = {name: metadata.metadata(name)["Requires-Python"] for name in names}
+    needs = {name: metadata.metadata(name).get("Requires-Python") for name in names}
     return {name: need for name, need in needs.items()
             if need and f"{lowest}.0" not in SpecifierSet(need)}
 
