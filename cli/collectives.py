@@ -1,8 +1,9 @@
 """Time broadcast, scatter and total exchange against their bounds (model).
 
 ``ihcube collectives [--dims 2,...,11] [--sizes 6,13,...] [--depths 1,2,3]
-[--ports 1,full]`` (``make collectives``) runs :func:`ihcube.sim.collectives.run_all` on the complete cubes ``2**d`` and
-the incomplete sizes, prints the table of :func:`ihcube.sim.collectives.table` and writes
+[--ports 1,full]`` (``make collectives``) runs :func:`ihcube.sim.collectives.run_all` on the
+complete cubes ``2**d`` and the incomplete sizes (with each number of PE ports; ``full`` is
+``D + 1`` at each size), prints the table of :func:`ihcube.sim.collectives.table` and writes
 ``<out>/collectives.csv`` and ``<out>/collectives.json``.
 """
 
