@@ -167,7 +167,7 @@ def _uses(n, ports, sources, dests, order):
     D = topology.dimensions(n)
     sources, dests = np.asarray(sources, np.int64), np.asarray(dests, np.int64)
     resource, offset, spaced = [], [], []
-    # Unicasts, in blocks to bound the memory of the hop table.
+    # In blocks, to bound the memory of the hop table.
     starts = [np.zeros(1, np.int64)]
     for first in range(0, len(sources), 1 << 18):
         block = slice(first, first + (1 << 18))
@@ -211,8 +211,7 @@ def schedule(n, collective, ports, depth=2, order=topology.MSB_FIRST, priority=N
         raise ValueError(f"Timed collectives are {', '.join(TIMED)}, not {collective!r}")
     if priority is None:
         priority = "falling" if n & (n - 1) == 0 else "longest"
-    start, dests, kinds, _ = _requests(n, collective)
-    D = topology.dimensions(n)
+    start, dests, _, _ = _requests(n, collective)
     sources = np.repeat(np.arange(n), np.diff(start))
     uses = _uses(n, ports, sources, dests, order)
     pattern = sources ^ dests
@@ -220,8 +219,7 @@ def schedule(n, collective, ports, depth=2, order=topology.MSB_FIRST, priority=N
     keys = {"given": (rank, sources),
             "round": (sources, rank),
             "falling": (sources, -pattern),
-            "longest": (sources, pattern, -np.array([bin(k).count("1") for k in range(1 << D)],
-                                                    np.int64)[pattern])}
+            "longest": (sources, pattern, -(np.diff(uses[0]) - 1))}  # hops: uses less one
     order_ = np.lexsort(keys[priority])
     at, port = greedy(n, ports, depth, sources, *uses, order_)
     ends = at + np.maximum.reduceat(uses[2], uses[0][:-1]) if len(at) else at
@@ -237,7 +235,8 @@ CHUNK = 256
 class Run:
     """What :func:`run` measured: ``completion`` (``C``, or None if not every message
     arrived), ``complete`` (every expected message exactly once, nothing misrouted),
-    ``delivered``, ``expected``, ``hops`` (link messages), ``cycles`` simulated."""
+    ``delivered``, ``expected``, ``hops`` (link messages), ``cycles`` simulated, ``ports``,
+    and ``predicted``, the completion of the timed schedule (None if not timed)."""
 
     def __init__(self, **fields):
         self.__dict__.update(fields)
