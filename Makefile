@@ -9,6 +9,7 @@ DEPTH  ?= 1
 PORTS  ?= 1
 ORDER  ?= msb
 JOBS   ?= 2
+COLLECTIVE_PORTS ?= 1,full
 FAMILY ?= ecp5
 BOARD  ?= ulx3s-85f
 SYNTH_OPTS ?=
@@ -40,7 +41,7 @@ help:
 	@echo "make sweep                                  quick latency-throughput sweep (a few minutes): results/sweep_quick*"
 	@echo "make sweep-full                             full sweep, 5 sizes x 2 depths x 3 patterns: results/sweep_full*"
 	@echo "make saturation                             zero-load latency per hop, saturation throughput: results/saturation.json"
-	@echo "make collectives                            broadcast, scatter, total exchange against their bounds: results/collectives.*"
+	@echo "make collectives [COLLECTIVE_PORTS=1,full]  broadcast, scatter, total exchange against their bounds: results/collectives.*"
 	@echo "make analysis                              exact link loads, no simulation: results/analysis.json, analysis_scan.json"
 	@echo "make formal                                 SymbiYosys: router proofs; fabrics n = 3..6 proved safe (PDR), delivery BMC"
 
@@ -104,7 +105,7 @@ saturation: $(STAMP)
 	@$(BIN)/ihcube saturation --jobs $(JOBS) --out results
 
 collectives: $(STAMP)
-	@$(BIN)/ihcube collectives --jobs $(JOBS) --out results
+	@$(BIN)/ihcube collectives --ports $(COLLECTIVE_PORTS) --jobs $(JOBS) --out results
 
 analysis: $(STAMP)
 	@$(BIN)/ihcube analyze --nodes 1024,1048,1114,1818,2048 --pattern uniform,sphere,decreasing \

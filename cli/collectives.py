@@ -1,8 +1,9 @@
 """Time broadcast, scatter and total exchange against their bounds (model).
 
-``ihcube collectives [--dims 2,...,11] [--sizes 6,13,...] [--depths 1,2,3]`` (``make
-collectives``) runs :func:`ihcube.sim.collectives.run_all` on the complete cubes ``2**d`` and
-the incomplete sizes, prints the table of :func:`ihcube.sim.collectives.table` and writes
+``ihcube collectives [--dims 2,...,11] [--sizes 6,13,...] [--depths 1,2,3]
+[--ports 1,full]`` (``make collectives``) runs :func:`ihcube.sim.collectives.run_all` on the
+complete cubes ``2**d`` and the incomplete sizes (with each number of PE ports; ``full`` is
+``D + 1`` at each size), prints the table of :func:`ihcube.sim.collectives.table` and writes
 ``<out>/collectives.csv`` and ``<out>/collectives.json``. The sizes run on ``--jobs`` local
 Dask worker processes, or on the cluster of ``--scheduler ADDRESS``
 (:mod:`ihcube.sim.cluster`).
@@ -12,8 +13,9 @@ import json
 import sys
 import time
 
+from .. import params
 from .options import add_run_options, ints, model_depth, node_count, run_options, started
-from .usage import UsageError, command_parser, run
+from .usage import UsageError, checked, command_parser, run
 
 __all__ = ["main"]
 
@@ -28,6 +30,9 @@ def _parser():
                         help="more sizes, any n >= 2 (default 6,13,26,100,300,1048,1114,1818)")
     parser.add_argument("--depths", default="1,2,3", metavar="D,...",
                         help="buffer depths (default 1,2,3)")
+    parser.add_argument("--ports", default="1", metavar="P,...",
+                        help="PE ports per node, 1 to D + 1, or 'full' for D + 1 at each size "
+                             "(default 1)")
     add_run_options(parser)
     return parser
 
@@ -45,7 +50,14 @@ def _collectives(args):
     ns = [1 << d for d in dims] + [n for n in sizes if n not in {1 << d for d in dims}]
     if not ns:
         raise UsageError("No sizes: give --dims or --sizes")
-    tasks = [(n, depth) for n in ns for depth in depths]
+    ports = [None if part.strip() == "full" else ints(part, "Port counts", lambda p: p)[0]
+             for part in args.ports.split(",")]
+    tasks = []
+    for n in ns:
+        full = params.max_ports(n)
+        for count in dict.fromkeys(full if p is None else checked(
+                lambda p: params.check_ports(n, p), p) for p in ports):
+            tasks += [(n, depth, count) for depth in depths]
     start = time.monotonic()
     with started(cluster):
         results = list(cluster.map(collectives.run_all, tasks, "collectives"))

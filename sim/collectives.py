@@ -31,10 +31,16 @@ Bounds (derivation in ``docs/collectives.md``); ``e_i`` is the number of links o
   ``2**(d-1)``.
 - route bound: the messages that the routes put on the busiest link direction (counted
   in the run), one per cycle (every other cycle at depth 1).
-- port bounds, from the PE port (SPEC section 5): a PE injects at most one message every
-  ``g`` cycles (``g = 2`` at depth 1, else 1) and accepts at most one per cycle, so a PE
-  that injects ``k`` messages needs ``C >= g (k - 1) + 1`` and one that accepts ``k``
-  needs ``C >= k``.
+- port bounds, from the PE ports (SPEC section 5, ``docs/ports.md``): each of a PE's ``P``
+  injection ports takes at most one message every ``g`` cycles (``g = 2`` at depth 1, else
+  1) and each eject port accepts at most one per cycle, so a PE that injects ``k`` messages
+  needs ``C >= g (ceil(k / P) - 1) + 1`` and one that accepts ``k`` through the ``E`` eject
+  ports its links reach (``topology.eject_port``) needs ``C >= ceil(k / E)``.
+
+With ``P = 1`` every PE offers its messages back to back from cycle 0. With ``P > 1``,
+scatter and total exchange (:data:`TIMED`) are timed by :func:`schedule`: every message gets
+an injection cycle and port in which nothing it needs on its way is taken, so that none
+waits (:mod:`ihcube.sim.schedule`); the hardware broadcasts are offered at once.
 """
 
 import functools
@@ -45,9 +51,10 @@ import numpy as np
 from .. import topology
 from ..rtl.message import Kind
 from .model import Model
+from .schedule import greedy, hops
 
-__all__ = ["COLLECTIVES", "link_bound", "port_bound", "route_bound", "Run", "run", "run_all",
-           "write_csv", "table"]
+__all__ = ["COLLECTIVES", "link_bound", "port_bound", "route_bound", "schedule", "Run", "run",
+           "run_all", "write_csv", "table"]
 
 COLLECTIVES = ("broadcast", "scatter", "multinode", "exchange")
 
@@ -90,14 +97,19 @@ def link_bound(n, collective, origin=0):
     return max([diameter, receive] + cuts)
 
 
-def port_bound(n, collective, depth):
-    """The fewest cycles ``collective`` can take through single-message PE ports."""
+def port_bound(n, collective, depth, ports=1):
+    """The fewest cycles ``collective`` can take through the PE ports: ``ports`` injection
+    ports, each taking a message every ``g`` cycles, and eject ports chosen by
+    :func:`ihcube.topology.eject_port`, each taking one message per cycle."""
     if n == 1:
         return 0
     gap = 2 if depth == 1 else 1
     inject = {"broadcast": 1, "scatter": n - 1, "multinode": 1, "exchange": n - 1}[collective]
     accept = {"broadcast": 1, "scatter": 1, "multinode": n - 1, "exchange": n - 1}[collective]
-    return max(gap * (inject - 1) + 1, accept)
+    # The eject ports that a node's links reach: a node with fewer of them accepts less.
+    reached = min(len({topology.eject_port(n, ports, l) for l in topology.links(n, a)})
+                  for a in range(n))
+    return max(gap * (math.ceil(inject / ports) - 1) + 1, math.ceil(accept / reached))
 
 
 def _bit_reversed(D):
@@ -147,6 +159,74 @@ def _requests(n, collective, origin=0):
     return start, dests, kinds, expected
 
 
+def _uses(n, ports, sources, dests, order):
+    """The resources each unicast needs and when, relative to its injection cycle: the
+    links of its path in cycles ``1 .. h`` and the eject port of its last link in ``h + 1``
+    (the argument ``start, resource, offset, spaced`` of
+    :func:`~ihcube.sim.schedule.greedy`)."""
+    D = topology.dimensions(n)
+    sources, dests = np.asarray(sources, np.int64), np.asarray(dests, np.int64)
+    resource, offset, spaced = [], [], []
+    # In blocks, to bound the memory of the hop table.
+    starts = [np.zeros(1, np.int64)]
+    for first in range(0, len(sources), 1 << 18):
+        block = slice(first, first + (1 << 18))
+        links, count = hops(n, sources[block], dests[block], order)
+        width = links.shape[1] + 1
+        eject = n * D + dests[block] * ports + topology.eject_port(
+            n, ports, links[np.arange(len(count)), count - 1] % D)
+        table = np.concatenate([links, eject[:, None]], axis=1)
+        table[np.arange(len(count)), count] = eject
+        used = np.arange(width)[None, :] <= count[:, None]
+        resource.append(table[used].astype(np.int32))
+        offset.append(np.broadcast_to(np.arange(1, width + 1, dtype=np.int16),
+                                      table.shape)[used])
+        spaced.append((np.arange(width)[None, :] < count[:, None])[used])
+        starts.append(starts[-1][-1] + np.cumsum(count + 1))
+    return (np.concatenate(starts), np.concatenate(resource), np.concatenate(offset),
+            np.concatenate(spaced))
+
+
+#: The collectives that :func:`run` times with :func:`schedule` when a node has several PE
+#: ports. The others are hardware broadcasts, offered at once: a node sends one message, and
+#: the routers' arbiters order the copies (with ``D + 1`` ports, multinode broadcast then
+#: meets its route bound on complete cubes).
+TIMED = ("scatter", "exchange")
+
+
+def schedule(n, collective, ports, depth=2, order=topology.MSB_FIRST, priority=None):
+    """Injection cycles and ports for the messages of :func:`_requests` on ``ports`` PE
+    ports, chosen by :func:`~ihcube.sim.schedule.greedy` so that no message waits.
+
+    ``priority`` is the order in which messages choose: ``"given"`` (each node's list in
+    turn, as :func:`_requests` gives them); ``"round"`` (every node's first message, then
+    every node's second, and so on); ``"falling"`` (by ``source XOR destination``, from the
+    largest: on a complete cube each value is a permutation of the nodes, and all nodes get
+    the same cycle for it); ``"longest"`` (the longest paths first, then by ``source XOR
+    destination`` from the smallest). The default, the best measured
+    (``docs/collectives.md``): ``"falling"`` on complete cubes, ``"longest"`` on the
+    others. Returns ``(at, port, predicted)``: the cycles, the ports, and the
+    completion the schedule gives if no message waits."""
+    if collective not in TIMED:
+        raise ValueError(f"Timed collectives are {', '.join(TIMED)}, not {collective!r}")
+    if priority is None:
+        priority = "falling" if n & (n - 1) == 0 else "longest"
+    start, dests, _, _ = _requests(n, collective)
+    sources = np.repeat(np.arange(n), np.diff(start))
+    uses = _uses(n, ports, sources, dests, order)
+    pattern = sources ^ dests
+    rank = np.arange(len(sources)) - start[sources]
+    keys = {"given": (rank, sources),
+            "round": (sources, rank),
+            "falling": (sources, -pattern),
+            "longest": (sources, pattern, -(np.diff(uses[0]) - 1))}  # hops: uses less one
+    order_ = np.lexsort(keys[priority])
+    at, port = greedy(n, ports, depth, sources, *uses, order_)
+    ends = at + np.maximum.reduceat(uses[2], uses[0][:-1]) if len(at) else at
+    predicted = int(ends.max() - 1 - at.min()) if len(at) else 0
+    return at, port, predicted
+
+
 #: Cycles a :meth:`Model.advance <ihcube.sim.model.Model.advance>` call of a run covers,
 #: which bounds the deliveries it records at once.
 CHUNK = 256
@@ -155,24 +235,38 @@ CHUNK = 256
 class Run:
     """What :func:`run` measured: ``completion`` (``C``, or None if not every message
     arrived), ``complete`` (every expected message exactly once, nothing misrouted),
-    ``delivered``, ``expected``, ``hops`` (link messages), ``cycles`` simulated."""
+    ``delivered``, ``expected``, ``hops`` (link messages), ``cycles`` simulated, ``ports``,
+    and ``predicted``, the completion of the timed schedule (None if not timed)."""
 
     def __init__(self, **fields):
         self.__dict__.update(fields)
 
 
-def run(n, collective, depth=2, order=topology.MSB_FIRST, max_cycles=None):
-    """Simulate ``collective`` on a fresh ``n``-node model; return a :class:`Run`."""
+def run(n, collective, depth=2, order=topology.MSB_FIRST, max_cycles=None, ports=1,
+        priority=None):
+    """Simulate ``collective`` on a fresh ``n``-node model with ``ports`` PE ports; return a
+    :class:`Run`. With one port each PE offers its messages back to back from cycle 0, on
+    port 0; with more, each message of a :data:`TIMED` collective is offered from the cycle
+    and on the port of :func:`schedule` (``priority``), so that no message waits."""
     if collective not in COLLECTIVES:
         raise ValueError(f"Collective must be one of {', '.join(COLLECTIVES)}, "
                          f"not {collective!r}")
-    model = Model(n, payload_width=32, depth=depth, order=order)
+    model = Model(n, payload_width=32, depth=depth, order=order, ports=ports)
     start, dests, kinds, expected = _requests(n, collective)
     if max_cycles is None:
         max_cycles = 4 * (link_bound(n, collective) + port_bound(n, collective, depth)) + 100
-    # Each PE's messages back to back from cycle 0; a payload is the message's number.
-    model.offer(np.repeat(np.arange(n), np.diff(start)), dests, kinds,
-                payloads=np.arange(start[-1]))
+    sources = np.repeat(np.arange(n), np.diff(start))
+    payloads = np.arange(start[-1])  # a payload is the message's number
+    predicted = None
+    if ports == 1 or collective not in TIMED:
+        model.offer(sources, dests, kinds, payloads=payloads)
+    else:
+        at, port, predicted = schedule(n, collective, ports, depth, order, priority)
+        # A port's source queue is first in, first out: offer its messages by cycle. The
+        # schedule starts in cycle 1: in cycle 0, the reset cycle, no buffer takes a message.
+        queue = np.lexsort((at, port, sources))
+        model.offer(sources[queue], dests[queue], kinds[queue], payloads[queue],
+                    at[queue] + 1, port[queue])
     total = int(expected.sum())
     received = np.zeros((n, n), np.int32)
     first = last = -1
@@ -206,7 +300,7 @@ def run(n, collective, depth=2, order=topology.MSB_FIRST, max_cycles=None):
                delivered=got, expected=int(expected.sum()), misrouted=misrouted, hops=hops,
                received=received, expected_matrix=expected,
                link_count=link_count, busiest=busiest,
-               route_bound=route_bound(busiest, depth))
+               route_bound=route_bound(busiest, depth), ports=ports, predicted=predicted)
 
 
 def route_bound(busiest, depth):
@@ -218,18 +312,19 @@ def route_bound(busiest, depth):
 
 
 def run_all(task):
-    """Every collective on ``n`` nodes at ``depth``, as rows (for a process pool)."""
-    n, depth = task
+    """Every collective on ``n`` nodes at ``depth`` (with ``ports`` PE ports, default 1), as
+    rows (for a process pool); ``task`` is ``(n, depth)`` or ``(n, depth, ports)``."""
+    n, depth, pe_ports = (*task, 1)[:3]
     rows = []
     for collective in COLLECTIVES:
-        result = run(n, collective, depth)
+        result = run(n, collective, depth, ports=pe_ports)
         links = link_bound(n, collective)
-        ports = port_bound(n, collective, depth)
+        ports = port_bound(n, collective, depth, pe_ports)
         bound = max(links, ports, result.route_bound)
         C = result.completion
         rows.append(dict(
             n=n, complete_cube=int(n & (n - 1) == 0), d=topology.dimensions(n), depth=depth,
-            collective=collective, completion=C, exactly_once=int(result.complete),
+            ports=pe_ports, collective=collective, completion=C, exactly_once=int(result.complete),
             link_bound=links, port_bound=ports, busiest_link=result.busiest,
             route_bound=result.route_bound, bound=bound,
             ratio_link=None if C is None else round(C / links, 3),
@@ -239,7 +334,7 @@ def run_all(task):
     return rows
 
 
-_COLUMNS = ("n", "complete_cube", "d", "depth", "collective", "completion", "exactly_once",
+_COLUMNS = ("n", "complete_cube", "d", "depth", "ports", "collective", "completion", "exactly_once",
             "link_bound", "port_bound", "busiest_link", "route_bound", "bound", "ratio_link",
             "ratio_port", "ratio_bound", "link_messages")
 
@@ -252,23 +347,24 @@ def write_csv(path, rows):
 
 
 def table(rows):
-    """A Markdown table: per size and depth and collective, ``C`` and its ratios to the link
+    """A Markdown table: per size, depth, PE ports and collective, ``C`` and its ratios to the link
     bound, to the larger of the link and port bounds, and to the largest of all three."""
-    lines = ["| n | depth | " + " | ".join(f"{c}: C, C/link, C/max(link, port), C/max(all)"
-                                          for c in COLLECTIVES)
-             + " |", "|---:|---:|" + "---:|" * len(COLLECTIVES)]
+    lines = ["| n | depth | ports | "
+             + " | ".join(f"{c}: C, C/link, C/max(link, port), C/max(all)" for c in COLLECTIVES)
+             + " |", "|---:|---:|---:|" + "---:|" * len(COLLECTIVES)]
     keys = []
     for row in rows:
-        if (row["n"], row["depth"]) not in keys:
-            keys.append((row["n"], row["depth"]))
-    for n, depth in keys:
+        if (row["n"], row["depth"], row["ports"]) not in keys:
+            keys.append((row["n"], row["depth"], row["ports"]))
+    for n, depth, ports in keys:
         cells = []
         for c in COLLECTIVES:
-            row = next(r for r in rows if (r["n"], r["depth"], r["collective"]) == (n, depth, c))
+            row = next(r for r in rows
+                       if (r["n"], r["depth"], r["ports"], r["collective"]) == (n, depth, ports, c))
             if row["completion"] is None:
                 cells.append("incomplete")
             else:
                 cells.append(f"{row['completion']}, {row['ratio_link']:.2f}, "
                              f"{row['ratio_port']:.2f}, {row['ratio_bound']:.2f}")
-        lines.append(f"| {n} | {depth} | " + " | ".join(cells) + " |")
+        lines.append(f"| {n} | {depth} | {ports} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
