@@ -1,6 +1,8 @@
 """Simulation (imported as ``ihcube.sim``): the cycle-exact fast model of the fabric
 (:mod:`.model`, its Numba kernel :mod:`.model_kernel`), traffic patterns (:mod:`.traffic`), the
-latency-throughput sweeps (:mod:`.sweep`), collectives (:mod:`.collectives`) and plots
+latency-throughput sweeps (:mod:`.sweep`) and where they run (:mod:`.cluster`, Dask),
+collectives (:mod:`.collectives`) and their schedules for all-port nodes (:mod:`.schedule`),
+the exact analysis of link loads without simulation (:mod:`.analysis`), and plots
 (:mod:`.plots`).
 
 Add a traffic pattern in :mod:`.traffic`.
