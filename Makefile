@@ -38,11 +38,11 @@ help:
 	@echo "make synth N=26 FAMILY=ecp5|ice40 [SYNTH_OPTS=.. PLACER=heap|static|sa]  place and route the fabric; LUTs, FFs, RAM, Fmax"
 	@echo "make bitstream BOARD=ulx3s-85f N=26         self-test bitstream (BOARD=icebreaker N=5)"
 	@echo "make synth-table [FAMILY=ecp5]              make synth for n = 4 8 16 26 32 64; the README table"
-	@echo "make sweep                                  quick latency-throughput sweep (a few minutes): results/sweep_quick*"
+	@echo "make sweep                                  quick latency-throughput sweep (under a minute): results/sweep_quick*"
 	@echo "make sweep-full                             full sweep, 5 sizes x 2 depths x 3 patterns: results/sweep_full*"
 	@echo "make saturation                             zero-load latency per hop, saturation throughput: results/saturation.json"
 	@echo "make collectives [COLLECTIVE_PORTS=1,full]  broadcast, scatter, total exchange against their bounds: results/collectives.*"
-	@echo "make analysis                              exact link loads, no simulation: results/analysis.json, analysis_scan.json"
+	@echo "make analysis                               exact link loads, no simulation: results/analysis.json, analysis_scan.json"
 	@echo "make formal                                 SymbiYosys: router proofs; fabrics n = 3..6 proved safe (PDR), delivery BMC"
 
 $(BIN)/python:
