@@ -136,7 +136,8 @@ def _wants(header, b, exists_b, route_bit, slot_index, A, pe, P):
     them at every call.)
     """
     field = (1 << A) - 1
-    eject = 1 << (pe + slot_index % P)
+    # One PE port: no division (a modulo by a run-time divisor costs tens of cycles a hop).
+    eject = 1 << (pe if P == 1 else pe + slot_index % P)
     if header >> (3 * A) & 1:
         wants = (header >> (2 * A) & field) & exists_b
         if slot_index < pe:
