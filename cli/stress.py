@@ -180,7 +180,7 @@ def main(argv=None):
         if args.backend == "rtl":
             # The Amaranth simulation runs some cycles per second at n = 8, fewer beyond:
             # show how far the injection phase is.
-            from ..sim.sweep import Progress
+            from ..sim.cluster import Progress
             bar = Progress(config.cycles, "RTL cycles simulated")
             result = run_rtl(config, progress=lambda cycle: cycle <= config.cycles and bar.step())
         else:
