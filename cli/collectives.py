@@ -1,9 +1,12 @@
-"""Time broadcast, scatter and total exchange against their bounds (model).
+"""Time broadcast, scatter, multinode broadcast and total exchange against their bounds
+(model).
 
 ``ihcube collectives [--dims 2,...,11] [--sizes 6,13,...] [--depths 1,2,3]
-[--ports 1,full]`` (``make collectives``) runs :func:`ihcube.sim.collectives.run_all` on the
-complete cubes ``2**d`` and the incomplete sizes (with each number of PE ports; ``full`` is
-``D + 1`` at each size), prints the table of :func:`ihcube.sim.collectives.table` and writes
+[--ports 1,full] [--collectives broadcast,...,relay]`` (``make collectives``) runs
+:func:`ihcube.sim.collectives.run_all` on the complete cubes ``2**d`` and the incomplete sizes
+(with each number of PE ports; ``full`` is ``D + 1`` at each size; every collective unless
+``--collectives`` names some: ``relay`` is the multinode broadcast by relays), prints the
+table of :func:`ihcube.sim.collectives.table` and writes
 ``<out>/collectives.csv`` and ``<out>/collectives.json``. The sizes run on ``--jobs`` local
 Dask worker processes, or on the cluster of ``--scheduler ADDRESS``
 (:mod:`ihcube.sim.cluster`).
@@ -14,7 +17,7 @@ import sys
 import time
 
 from .. import params
-from .options import add_run_options, ints, model_depth, node_count, run_options, started
+from .options import add_run_options, choices, ints, model_depth, node_count, run_options, started
 from .usage import UsageError, checked, command_parser, run
 
 __all__ = ["main"]
@@ -33,6 +36,9 @@ def _parser():
     parser.add_argument("--ports", default="1", metavar="P,...",
                         help="PE ports per node, 1 to D + 1, or 'full' for D + 1 at each size "
                              "(default 1)")
+    parser.add_argument("--collectives", default=None, metavar="NAME,...",
+                        help="which to run: broadcast, scatter, multinode, exchange, relay "
+                             "(default all)")
     add_run_options(parser)
     return parser
 
@@ -52,12 +58,14 @@ def _collectives(args):
         raise UsageError("No sizes: give --dims or --sizes")
     ports = [None if part.strip() == "full" else ints(part, "Port counts", lambda p: p)[0]
              for part in args.ports.split(",")]
+    which = (collectives.COLLECTIVES if args.collectives is None
+             else choices(args.collectives, "Collectives", collectives.COLLECTIVES))
     tasks = []
     for n in ns:
         full = params.max_ports(n)
         for count in dict.fromkeys(full if p is None else checked(
                 lambda p: params.check_ports(n, p), p) for p in ports):
-            tasks += [(n, depth, count) for depth in depths]
+            tasks += [(n, depth, count, which) for depth in depths]
     start = time.monotonic()
     with started(cluster):
         results = list(cluster.map(collectives.run_all, tasks, "collectives"))

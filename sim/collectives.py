@@ -51,12 +51,12 @@ import numpy as np
 from .. import topology
 from ..rtl.message import Kind
 from .model import Model
-from .schedule import greedy, hops
+from .schedule import greedy, hops, relays, translated_tree
 
-__all__ = ["COLLECTIVES", "link_bound", "port_bound", "route_bound", "schedule", "Run", "run",
-           "run_all", "write_csv", "table"]
+__all__ = ["COLLECTIVES", "link_bound", "port_bound", "relay_bound", "route_bound", "schedule",
+           "relay_hops", "Run", "run", "run_all", "write_csv", "table"]
 
-COLLECTIVES = ("broadcast", "scatter", "multinode", "exchange")
+COLLECTIVES = ("broadcast", "scatter", "multinode", "exchange", "relay")
 
 
 @functools.lru_cache(maxsize=4)
@@ -90,7 +90,7 @@ def link_bound(n, collective, origin=0):
         return max([ecc, math.ceil((n - 1) / degree[origin])]
                    + [math.ceil(far[i] / edges[i]) for i in range(D)])
     receive = max(math.ceil((n - 1) / k) for k in degree)
-    if collective == "multinode":
+    if collective in ("multinode", "relay"):
         cuts = [math.ceil(max(n - upper[i], upper[i]) / edges[i]) for i in range(D)]
     else:
         cuts = [math.ceil((n - upper[i]) * upper[i] / edges[i]) for i in range(D)]
@@ -104,12 +104,44 @@ def port_bound(n, collective, depth, ports=1):
     if n == 1:
         return 0
     gap = 2 if depth == 1 else 1
-    inject = {"broadcast": 1, "scatter": n - 1, "multinode": 1, "exchange": n - 1}[collective]
-    accept = {"broadcast": 1, "scatter": 1, "multinode": n - 1, "exchange": n - 1}[collective]
+    # A relaying PE injects one message for each neighbour it passes a message to: n - 1
+    # over the whole broadcast, as many as it receives (each message reaches it once).
+    inject = {"broadcast": 1, "scatter": n - 1, "multinode": 1, "exchange": n - 1,
+              "relay": n - 1}[collective]
+    accept = {"broadcast": 1, "scatter": 1, "multinode": n - 1, "exchange": n - 1,
+              "relay": n - 1}[collective]
     # The eject ports that a node's links reach: a node with fewer of them accepts less.
     reached = min(len({topology.eject_port(n, ports, l) for l in topology.links(n, a)})
                   for a in range(n))
     return max(gap * (math.ceil(inject / ports) - 1) + 1, math.ceil(accept / reached))
+
+
+def relay_bound(n, depth=2, ports=1):
+    """The fewest cycles a multinode broadcast by relays can take (``docs/collectives.md``,
+    "A lower bound for relays"): every hop a one-hop unicast, which the receiving PE can
+    offer again from the cycle after its delivery.
+
+    A message taken in cycle ``s`` is delivered one hop away in ``s + 2`` and taken again
+    at the earliest in ``s + 3``, so a message from ``k`` hops away reaches a node no earlier
+    than cycle ``3k - 1`` after the first injection. Node ``x`` has ``S_k`` nodes ``k`` or
+    more hops away, whose messages it accepts over its ``deg`` links (each one every ``g``
+    cycles) and the ``E`` eject ports they reach (each one a cycle): at most
+    ``min(deg ceil(w / g), E w)`` of them in the ``w`` cycles from ``3k - 1`` on. The last
+    delivery, ``C + 1`` cycles after the first injection, needs every ``k``'s window."""
+    if n == 1:
+        return 0
+    gap = 2 if depth == 1 else 1
+    D, degree, _, _, _ = _structure(n)
+    best = 0
+    for x in range(n):
+        far = np.bincount(topology.distances(n, x), minlength=D + 1)[::-1].cumsum()[::-1]
+        reached = len({topology.eject_port(n, ports, l) for l in topology.links(n, x)})
+        for k in range(1, D + 1):
+            if far[k]:
+                w = max(math.ceil(far[k] / reached),
+                        gap * (math.ceil(far[k] / degree[x]) - 1) + 1)
+                best = max(best, w + 3 * k - 3)
+    return best
 
 
 def _bit_reversed(D):
@@ -227,6 +259,89 @@ def schedule(n, collective, ports, depth=2, order=topology.MSB_FIRST, priority=N
     return at, port, predicted
 
 
+def relay_hops(n, ports, depth=2):
+    """The hops of the relayed multinode broadcast, in slot order: ``(slot, sender, dim,
+    origin, port)`` arrays, one entry a one-hop unicast (``sender`` passes ``origin``'s
+    message over its link of dimension ``dim``, taken from injection port ``port`` in
+    ``slot``). On a complete cube, the spanning tree of
+    :func:`~ihcube.sim.schedule.translated_tree` translated to every source; on the others,
+    the link-by-link relays of :func:`~ihcube.sim.schedule.relays`."""
+    if n & (n - 1):
+        return relays(n, ports, depth)
+    node, dim, slot, port = translated_tree(topology.dimensions(n), ports, depth)
+    origin = np.repeat(np.arange(n, dtype=np.int64), len(node))
+    # Source a's copy of the edge into u goes from a XOR u XOR 2**dim to a XOR u.
+    sender = origin ^ np.tile(node ^ (1 << dim), n)
+    hops_ = (np.tile(slot, n), sender, np.tile(dim, n), origin, np.tile(port, n))
+    by_slot = np.argsort(hops_[0], kind="stable")
+    return tuple(column[by_slot] for column in hops_)
+
+
+def _offer_relays(model, n, schedule, max_cycles):
+    """Drive ``model`` with the relays of ``schedule`` one cycle at a time: a hop is offered
+    in its cycle (its slot + 1: no buffer takes a message in the reset cycle) if its sender
+    has been delivered the message by then, which the model's delivery records tell, and
+    otherwise as soon as it has. Returns the deliveries of the run and the cycle of its
+    first injection."""
+    slot, sender, dim, origin, port = schedule
+    dest = sender ^ (1 << dim)
+    due = slot + 1
+    holds = np.eye(n, dtype=bool)  # holds[x, a]: node x has been delivered a's message
+    waiting = np.zeros(0, np.int64)
+    taken = 0
+    records = []
+    extra = None  # cycles to run on after the last hop, for deliveries that should not come
+    first = -1
+    while model.cycle < max_cycles and extra != 0:
+        now = model.cycle
+        upto = int(np.searchsorted(due, now, side="right"))
+        batch = np.concatenate([waiting, np.arange(taken, upto)])
+        taken = upto
+        ready = holds[sender[batch], origin[batch]]
+        go, waiting = batch[ready], batch[~ready]
+        if len(go):
+            model.offer(sender[go], dest[go], Kind.UNICAST.value, origin[go], now, port[go])
+        step = model.advance(1, count_links=True)
+        got = step.deliveries
+        holds[got["node"], got["payload"]] = True
+        records.append(got)
+        if first < 0 and len(step.injections):
+            first = int(step.injections["cycle"][0])
+        if extra is None and taken == len(due) and not len(waiting) and model.idle:
+            extra = 2 * topology.dimensions(n) + 4
+        elif extra is not None:
+            extra -= 1
+    return np.concatenate(records), first
+
+
+def _run_relay(model, n, depth, order, ports, max_cycles):
+    """:func:`run` for ``"relay"``: the hops of :func:`relay_hops`, each message's origin
+    in its payload; the deliveries must bring every origin's message to every other node
+    exactly once."""
+    plan = relay_hops(n, ports, depth)
+    got, first = _offer_relays(model, n, plan, max_cycles)
+    expected = 1 - np.eye(n, dtype=np.int32)
+    received = np.zeros((n, n), np.int32)
+    np.add.at(received, (got["payload"], got["node"]), 1)
+    misrouted = int((got["dest"] != got["node"]).sum())
+    complete = bool(misrouted == 0 and np.array_equal(received, expected))
+    # Deliveries later than planned (taken in slot + 1, delivered two cycles later): a hop
+    # that waited, for a busy resource or for its sender to get the message.
+    slot, sender, dim, origin, _ = plan
+    planned = np.full((n, n), -1, np.int64)
+    planned[origin, sender ^ (1 << dim)] = slot + 3
+    late = int((got["cycle"] != planned[got["payload"], got["node"]]).sum())
+    link_count = model.link_counts
+    busiest = int(link_count.max()) if len(link_count) else 0
+    return Run(n=n, collective="relay", depth=depth, order=order, cycles=model.cycle,
+               completion=int(got["cycle"].max()) - first - 1 if complete else None,
+               complete=complete, delivered=len(got), expected=int(expected.sum()),
+               misrouted=misrouted, hops=model.transfers, received=received,
+               expected_matrix=expected, link_count=link_count, busiest=busiest,
+               route_bound=route_bound(busiest, depth), ports=ports, late=late,
+               predicted=int(slot.max() + 1 - slot.min()) if len(slot) else 0)
+
+
 #: Cycles a :meth:`Model.advance <ihcube.sim.model.Model.advance>` call of a run covers,
 #: which bounds the deliveries it records at once.
 CHUNK = 256
@@ -236,7 +351,8 @@ class Run:
     """What :func:`run` measured: ``completion`` (``C``, or None if not every message
     arrived), ``complete`` (every expected message exactly once, nothing misrouted),
     ``delivered``, ``expected``, ``hops`` (link messages), ``cycles`` simulated, ``ports``,
-    and ``predicted``, the completion of the timed schedule (None if not timed)."""
+    and ``predicted``, the completion of the timed schedule (None if not timed); for
+    ``relay``, ``late``: deliveries that came later than the schedule planned."""
 
     def __init__(self, **fields):
         self.__dict__.update(fields)
@@ -252,9 +368,11 @@ def run(n, collective, depth=2, order=topology.MSB_FIRST, max_cycles=None, ports
         raise ValueError(f"Collective must be one of {', '.join(COLLECTIVES)}, "
                          f"not {collective!r}")
     model = Model(n, payload_width=32, depth=depth, order=order, ports=ports)
-    start, dests, kinds, expected = _requests(n, collective)
     if max_cycles is None:
         max_cycles = 4 * (link_bound(n, collective) + port_bound(n, collective, depth)) + 100
+    if collective == "relay":
+        return _run_relay(model, n, depth, order, ports, max_cycles)
+    start, dests, kinds, expected = _requests(n, collective)
     sources = np.repeat(np.arange(n), np.diff(start))
     payloads = np.arange(start[-1])  # a payload is the message's number
     predicted = None
@@ -312,21 +430,25 @@ def route_bound(busiest, depth):
 
 
 def run_all(task):
-    """Every collective on ``n`` nodes at ``depth`` (with ``ports`` PE ports, default 1), as
-    rows (for a process pool); ``task`` is ``(n, depth)`` or ``(n, depth, ports)``."""
-    n, depth, pe_ports = (*task, 1)[:3]
+    """Every collective (or those named) on ``n`` nodes at ``depth`` (with ``ports`` PE ports,
+    default 1), as rows (for a process pool); ``task`` is ``(n, depth)``, ``(n, depth,
+    ports)`` or ``(n, depth, ports, collectives)``."""
+    n, depth = task[:2]
+    pe_ports = task[2] if len(task) > 2 else 1
+    which = task[3] if len(task) > 3 else COLLECTIVES
     rows = []
-    for collective in COLLECTIVES:
+    for collective in which:
         result = run(n, collective, depth, ports=pe_ports)
         links = link_bound(n, collective)
         ports = port_bound(n, collective, depth, pe_ports)
-        bound = max(links, ports, result.route_bound)
+        relayed = relay_bound(n, depth, pe_ports) if collective == "relay" else None
+        bound = max(links, ports, result.route_bound, relayed or 0)
         C = result.completion
         rows.append(dict(
             n=n, complete_cube=int(n & (n - 1) == 0), d=topology.dimensions(n), depth=depth,
             ports=pe_ports, collective=collective, completion=C, exactly_once=int(result.complete),
             link_bound=links, port_bound=ports, busiest_link=result.busiest,
-            route_bound=result.route_bound, bound=bound,
+            route_bound=result.route_bound, relay_bound=relayed, bound=bound,
             ratio_link=None if C is None else round(C / links, 3),
             ratio_port=None if C is None else round(C / max(links, ports), 3),
             ratio_bound=None if C is None else round(C / bound, 3),
@@ -335,7 +457,8 @@ def run_all(task):
 
 
 _COLUMNS = ("n", "complete_cube", "d", "depth", "ports", "collective", "completion", "exactly_once",
-            "link_bound", "port_bound", "busiest_link", "route_bound", "bound", "ratio_link",
+            "link_bound", "port_bound", "busiest_link", "route_bound", "relay_bound", "bound",
+            "ratio_link",
             "ratio_port", "ratio_bound", "link_messages")
 
 
@@ -348,17 +471,19 @@ def write_csv(path, rows):
 
 def table(rows):
     """A Markdown table: per size, depth, PE ports and collective, ``C`` and its ratios to the link
-    bound, to the larger of the link and port bounds, and to the largest of all three."""
+    bound, to the larger of the link and port bounds, and to the largest of all the bounds
+    (for ``relay``, the relay bound too)."""
+    present = [c for c in COLLECTIVES if any(row["collective"] == c for row in rows)]
     lines = ["| n | depth | ports | "
-             + " | ".join(f"{c}: C, C/link, C/max(link, port), C/max(all)" for c in COLLECTIVES)
-             + " |", "|---:|---:|---:|" + "---:|" * len(COLLECTIVES)]
+             + " | ".join(f"{c}: C, C/link, C/max(link, port), C/max(all)" for c in present)
+             + " |", "|---:|---:|---:|" + "---:|" * len(present)]
     keys = []
     for row in rows:
         if (row["n"], row["depth"], row["ports"]) not in keys:
             keys.append((row["n"], row["depth"], row["ports"]))
     for n, depth, ports in keys:
         cells = []
-        for c in COLLECTIVES:
+        for c in present:
             row = next(r for r in rows
                        if (r["n"], r["depth"], r["ports"], r["collective"]) == (n, depth, ports, c))
             if row["completion"] is None:

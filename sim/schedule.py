@@ -24,7 +24,7 @@ from numba import njit
 
 from .. import topology
 
-__all__ = ["hops", "greedy"]
+__all__ = ["hops", "greedy", "relays", "translated_tree"]
 
 
 def hops(n, sources, dests, order=topology.MSB_FIRST):
@@ -144,3 +144,180 @@ def greedy(n, ports, depth, sources, start, resource, offset, spaced, order):
                    np.asarray(start, np.int64), np.asarray(resource, np.int32),
                    np.asarray(offset, np.int16), np.asarray(spaced, np.bool_),
                    np.asarray(order, np.int64), horizon)
+
+
+#: How many of the messages a link could send :func:`relays` compares (the cost of a choice).
+RELAY_WINDOW = 64
+
+
+@njit(cache=True)
+def _relays(n, D, ports, gap, neighbour, eject, window, horizon):
+    """The kernel of :func:`relays`. ``sendable[y, m]``: the first slot in which node ``y``
+    may send message ``m`` (``-1``: ``y`` neither has it nor is due to get it); ``got[y]``
+    lists the messages ``y`` has or is due to get, in the order they became due, which is
+    the order of ``sendable``; ``next_[y, i]`` is how far link ``(y, i)`` has read that list."""
+    total = n * (n - 1)
+    sendable = np.full((n, n), -1, np.int32)
+    got = np.zeros((n, n), np.int32)
+    count = np.zeros(n, np.int64)
+    holders = np.ones(n, np.int64)
+    next_ = np.zeros((n, D), np.int64)
+    for y in range(n):
+        sendable[y, y] = 0
+        got[y, 0] = y
+        count[y] = 1
+    link_used = np.full((n, D), -2, np.int64)
+    port_used = np.full((n, ports), -2, np.int64)
+    eject_used = np.full((n, ports), -1, np.int64)
+    slot = np.zeros(total, np.int64)
+    sender = np.zeros(total, np.int64)
+    dim = np.zeros(total, np.int64)
+    origin = np.zeros(total, np.int64)
+    port = np.zeros(total, np.int64)
+    done = 0
+    t = 0
+    while done < total and t < horizon:
+        for step in range(n):
+            y = (step + t) % n  # a different node first in each slot: no node always wins
+            for turn in range(D):
+                i = (turn + t) % D
+                z = neighbour[y, i]
+                if z < 0 or link_used[y, i] > t - gap:
+                    continue
+                p = -1
+                for q in range(ports):
+                    if port_used[y, q] <= t - gap:
+                        p = q
+                        break
+                if p < 0:
+                    break
+                if eject_used[z, eject[i]] == t:
+                    continue
+                # Messages the far end has or is due to get are never needed on this link.
+                while next_[y, i] < count[y] and sendable[z, got[y, next_[y, i]]] >= 0:
+                    next_[y, i] += 1
+                # Of the next `window` messages the far end lacks, the one fewest nodes have.
+                best = -1
+                seen = 0
+                k = next_[y, i]
+                while k < count[y] and seen < window and sendable[y, got[y, k]] <= t:
+                    m = got[y, k]
+                    if sendable[z, m] < 0:
+                        if best < 0 or holders[m] < holders[got[y, best]]:
+                            best = k
+                        seen += 1
+                    k += 1
+                if best < 0:
+                    continue
+                m = got[y, best]
+                # Taken in slot t, across the link in t + 1, delivered in t + 2, offered
+                # again (and taken at the earliest) in t + 3.
+                sendable[z, m] = t + 3
+                holders[m] += 1
+                got[z, count[z]] = m
+                count[z] += 1
+                link_used[y, i] = t
+                port_used[y, p] = t
+                eject_used[z, eject[i]] = t
+                slot[done], sender[done], dim[done] = t, y, i
+                origin[done], port[done] = m, p
+                done += 1
+        t += 1
+    return slot[:done], sender[:done], dim[:done], origin[:done], port[:done]
+
+
+def relays(n, ports, depth=2, window=RELAY_WINDOW):
+    """A multinode broadcast made of relays: every hop a one-hop unicast that the receiving
+    PE offers again to its own neighbours (``docs/collectives.md``, "Relayed multinode
+    broadcast").
+
+    Slot by slot (a slot is the cycle in which a PE's injection buffer takes the message),
+    every link direction ``(y, i)`` that is free sends the oldest message that node ``y``
+    holds and its neighbour ``z`` neither holds nor is due to get, if ``y`` has an injection
+    port free and the eject port of ``z`` that link ``i`` reaches is free two cycles later.
+    A message taken in slot ``s`` is delivered in ``s + 2`` and can be taken again, by the
+    receiver, from ``s + 3``. Each message therefore spreads along a spanning tree of its
+    own, shaped by what the links are doing, and every link direction is busy whenever its
+    sender has something its receiver lacks.
+
+    Returns ``(slot, sender, dim, origin, port)``, one entry a hop, in slot order: ``sender``
+    takes ``origin``'s message on injection port ``port`` in slot ``slot`` and sends it over
+    its link of dimension ``dim``.
+    """
+    D = topology.dimensions(n)
+    neighbour = np.array([[a ^ (1 << i) if topology.link_exists(n, a, i) else -1
+                           for i in range(D)] for a in range(n)], np.int64).reshape(n, D)
+    eject = np.array([topology.eject_port(n, ports, i) for i in range(D)], np.int64)
+    gap = 2 if depth == 1 else 1
+    # Every slot some link sends, while a message is missing somewhere (the graph is
+    # connected): n (n - 1) slots is more than enough.
+    return _relays(n, D, ports, gap, neighbour, eject, window,
+                   n * (n - 1) * gap + 3 * n + 8)
+
+
+def translated_tree(d, ports, depth=2):
+    """A multinode broadcast by relays on the complete ``d``-cube that is the same for every
+    source up to translation (``docs/collectives.md``, "Relayed multinode broadcast").
+
+    One spanning tree ``T`` of the cube, rooted at node 0, and a slot for each of its edges;
+    source ``a`` uses ``T XOR a`` with the same slots. In ``T`` node ``u != 0`` hangs from
+    ``u XOR 2**i`` for a set bit ``i`` of ``u``, so the tree is one of shortest paths and an
+    edge of dimension ``i`` is a one-hop unicast over dimension ``i``. Translated, the edge
+    of ``u`` is used by every source at once, once on every link direction of dimension
+    ``i``: two edges of ``T`` never share a slot and a dimension, and then no link direction
+    carries two messages in a slot, nor an eject port (dimension ``i`` reaches eject port
+    ``i mod P``) two deliveries; a node injects as many messages in a slot as ``T`` has
+    edges in it, at most ``P``.
+
+    Built slot by slot, list-scheduling style: an edge ``u`` may take slot ``t`` over bit
+    ``i`` once its parent ``u XOR 2**i`` has its message by ``t`` (the root from slot 0;
+    another node three slots after its own edge's slot: delivered two cycles after it is
+    taken, then offered again). In each slot the edges that can go choose in turn, those
+    with the fewest ready bits first (then the fewer set bits: the deeper subtrees), each the
+    free dimension that the fewest waiting edges could use; a dimension whose eject port is
+    taken, or at depth 1 a dimension or port used in the slot before, is not free.
+
+    Returns ``(node, dim, slot, port)`` for the ``2**d - 1`` edges of ``T``: node ``u``
+    is reached over dimension ``dim`` from ``u XOR 2**dim``, taken in ``slot`` on
+    injection ``port`` of the sender.
+    """
+    n = 1 << d
+    gap = 2 if depth == 1 else 1
+    eject = np.array([topology.eject_port(n, ports, i) for i in range(d)])
+    bits = (np.arange(n)[:, None] >> np.arange(d)) & 1
+    popcount = bits.sum(axis=1)
+    ready_from = np.full(n, np.iinfo(np.int64).max // 2, np.int64)
+    ready_from[0] = 0
+    dim, slot, port = (np.full(n, -1, np.int64) for _ in range(3))
+    dim_used = np.full(d, -2, np.int64)
+    port_used = np.full(ports, -2, np.int64)
+    left = np.arange(1, n)
+    t = 0
+    while len(left):
+        # Bit i of u is ready if u's parent over i holds the message by slot t.
+        ready = (bits[left] == 1) & (ready_from[left[:, None] ^ (1 << np.arange(d))] <= t)
+        demand = ready.sum(axis=0)
+        choices = ready.sum(axis=1)
+        free_ports = [q for q in range(ports) if port_used[q] <= t - gap]
+        dims_free = dim_used <= t - gap
+        ejects_taken = set()
+        chosen = []
+        for k in np.lexsort((popcount[left], choices)):
+            if choices[k] == 0 or len(chosen) == len(free_ports):
+                continue
+            options = [i for i in np.flatnonzero(ready[k])
+                       if dims_free[i] and eject[i] not in ejects_taken]
+            if not options:
+                continue
+            i = min(options, key=lambda i: (demand[i], i))
+            dims_free[i] = False
+            ejects_taken.add(eject[i])
+            chosen.append(k)
+            u = left[k]
+            dim[u], slot[u], port[u] = i, t, free_ports[len(chosen) - 1]
+            dim_used[i] = t
+            port_used[port[u]] = t
+            ready_from[u] = t + 3
+        left = np.delete(left, chosen)
+        t += 1
+    return np.arange(1, n), dim[1:], slot[1:], port[1:]
