@@ -12,6 +12,10 @@ Collectives (each PE offers its messages in a fixed order, back to back, from cy
   ...``; numbers that are not nodes skipped). In a complete cube the nodes' ``k``-th
   messages form a permutation, and successive messages of a node alternate between the two
   halves of the top dimension, so that the top links are busy all along.
+- ``relay``: multinode broadcast by relays: every message goes from PE to PE as one-hop
+  unicasts (its origin in the payload), each PE offering again what it was delivered, on the
+  timed hops of :func:`relay_hops`; a hop is offered only once the model has delivered its
+  message to the sender.
 
 The *completion* ``C`` of a run is the cycle of the last delivery minus the cycle of the first
 injection minus one: the one cycle that every message spends between the injection buffer and
@@ -28,7 +32,7 @@ Bounds (derivation in ``docs/collectives.md``); ``e_i`` is the number of links o
   ``max(diam, max_a ceil((n-1)/deg(a)), max_i ceil(max(|L_i|, |U_i|)/e_i))``; total
   exchange ``max(diam, max_a ceil((n-1)/deg(a)), max_i ceil(|L_i| |U_i| / e_i))``. For a
   complete ``d``-cube they are SPEC section 7's ``d``, ``ceil((2**d-1)/d)`` (twice) and
-  ``2**(d-1)``.
+  ``2**(d-1)``. ``relay`` has the bounds of ``multinode``, and :func:`relay_bound`.
 - route bound: the messages that the routes put on the busiest link direction (counted
   in the run), one per cycle (every other cycle at depth 1).
 - port bounds, from the PE ports (SPEC section 5, ``docs/ports.md``): each of a PE's ``P``
@@ -334,7 +338,8 @@ def _run_relay(model, n, depth, order, ports, max_cycles):
     link_count = model.link_counts
     busiest = int(link_count.max()) if len(link_count) else 0
     return Run(n=n, collective="relay", depth=depth, order=order, cycles=model.cycle,
-               completion=int(got["cycle"].max()) - first - 1 if complete else None,
+               completion=int(got["cycle"].max()) - first - 1 if complete and len(got) else
+               (0 if complete else None),
                complete=complete, delivered=len(got), expected=int(expected.sum()),
                misrouted=misrouted, hops=model.transfers, received=received,
                expected_matrix=expected, link_count=link_count, busiest=busiest,
@@ -458,8 +463,7 @@ def run_all(task):
 
 _COLUMNS = ("n", "complete_cube", "d", "depth", "ports", "collective", "completion", "exactly_once",
             "link_bound", "port_bound", "busiest_link", "route_bound", "relay_bound", "bound",
-            "ratio_link",
-            "ratio_port", "ratio_bound", "link_messages")
+            "ratio_link", "ratio_port", "ratio_bound", "link_messages")
 
 
 def write_csv(path, rows):

@@ -17,6 +17,11 @@ At buffer depth 1 a buffer learns that it is free a cycle late (SPEC section 3),
 and an injection buffer take a message every other cycle: their uses must then be at least
 two cycles apart. The model runs the schedule (each message offered from its cycle ``s`` on
 its port); a run that matches the prediction cycle for cycle shows that no message waited.
+
+The multinode broadcast by relays (every hop a one-hop unicast that the receiving PE offers
+again, three cycles a hop) is timed the same way, hop by hop: :func:`translated_tree` on
+complete cubes (one spanning tree and its slots, the same for every source up to
+translation), :func:`relays` on any ``n`` (link by link, rarest message first).
 """
 
 import numpy as np
@@ -228,13 +233,15 @@ def _relays(n, D, ports, gap, neighbour, eject, window, horizon):
 
 def relays(n, ports, depth=2, window=RELAY_WINDOW):
     """A multinode broadcast made of relays: every hop a one-hop unicast that the receiving
-    PE offers again to its own neighbours (``docs/collectives.md``, "Relayed multinode
-    broadcast").
+    PE offers again to its own neighbours (``docs/collectives.md``, "Multinode broadcast
+    by relays").
 
     Slot by slot (a slot is the cycle in which a PE's injection buffer takes the message),
-    every link direction ``(y, i)`` that is free sends the oldest message that node ``y``
-    holds and its neighbour ``z`` neither holds nor is due to get, if ``y`` has an injection
-    port free and the eject port of ``z`` that link ``i`` reaches is free two cycles later.
+    every link direction ``(y, i)`` that is free sends, of the messages that node ``y`` can
+    send and its neighbour ``z`` neither holds nor is due to get, the one that the fewest
+    nodes hold or are due to get (among the first ``window`` in the order ``y`` got them;
+    ties to the oldest), if ``y`` has an injection port free and the eject port of ``z``
+    that link ``i`` reaches is free two cycles later.
     A message taken in slot ``s`` is delivered in ``s + 2`` and can be taken again, by the
     receiver, from ``s + 3``. Each message therefore spreads along a spanning tree of its
     own, shaped by what the links are doing, and every link direction is busy whenever its
@@ -249,15 +256,17 @@ def relays(n, ports, depth=2, window=RELAY_WINDOW):
                            for i in range(D)] for a in range(n)], np.int64).reshape(n, D)
     eject = np.array([topology.eject_port(n, ports, i) for i in range(D)], np.int64)
     gap = 2 if depth == 1 else 1
-    # Every slot some link sends, while a message is missing somewhere (the graph is
-    # connected): n (n - 1) slots is more than enough.
-    return _relays(n, D, ports, gap, neighbour, eject, window,
-                   n * (n - 1) * gap + 3 * n + 8)
+    # While a message is missing somewhere, some link can send one within 3 gap slots (the
+    # graph is connected, and a message waits at most three slots to be sendable).
+    hops_ = _relays(n, D, ports, gap, neighbour, eject, window, 3 * gap * n * (n - 1) + 8)
+    if len(hops_[0]) != n * (n - 1):  # pragma: no cover - the argument above
+        raise AssertionError("the relays did not reach every node")
+    return hops_
 
 
 def translated_tree(d, ports, depth=2):
     """A multinode broadcast by relays on the complete ``d``-cube that is the same for every
-    source up to translation (``docs/collectives.md``, "Relayed multinode broadcast").
+    source up to translation (``docs/collectives.md``, "Multinode broadcast by relays").
 
     One spanning tree ``T`` of the cube, rooted at node 0, and a slot for each of its edges;
     source ``a`` uses ``T XOR a`` with the same slots. In ``T`` node ``u != 0`` hangs from
