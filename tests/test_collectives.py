@@ -337,16 +337,15 @@ def test_translated_tree_is_a_conflict_free_spanning_tree(d):
 @pytest.mark.parametrize("d", range(4, 10))
 def test_relayed_multinode_broadcast_on_complete_cubes(d):
     """The issue's goal where relays can reach it: within 1.2 times SPEC section 7's
-    ceil((2**d - 1) / d) from d = 7 on, with D + 1 ports and with D; at the relay bound for
-    d <= 6, which is above 1.2 times the link bound there (10, 13, 16 against 4, 7, 11),
-    and at most one cycle above it for d = 7 ... 9."""
+    ceil((2**d - 1) / d) from d = 7 on, with D + 1 ports and with D; exactly the relay
+    bound, which for d <= 6 is above 1.2 times the link bound (10, 13, 16 against 4, 7,
+    11)."""
     n = 1 << d
     spec = math.ceil((2 ** d - 1) / d)
     for ports in (d + 1, d):
         result = run(n, "relay", 2, ports=ports)
         assert result.complete and result.late == 0
-        bound = _relay_bound_by_hand(d)
-        assert bound <= result.completion <= bound + (1 if d >= 7 else 0)
+        assert result.completion == _relay_bound_by_hand(d)
         assert (result.completion <= 1.2 * spec) == (d >= 7)
 
 
