@@ -11,6 +11,7 @@ from .. import topology
 from ..params import Wormhole, check_fabric_depth
 from .arbiter import RoundRobinArbiter
 from .flit import eject_signature, flit_layout, header_layout, inject_signature, link_signature
+from .broadcast_buffer import BroadcastBuffer
 from .flit_buffer import FlitBuffer
 from .message import Kind
 from .route import RouteSelect
@@ -100,6 +101,7 @@ class WormholeRouter(wiring.Component):
 
     #: Parts that negative-control variants replace (``ihcube.verify.faults``).
     flit_buffer = FlitBuffer
+    broadcast_buffer = BroadcastBuffer
     vc_allocator = VcAllocator
     arbiter = RoundRobinArbiter
     route_select = RouteSelect
@@ -123,13 +125,14 @@ class WormholeRouter(wiring.Component):
     order    = property(lambda self: self._order)
     dims     = property(lambda self: self._dims)
 
-    def outputs_of(self, j):
+    def outputs_of(self, j, broadcast=False):
         """The outputs input ``j`` (links in port order, then the injection) can use: link
         indices, then the eject port (index ``k``). The rule is
-        :func:`ihcube.topology.onward_links`, merged over the link set when strapped."""
+        :func:`ihcube.topology.onward_links`, merged over the link set when strapped; the PE's
+        own broadcasts do not come back to it."""
         links = len(self._dims)
         if j >= links:
-            return (*range(links), links)
+            return tuple(range(links)) if broadcast else (*range(links), links)
         if self._strap:
             onward = topology.link_set_onward_links(self._n, self._node, self._dims[j],
                                                     self._order)
@@ -138,16 +141,20 @@ class WormholeRouter(wiring.Component):
         return (*(self._dims.index(dim) for dim in onward), links)
 
     def input_channels(self):
-        """Every input channel as ``(j, vc)``: each link's ``vcs + 1`` channels (the last the
-        broadcast channel), then the injection ``(k, 0)``."""
-        vcs = self._wormhole.vcs
-        return [(j, v) for j in range(len(self._dims)) for v in range(vcs + 1)] + \
-            [(len(self._dims), 0)]
+        """Every input channel as ``(j, vc)``: each link's ``vcs + 1`` channels (the last, number
+        ``vcs``, the broadcast channel), then the injection's unicast channel ``(k, 0)`` and
+        broadcast channel ``(k, vcs)``."""
+        vcs, links = self._wormhole.vcs, len(self._dims)
+        # A single node has no broadcast channel: its PE's broadcasts reach nobody.
+        return [(j, v) for j in range(links) for v in range(vcs + 1)] + \
+            [(links, 0)] + ([(links, vcs)] if links else [])
 
     def inputs_of(self, o):
         """The input channels (indices into :meth:`input_channels`) that can use output
         ``o``."""
-        return [c for c, (j, _) in enumerate(self.input_channels()) if o in self.outputs_of(j)]
+        vcs = self._wormhole.vcs
+        return [c for c, (j, v) in enumerate(self.input_channels())
+                if o in self.outputs_of(j, v == vcs)]
 
     def elaborate(self, platform):
         m = Module()
@@ -160,14 +167,21 @@ class WormholeRouter(wiring.Component):
                                                          topology.address_bits(n))
         channels = self.input_channels()
         bvc = vcs  # the broadcast channel's number on every link
+        outs = [self.outputs_of(j, v == bvc) for j, v in channels]
 
-        # --- Input buffers ---------------------------------------------------------------
+        # --- Input buffers: a FIFO per unicast channel, a BroadcastBuffer per broadcast one --
         buffers = []
-        for j, dim in enumerate(self._dims):
-            port = self.links_in[j]
-            for v in range(vcs + 1):
-                depth = wh.flits if v == bvc else wh.vc_depth
-                buffer = m.submodules[f"in{dim}_vc{v}"] = self.flit_buffer(flit, depth)
+        for c, (j, v) in enumerate(channels):
+            where = f"in{self._dims[j]}_vc{v}" if j < links else \
+                ("in_pe" if v == 0 else "in_pe_broadcast")
+            if v == bvc:
+                buffer = self.broadcast_buffer(flit, wh.flits, len(outs[c]))
+            else:
+                buffer = self.flit_buffer(flit, wh.vc_depth)
+            m.submodules[where] = buffer
+            buffers.append(buffer)
+            if j < links:
+                port = self.links_in[j]
                 m.d.comb += [
                     buffer.w.valid.eq(port.valid & (port.vc == v)),
                     buffer.w.payload.eq(port.flit),
@@ -175,80 +189,75 @@ class WormholeRouter(wiring.Component):
                 ]
                 if v == bvc:
                     m.d.comb += port.idle.eq(buffer.idle)
-                buffers.append(buffer)
-        injected = m.submodules.in_pe = self.flit_buffer(flit, wh.vc_depth)
-        buffers.append(injected)
-        self._elaborate_injection(m, injected, address)
+        if links:
+            self._elaborate_injection(m, buffers[-2], buffers[-1], address)
+        else:
+            self._elaborate_injection(m, buffers[-1], None, address)
 
-        # --- Per input channel: route the head, hold outputs, send flits ---------------------
-        outs = [self.outputs_of(j) for j, _ in channels]
-        # Which allocator each (channel, output) asks: "u" unicast, "b" broadcast, "e" eject.
+        # --- Per input channel: route the head once, then hold its outputs --------------------
         state = []
         for c, ((j, v), buffer) in enumerate(zip(channels, buffers)):
-            front = buffer.r.payload
-            head = header(front.payload[:hbits])
-            route = m.submodules[f"route{c}"] = self.route_select(
-                n, self._node, self._order,
-                outputs=[self._dims[o] for o in outs[c] if o < links])
-            m.d.comb += [route.dest.eq(head.dest), route.address.eq(address)]
-            copies = [head.dest[self._dims[o]] if o < links else Const(j < links, 1)
-                      for o in outs[c]]
-            steps = [*route.link, route.deliver]
+            is_broadcast = v == bvc
             routed = Signal(name=f"routed{c}")
-            want_reg = Signal(len(outs[c]), name=f"want_reg{c}")
-            broadcast_reg = Signal(name=f"broadcast_reg{c}")
+            if is_broadcast:
+                first = buffer.head
+                arrived = buffer.written != 0
+            else:
+                first = buffer.r.payload
+                arrived = buffer.r.valid & first.head
+            head = header(first.payload[:hbits])
             want_new = Signal(len(outs[c]), name=f"want_new{c}")
-            m.d.comb += want_new.eq(Mux(head.kind == Kind.BROADCAST, Cat(*copies), Cat(*steps)))
+            if is_broadcast:  # Katseff, Algorithm 6: the links the travel vector names
+                m.d.comb += want_new.eq(Cat(*(head.dest[self._dims[o]] if o < links
+                                              else Const(1, 1) for o in outs[c])))
+            else:  # Katseff, Algorithm 2
+                route = m.submodules[f"route{c}"] = self.route_select(
+                    n, self._node, self._order,
+                    outputs=[self._dims[o] for o in outs[c] if o < links])
+                m.d.comb += [route.dest.eq(head.dest), route.address.eq(address),
+                             want_new.eq(Cat(*route.link, route.deliver))]
+            want_reg = Signal(len(outs[c]), name=f"want_reg{c}")
             want = Signal(len(outs[c]), name=f"want{c}")
-            broadcast = Signal(name=f"broadcast{c}")
-            m.d.comb += [
-                want.eq(Mux(routed, want_reg, want_new)),
-                broadcast.eq(Mux(routed, broadcast_reg, head.kind == Kind.BROADCAST)),
-            ]
-            with m.If(buffer.r.valid & front.head & ~routed):
-                m.d.sync += [routed.eq(1), want_reg.eq(want_new),
-                             broadcast_reg.eq(head.kind == Kind.BROADCAST)]
+            m.d.comb += want.eq(Mux(routed, want_reg, want_new))
+            with m.If(arrived & ~routed):
+                m.d.sync += [routed.eq(1), want_reg.eq(want_new)]
+            if is_broadcast:
+                m.d.comb += buffer.want.eq(Mux(routed, want_reg, 0))
             held = Signal(len(outs[c]), name=f"held{c}")
-            done = Signal(len(outs[c]), name=f"done{c}")
             sent = Signal(len(outs[c]), name=f"sent{c}")
             granted = Signal(len(outs[c]), name=f"granted{c}")
             ovc = [Signal(range(vcs + 1), name=f"ovc{c}_{b}") for b in range(len(outs[c]))]
-            active = buffer.r.valid & (routed | front.head)
-            state.append(dict(buffer=buffer, front=front, want=want, held=held, done=done,
-                              sent=sent, granted=granted, ovc=ovc, active=active,
-                              broadcast=broadcast, routed=routed, kind_link=(j < links, v)))
+            if is_broadcast:
+                flits = [buffer.r[b].payload for b in range(len(outs[c]))]
+                ready = [buffer.r[b].valid for b in range(len(outs[c]))]
+            else:
+                flits = [buffer.r.payload] * len(outs[c])
+                ready = [buffer.r.valid] * len(outs[c])
+            state.append(dict(buffer=buffer, want=want, held=held, sent=sent, granted=granted,
+                              ovc=ovc, flits=flits, ready=ready, routed=routed,
+                              active=(arrived | routed), broadcast=is_broadcast))
 
-        # --- Outputs: allocators and switch arbiters ---------------------------------------
+        # --- Outputs: virtual-channel allocators and switch arbiters --------------------------
         outputs = [*self.links_out, self.eject]
         for o, port in enumerate(outputs):
             users = [c for c in range(len(channels)) if o in outs[c]]
             name = f"out{self._dims[o]}" if o < links else "out_pe"
-            # Virtual-channel allocation.
             if o < links:
-                # Link channels carry one kind each; the injection carries both.
-                unicast_users = [c for c in users
-                                 if channels[c][0] == links or channels[c][1] != bvc]
-                broadcast_users = [c for c in users
-                                   if channels[c][0] == links or channels[c][1] == bvc]
-                groups = [("u", unicast_users, vcs), ("b", broadcast_users, 1)]
+                groups = [("u", [c for c in users if not state[c]["broadcast"]], vcs),
+                          ("b", [c for c in users if state[c]["broadcast"]], 1)]
             else:
                 groups = [("e", users, 1)]
             allocators = {}
             for kind, group, count in groups:
+                if not group:
+                    continue
                 allocator = m.submodules[f"va_{name}_{kind}"] = self.vc_allocator(len(group),
                                                                                  count)
-                allocators[kind] = (allocator, group)
+                allocators[kind] = allocator
                 for i, c in enumerate(group):
-                    s = state[c]
-                    b = outs[c].index(o)
-                    if kind == "u":
-                        wants_kind = ~s["broadcast"]
-                    elif kind == "b":
-                        wants_kind = s["broadcast"]
-                    else:
-                        wants_kind = Const(1, 1)
+                    s, b = state[c], outs[c].index(o)
                     m.d.comb += allocator.requests[i].eq(s["active"] & s["want"][b]
-                                                         & ~s["held"][b] & wants_kind)
+                                                         & ~s["held"][b])
                     with m.If(allocator.grant[i]):
                         m.d.comb += s["granted"][b].eq(1)
                         m.d.sync += s["ovc"][b].eq(allocator.vc if kind == "u" else
@@ -256,71 +265,69 @@ class WormholeRouter(wiring.Component):
                 if kind == "b":
                     m.d.comb += allocator.available.eq(port.idle)
 
-            # Switch allocation.
+            # Switch allocation: the channels holding this output with a flit and room.
             arbiter = m.submodules[f"sa_{name}"] = self.arbiter(len(users))
+            eject = o == links
             for i, c in enumerate(users):
-                s = state[c]
-                b = outs[c].index(o)
-                room = port.ready.bit_select(s["ovc"][b], 1) if o < links else Const(1, 1)
-                m.d.comb += arbiter.requests[i].eq(s["buffer"].r.valid & s["held"][b]
-                                                   & ~s["done"][b] & room)
-                served = arbiter.grant[i] & (port.ready if o == links else Const(1, 1))
-                m.d.comb += s["sent"][b].eq(served)
+                s, b = state[c], outs[c].index(o)
+                room = Const(1, 1) if eject else port.ready.bit_select(s["ovc"][b], 1)
+                m.d.comb += [
+                    arbiter.requests[i].eq(s["ready"][b] & s["held"][b] & room),
+                    s["sent"][b].eq(arbiter.grant[i] & (port.ready if eject else 1)),
+                ]
             chosen = Signal(flit, name=f"{name}_flit")
-            width = flit.size
             m.d.comb += chosen.eq(reduce(operator.or_, (
-                state[c]["front"].as_value() & arbiter.grant[i].replicate(width)
-                for i, c in enumerate(users))))
+                state[c]["flits"][outs[c].index(o)].as_value()
+                & arbiter.grant[i].replicate(flit.size) for i, c in enumerate(users))))
             vc = Signal(range(vcs + 1), name=f"{name}_vc")
             m.d.comb += vc.eq(reduce(operator.or_, (
                 state[c]["ovc"][outs[c].index(o)] & arbiter.grant[i].replicate(len(vc))
                 for i, c in enumerate(users))))
-            moved = arbiter.valid & (port.ready if o == links else Const(1, 1))
-            m.d.comb += arbiter.ready.eq(port.ready if o == links else 1)
-            if o < links:
-                out_flit = Signal(flit, name=f"{name}_out")
-                m.d.comb += out_flit.eq(chosen)
-                out_head = header(out_flit.payload[:hbits])
-                in_head = header(chosen.payload[:hbits])
-                mask = topology.travel_mask(n, self._node, self._dims[o], self._order)
-                with m.If(chosen.head & (in_head.kind == Kind.BROADCAST)):
-                    m.d.comb += out_head.dest.eq(in_head.dest & mask)
-                m.d.comb += [port.valid.eq(arbiter.valid), port.vc.eq(vc),
-                             port.flit.eq(out_flit)]
-                allocator_u, _ = allocators["u"]
-                allocator_b, _ = allocators["b"]
-                for v in range(vcs):
-                    m.d.comb += allocator_u.release[v].eq(moved & chosen.tail & (vc == v))
-                m.d.comb += allocator_b.release[0].eq(moved & chosen.tail & (vc == bvc))
-            else:
+            moved = arbiter.valid & (port.ready if eject else 1)
+            m.d.comb += arbiter.ready.eq(port.ready if eject else 1)
+            if eject:
                 m.d.comb += [port.valid.eq(arbiter.valid), port.payload.eq(chosen)]
-                allocator_e, _ = allocators["e"]
-                m.d.comb += allocator_e.release[0].eq(moved & chosen.tail)
+                m.d.comb += allocators["e"].release[0].eq(moved & chosen.tail)
+                continue
+            out_flit = Signal(flit, name=f"{name}_out")
+            m.d.comb += out_flit.eq(chosen)
+            in_head, out_head = header(chosen.payload[:hbits]), header(out_flit.payload[:hbits])
+            with m.If(chosen.head & (vc == bvc)):  # a broadcast copy's travel vector
+                m.d.comb += out_head.dest.eq(in_head.dest & topology.travel_mask(
+                    n, self._node, self._dims[o], self._order))
+            m.d.comb += [port.valid.eq(arbiter.valid), port.vc.eq(vc), port.flit.eq(out_flit)]
+            if "u" in allocators:
+                for v in range(vcs):
+                    m.d.comb += allocators["u"].release[v].eq(moved & chosen.tail & (vc == v))
+            if "b" in allocators:
+                m.d.comb += allocators["b"].release[0].eq(moved & chosen.tail & (vc == bvc))
 
-        # --- Per input channel: hold, mark sent, pop -----------------------------------------
+        # --- Per input channel: take grants, read flits, let go after the tail ----------------
         for s in state:
-            buffer, front = s["buffer"], s["front"]
-            last_copy = (s["want"] & ~s["done"] & ~s["sent"]) == 0
-            pop = buffer.r.valid & s["routed"] & last_copy
-            m.d.comb += buffer.r.ready.eq(pop)
+            buffer = s["buffer"]
             m.d.sync += s["held"].eq(s["held"] | s["granted"])
-            with m.If(pop):
-                m.d.sync += s["done"].eq(0)
-                with m.If(front.tail):
-                    m.d.sync += [s["routed"].eq(0), s["held"].eq(0)]
-            with m.Else():
-                m.d.sync += s["done"].eq(s["done"] | s["sent"])
+            if s["broadcast"]:
+                for b, port in enumerate(buffer.r):
+                    m.d.comb += port.ready.eq(s["sent"][b])
+                finished = buffer.done
+            else:
+                m.d.comb += buffer.r.ready.eq(s["sent"].any())
+                finished = s["sent"].any() & buffer.r.payload.tail
+            with m.If(finished):
+                m.d.sync += [s["routed"].eq(0), s["held"].eq(0)]
         return m
 
-    def _elaborate_injection(self, m, buffer, address):
-        """Count the PE's flits into messages, stamp each head, refuse messages for nodes
-        that do not exist (taken whole from the PE and dropped)."""
+    def _elaborate_injection(self, m, unicasts, broadcasts, address):
+        """Count the PE's flits into messages, stamp each head, and put each message into the
+        injection's unicast or broadcast channel by its head's kind; refuse a message for a
+        node that does not exist (taken whole from the PE and dropped)."""
         wh, n = self._wormhole, self._n
         header = header_layout(n)
         hbits = header.size
         port = self.inject
         index = Signal(range(wh.flits), name="inject_index")
         refusing = Signal(name="inject_refusing")
+        broadcasting = Signal(name="inject_broadcasting")
         first = index == 0
         head = header(port.payload[:hbits])
         if n < 1 << len(head.dest):
@@ -328,20 +335,28 @@ class WormholeRouter(wiring.Component):
         else:
             nowhere = Const(0, 1)
         drop = Mux(first, nowhere, refusing)
+        broadcast = Mux(first, head.kind == Kind.BROADCAST, broadcasting)
         dest = Mux(head.kind == Kind.BROADCAST, topology.full_travel(n), head.dest)
         stamped = Cat(dest, address, head.kind, port.payload[hbits:])
-        m.d.comb += [
-            buffer.w.payload.payload.eq(Mux(first, stamped, port.payload)),
-            buffer.w.payload.head.eq(first),
-            buffer.w.payload.tail.eq(index == wh.flits - 1),
-            buffer.w.valid.eq(port.valid & ~drop),
-            port.ready.eq(Mux(drop, 1, buffer.w.ready)),
-        ]
+        if broadcasts is None:  # a single node: a broadcast is taken and reaches nobody
+            drop = drop | broadcast
+        for buffer, mine in ((unicasts, ~broadcast), (broadcasts, broadcast)):
+            if buffer is None:
+                continue
+            m.d.comb += [
+                buffer.w.payload.payload.eq(Mux(first, stamped, port.payload)),
+                buffer.w.payload.head.eq(first),
+                buffer.w.payload.tail.eq(index == wh.flits - 1),
+                buffer.w.valid.eq(port.valid & ~drop & mine),
+            ]
+        taking = unicasts.w.ready if broadcasts is None else \
+            Mux(broadcast, broadcasts.w.ready, unicasts.w.ready)
+        m.d.comb += port.ready.eq(drop | taking)
         taken = port.valid & port.ready
         with m.If(taken):
             m.d.sync += index.eq(Mux(index == wh.flits - 1, 0, index + 1))
             with m.If(first):
-                m.d.sync += refusing.eq(nowhere)
+                m.d.sync += [refusing.eq(nowhere), broadcasting.eq(broadcast)]
         refused = taken & first & nowhere
         most = (1 << REFUSED_COUNT_WIDTH) - 1
         with m.If(refused):
