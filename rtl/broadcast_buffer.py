@@ -95,6 +95,6 @@ class BroadcastBuffer(wiring.Component):
         m.d.sync += [
             self.written.eq(written_next),
             room.eq(written_next != flits),
-            self.idle.eq(written_next == 0),
+            self.idle.eq(~written_next.any()),
         ]
         return m

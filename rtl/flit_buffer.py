@@ -57,5 +57,5 @@ class FlitBuffer(wiring.Component):
         count_next = Signal.like(count)
         m.d.comb += count_next.eq(count + (self.w.valid & self.w.ready)
                                   - (self.r.valid & self.r.ready))
-        m.d.sync += [count.eq(count_next), self.idle.eq(count_next == 0)]
+        m.d.sync += [count.eq(count_next), self.idle.eq(~count_next.any())]
         return m

@@ -21,6 +21,12 @@ from .vc_allocator import VcAllocator
 __all__ = ["WormholeRouter", "wormhole_router_signature"]
 
 
+def _equals(value, constant):
+    """``value == constant``; against 0 written ``~value.any()``, which Amaranth's Verilog
+    writes as a one-bit reduction rather than ``!value`` (a width warning in Verilator)."""
+    return ~value.any() if constant == 0 else value == constant
+
+
 def wormhole_router_signature(n, node, wormhole, *, strap=True):
     """The signature of :class:`WormholeRouter` ``(n, node, wormhole, strap=strap)``."""
     link = link_signature(n, wormhole.flit_width, wormhole.vcs)
@@ -183,7 +189,7 @@ class WormholeRouter(wiring.Component):
             if j < links:
                 port = self.links_in[j]
                 m.d.comb += [
-                    buffer.w.valid.eq(port.valid & (port.vc == v)),
+                    buffer.w.valid.eq(port.valid & _equals(port.vc, v)),
                     buffer.w.payload.eq(port.flit),
                     port.ready[v].eq(buffer.w.ready),
                 ]
@@ -270,7 +276,9 @@ class WormholeRouter(wiring.Component):
             eject = o == links
             for i, c in enumerate(users):
                 s, b = state[c], outs[c].index(o)
-                room = Const(1, 1) if eject else port.ready.bit_select(s["ovc"][b], 1)
+                # The far buffer of the channel held has room (a one-hot select, not a shift).
+                room = Const(1, 1) if eject else reduce(operator.or_, (
+                    port.ready[v] & _equals(s["ovc"][b], v) for v in range(vcs + 1)))
                 m.d.comb += [
                     arbiter.requests[i].eq(s["ready"][b] & s["held"][b] & room),
                     s["sent"][b].eq(arbiter.grant[i] & (port.ready if eject else 1)),
@@ -298,7 +306,7 @@ class WormholeRouter(wiring.Component):
             m.d.comb += [port.valid.eq(arbiter.valid), port.vc.eq(vc), port.flit.eq(out_flit)]
             if "u" in allocators:
                 for v in range(vcs):
-                    m.d.comb += allocators["u"].release[v].eq(moved & chosen.tail & (vc == v))
+                    m.d.comb += allocators["u"].release[v].eq(moved & chosen.tail & _equals(vc, v))
             if "b" in allocators:
                 m.d.comb += allocators["b"].release[0].eq(moved & chosen.tail & (vc == bvc))
 
@@ -328,7 +336,7 @@ class WormholeRouter(wiring.Component):
         index = Signal(range(wh.flits), name="inject_index")
         refusing = Signal(name="inject_refusing")
         broadcasting = Signal(name="inject_broadcasting")
-        first = index == 0
+        first = ~index.any()  # index == 0, written so that Verilog compares one bit
         head = header(port.payload[:hbits])
         if n < 1 << len(head.dest):
             nowhere = (head.kind == Kind.UNICAST) & (head.dest >= n)
