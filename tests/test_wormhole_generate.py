@@ -1,0 +1,62 @@
+"""The wormhole fabric's Verilog: deterministic, lint clean, and packet output untouched."""
+
+import pytest
+
+from ihcube import generate
+from ihcube.generate import fabric_verilog, write_fabric
+from ihcube.verify.lint import lint_fabric, require_verilator
+
+WORMHOLE = dict(switching="wormhole", flits=3, flit_width=16, vcs=2)
+
+
+def test_same_parameters_same_bytes():
+    assert fabric_verilog(5, 16, **WORMHOLE) == fabric_verilog(5, 16, **WORMHOLE)
+
+
+def test_the_top_module_is_named_after_the_parameters_and_is_the_only_top():
+    text = fabric_verilog(5, 16, **WORMHOLE)
+    top = generate.fabric_name(5, 16, **WORMHOLE)
+    assert top == "ihcube_n5_wormhole_f16_l3_v2"
+    assert text.count("(* top = 1 *)") == 1 and f"module {top}(" in text
+    # One router module per link set.
+    routers = [line for line in text.splitlines() if line.startswith(f"module {top}_router_x")]
+    assert len(routers) == len({generate.topology.exists_mask(5, a) for a in range(5)})
+
+
+def test_packet_switching_is_what_it_was():
+    # The switching options default to packet switching and do not touch its output.
+    assert fabric_verilog(5, 16, 2, "lsb", switching="packet") == fabric_verilog(5, 16, 2, "lsb")
+    assert "wormhole" not in fabric_verilog(3, 8)
+
+
+def test_write_fabric_writes_the_named_file(tmp_path):
+    path, size = write_fabric(tmp_path, 3, 16, **WORMHOLE)
+    assert path.name == "ihcube_n3_wormhole_f16_l3_v2.v"
+    assert path.read_text() == fabric_verilog(3, 16, **WORMHOLE) and size == path.stat().st_size
+
+
+def test_the_generator_runs_the_deadlock_check_over_virtual_channels(monkeypatch):
+    # The generator builds the router's own rule, which is acyclic; refusing a cyclic one is
+    # tested on the fabric (tests/test_wormhole_deadlock.py). Here: the check is run.
+    from ihcube import deadlock
+    calls = []
+    original = deadlock.check_wormhole_deadlock_free
+    monkeypatch.setattr(deadlock, "check_wormhole_deadlock_free",
+                        lambda *args: calls.append(args) or original(*args))
+    fabric_verilog(3, 16, **WORMHOLE)
+    assert calls == [(3, 2, "msb")]
+
+
+@pytest.mark.parametrize("n, options", [
+    (1, {}), (5, dict(vcs=1, vc_depth=1, flits=2)), (8, dict(order="lsb")),
+    (13, dict(vcs=3, flit_width=16, flits=5, vc_depth=3)),
+])
+def test_verilator_lint_is_clean(tmp_path, n, options):
+    try:
+        require_verilator()
+    except FileNotFoundError as error:
+        pytest.skip(str(error))
+    options = dict(options)
+    order = options.pop("order", "msb")
+    result = lint_fabric(n, 32, 1, order, tmp_path, switching="wormhole", **options)
+    assert result.clean, "\n".join(result.messages[:20])
