@@ -202,3 +202,12 @@ def test_a_waiting_head_is_granted_within_requesters_minus_one_grants_to_others(
 
 def test_a_fixed_priority_allocator_breaks_the_bound():
     assert allocator_waits(faults.UnfairAllocator, 5, 1) > 5 - 1
+
+
+@pytest.mark.parametrize("name", sorted(faults.WORMHOLE_FAULTS))
+def test_every_faulty_wormhole_router_elaborates_and_says_what_catches_it(name):
+    from amaranth.hdl import Fragment
+    router = faults.WORMHOLE_FAULTS[name]
+    assert "Caught by" in router.__doc__, f"{name}: say which check must catch it"
+    wormhole = wormhole_parameters(5, 16, flits=4, flit_width=16, vcs=2)
+    assert Fragment.get(router(5, 1, wormhole, "msb", strap=True), None).subfragments
