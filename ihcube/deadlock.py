@@ -32,6 +32,12 @@ Two ways to build the graph:
 
 :func:`check_deadlock_free` is what :class:`ihcube.rtl.Fabric` runs at construction; ``ihcube
 deadlock --max-nodes 4096`` (:func:`sweep`) checks every fabric size up to 4096 in both orders.
+
+Wormhole switching (``docs/wormhole.md``) splits each link into virtual channels: the graph over
+(link, virtual channel) pairs (:func:`virtual_channel_dependencies`) is built from the link
+graphs above, the unicasts' and the broadcasts' separately, with the edges a
+:class:`VirtualChannelRule` allows; :func:`check_wormhole_deadlock_free` is what
+:class:`ihcube.rtl.WormholeFabric` and the Verilog generator run.
 """
 
 from __future__ import annotations
