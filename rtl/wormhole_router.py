@@ -47,11 +47,12 @@ def wormhole_router_signature(n, node, wormhole, *, strap=True):
 class WormholeRouter(wiring.Component):
     """The wormhole router of node ``node`` in an ``n``-node incomplete hypercube.
 
-    - **Inputs.** Each incoming link ends in ``vcs + 1`` :class:`FlitBuffer` s: ``vcs`` unicast
-      virtual channels of ``vc_depth`` flits and one broadcast channel of ``flits`` flits (a
-      whole message). The PE's flits enter one injection buffer of ``vc_depth`` flits; the
-      router counts them, marks every ``flits``-th first one the head and the last the tail,
-      and stamps the head's ``src`` (and, for a broadcast, its full travel vector).
+    - **Inputs.** Each incoming link ends in ``vcs`` unicast virtual channels, each a
+      :class:`FlitBuffer` of ``vc_depth`` flits, and one broadcast channel, a
+      :class:`BroadcastBuffer` of ``flits`` flits (a whole message). The router counts the PE's
+      flits into messages of ``flits`` (the first the head, the last the tail), stamps each
+      head's ``src`` (and a broadcast's full travel vector), and puts each message into the
+      injection's unicast :class:`FlitBuffer` (``vc_depth``) or its :class:`BroadcastBuffer`.
     - **Routing.** A head at the front of an input channel is routed once, in its first cycle
       there: a unicast by a :class:`RouteSelect` (Katseff, Algorithm 2), a broadcast to the
       links its travel vector names (Algorithm 6, :func:`ihcube.topology.travel_mask`) and to
@@ -59,13 +60,12 @@ class WormholeRouter(wiring.Component):
     - **Virtual-channel allocation** (:class:`VcAllocator`, registered). Each output link has
       one allocator for its unicast channels (a unicast head takes any free one) and one for
       its broadcast channel (granted only while the far buffer is ``idle``, so a broadcast
-      moves whole: it never waits half way for a branch); the eject port has one, so that the
-      PE receives each message's flits together. A broadcast's branches are granted one by
-      one, as their channels free up.
+      moves whole); the eject port has one, so that the PE receives each message's flits
+      together. A broadcast's branches are granted independently, as their channels free up,
+      and each reads the broadcast buffer at its own pace: no branch waits for another.
     - **Switch allocation.** Each output has a :class:`RoundRobinArbiter` over the input
-      channels holding one of its channels whose front flit has not yet gone there and whose
-      channel at the far end has room (``ready``). The flit leaves its buffer when every branch
-      it holds has sent it; a tail frees each output channel it leaves on in that cycle.
+      channels holding one of its channels that have a flit for it and room at the far end
+      (``ready``). A tail frees the output channel it leaves on, in that cycle.
     - **Timing** (``docs/wormhole.md``): a head is routed and granted its channel in the cycle
       after it arrives and crosses the next link in the cycle after that (two cycles per hop);
       body flits follow one cycle per hop, one per cycle with ``vc_depth >= 2``.
