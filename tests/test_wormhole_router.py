@@ -67,11 +67,13 @@ def test_all_pairs_and_a_broadcast_from_every_node(n, order):
     assert sum(flit.dim is None for flit in harness.flits) == owed
 
 
-@pytest.mark.parametrize("n, vcs, vc_depth, eject_ready", [(7, 3, 2, 0.5), (6, 1, 1, 0.4)])
-def test_random_traffic_with_broadcasts_under_eject_backpressure(n, vcs, vc_depth, eject_ready):
+@pytest.mark.parametrize("n, vcs, vc_depth, eject_ready, order", [(7, 3, 2, 0.5, "msb"),
+                                                                  (6, 1, 1, 0.4, "lsb")])
+def test_random_traffic_with_broadcasts_under_eject_backpressure(n, vcs, vc_depth, eject_ready,
+                                                                 order):
     requests = random_traffic(n, 10 * n, seed=n, spread=15)
     harness, problems = run(n, requests, vcs=vcs, vc_depth=vc_depth, eject_ready=eject_ready,
-                            seed=n, cycles=20000)
+                            seed=n, cycles=20000, order=order)
     assert harness.stalled_at is None
     assert problems == []
     assert len(harness.injected) == len(requests)
