@@ -44,7 +44,8 @@ def _verilog(args):
         from ..params import wormhole_parameters
         wh = wormhole_parameters(n, width, **flit_options)
         print(f"wrote {path} ({n} nodes, wormhole: {wh.flits} flits of {wh.flit_width} bits, "
-              f"{wh.vcs} virtual channels of {wh.vc_depth} flits, order {order}, "
+              f"{wh.vcs} virtual channel{'s' if wh.vcs != 1 else ''} of {wh.vc_depth} flits, "
+              f"order {order}, "
               f"{size:,} bytes)")
         return
     more = "" if pe_ports == 1 else f", {pe_ports} PE ports"
