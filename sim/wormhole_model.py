@@ -35,11 +35,9 @@ import numpy as np
 from .. import topology
 from ..params import Wormhole, header_bits
 from ..rtl.message import Kind
+from ..rtl.router import REFUSED_COUNT_WIDTH
 
-__all__ = ["WormholeModel", "REFUSED_COUNT_WIDTH"]
-
-#: Width of each node's saturating ``refused_count`` (as :mod:`ihcube.rtl.router`).
-REFUSED_COUNT_WIDTH = 16
+__all__ = ["WormholeModel"]
 
 
 class WormholeModel:
@@ -47,7 +45,8 @@ class WormholeModel:
 
     Cycle 0 is the first cycle after reset. :meth:`step` takes one cycle's PE inputs and
     returns what happened in it. The tests' broken variants subclass it and override
-    ``_allocator_start``, ``_ready_in_reset``, ``_tail_releases`` or ``_travel_mask``.
+    ``_allocator_start``, ``_channel_choice``, ``_ready_in_reset``, ``_tail_releases`` or
+    ``_travel_mask``.
 
     Parameters
     ----------
@@ -78,6 +77,10 @@ class WormholeModel:
 
     def _travel_mask(self, node, dim):
         return topology.travel_mask(self.n, node, dim, self.order)
+
+    def _channel_choice(self, free):
+        """The channel a unicast allocator grants among the ``free`` ones: the lowest."""
+        return (free & -free).bit_length() - 1
 
     def _allocator_start(self, requesters):
         """Where an allocator's arbiter ``last`` starts: on its last requester."""
@@ -267,7 +270,7 @@ class WormholeModel:
                         c = group[i]
                         b = outs[c].index(o)
                         granted[c] |= 1 << b
-                        vc = (free & -free).bit_length() - 1
+                        vc = self._channel_choice(free)
                         new_ovc[(c, b)] = vc if kind == "u" else (V if kind == "b" else 0)
                         taken = 1 << vc
                         alloc_last_next[(o, cls)] = i

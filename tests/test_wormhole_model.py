@@ -31,6 +31,7 @@ LOCKSTEP = [
     (3, 1, 1, "msb", 1, 250),
     (5, 3, 1, "lsb", 4, 300),
     (8, 1, 2, "msb", 3, 300),
+    (6, 3, 1, "msb", 4, 250),
     (8, 3, 2, "lsb", 1, 250),
     (13, 3, 2, "msb", 4, 250),
 ]
@@ -42,8 +43,8 @@ CONTROL = (5, 3, 1, "lsb", 4, 300)
 def parameters(n, vcs, vc_depth, flits):
     """The wormhole parameters: the narrowest flit that holds the header and 3 more bits."""
     width = header_bits(n) + 3
-    return wormhole_parameters(n, width * flits - header_bits(n), flits=flits, flit_width=width, vcs=vcs,
-                               vc_depth=vc_depth)
+    return wormhole_parameters(n, width * flits - header_bits(n), flits=flits,
+                               flit_width=width, vcs=vcs, vc_depth=vc_depth)
 
 
 def traffic(n, wormhole, cycles, seed):
@@ -116,7 +117,7 @@ class Sources:
 def run_rtl(fabric, queues, eject_ready):
     """Simulate ``fabric``; return its events, ``("inject", cycle, node)``, ``("hop", cycle,
     node, dim, vc, flit)`` and ``("eject", cycle, node, flit)`` (``flit`` the layout's bits:
-    payload, head, tail), and each node's ``refused_count`` at the end."""
+    payload, head, tail), and each node's ``(refused_count, refused)`` at the end."""
     n = fabric.n
     sources = Sources(queues)
     links = [(node, dim, port) for node, router in enumerate(fabric.routers)
@@ -146,7 +147,8 @@ def run_rtl(fabric, queues, eject_ready):
                         events.append(("hop", cycle, node, dim, vc,
                                        ctx.get(port.flit.as_value())))
             await ctx.tick()
-        refused.extend(ctx.get(count) for count in fabric.refused_count)
+        refused.extend((ctx.get(count), ctx.get(flag))
+                       for count, flag in zip(fabric.refused_count, fabric.refused))
 
     simulate(fabric, testbench, "ihcube_wormhole_model")
     return events, refused
@@ -167,7 +169,8 @@ def run_model(model, queues, eject_ready):
                 sources.taken(node)
         events += [("eject", cycle, node, flit) for node, flit in ejects]
         events += [("hop", cycle, *hop) for hop in hops]
-    return events, [int(count) for count in model.refused_count]
+    return events, [(int(count), int(flag))
+                    for count, flag in zip(model.refused_count, model.refused)]
 
 
 def first_difference(rtl, model):
@@ -195,7 +198,7 @@ def first_difference(rtl, model):
     return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def rtl_record(n, vcs, vc_depth, order, flits, cycles):
     """The traffic of a configuration and what the RTL did with it (one simulation each)."""
     wormhole = parameters(n, vcs, vc_depth, flits)
@@ -232,7 +235,7 @@ def test_lockstep_with_rtl(n, vcs, vc_depth, order, flits, cycles):
     used = {event[4] for event in events if event[0] == "hop"}
     assert used >= ({0, vcs} if n > 1 else set())
     assert 1 in used or vcs == 1 or n < 5  # worms overlapped on a link: a second channel
-    assert (sum(refused) > 0) == (1 << topology.address_bits(n) > n)
+    assert (sum(count for count, _ in refused) > 0) == (1 << topology.address_bits(n) > n)
 
 
 # Broken variants of the model: each must make the lockstep comparison fail.
@@ -242,6 +245,13 @@ class AllocatorStartsAtZero(WormholeModel):
 
     def _allocator_start(self, requesters):
         return 0
+
+
+class HighestFreeChannel(WormholeModel):
+    """Negative control: a unicast head is granted the highest free channel, not the lowest."""
+
+    def _channel_choice(self, free):
+        return free.bit_length() - 1
 
 
 class ReadyInReset(WormholeModel):
@@ -264,8 +274,8 @@ class BrokenTravel(WormholeModel):
 
 
 @pytest.mark.parametrize("variant, at_cycle", [
-    (AllocatorStartsAtZero, None), (ReadyInReset, 0), (TailKeepsTheChannel, None),
-    (BrokenTravel, None),
+    (AllocatorStartsAtZero, None), (HighestFreeChannel, None), (ReadyInReset, 0),
+    (TailKeepsTheChannel, None), (BrokenTravel, None),
 ])
 def test_lockstep_catches_a_broken_model(variant, at_cycle):
     difference, _, _ = lockstep(variant, *CONTROL)
