@@ -45,8 +45,8 @@ class WormholeModel:
 
     Cycle 0 is the first cycle after reset. :meth:`step` takes one cycle's PE inputs and
     returns what happened in it. The tests' broken variants subclass it and override
-    ``_allocator_start``, ``_channel_choice``, ``_ready_in_reset``, ``_tail_releases`` or
-    ``_travel_mask``.
+    ``_allocator_start``, ``_channel_choice``, ``_first_set_bit``, ``_ready_in_reset``,
+    ``_tail_releases`` or ``_travel_mask``.
 
     Parameters
     ----------
@@ -77,6 +77,10 @@ class WormholeModel:
 
     def _travel_mask(self, node, dim):
         return topology.travel_mask(self.n, node, dim, self.order)
+
+    def _first_set_bit(self, bits):
+        """The route selector's priority encoder (Katseff, Algorithm 2)."""
+        return topology.first_set_bit(bits, self.order)
 
     def _channel_choice(self, free):
         """The channel a unicast allocator grants among the ``free`` ones: the lowest."""
@@ -196,7 +200,7 @@ class WormholeModel:
             return sum(1 << b for b, o in enumerate(outs)
                        if o >= k or dest >> self.dims[a][o] & 1)
         dest = int(self.fifo[a, c, self.fifo_head[a, c]]) & ((1 << self.abits) - 1)
-        dim = topology.first_set_bit((a ^ dest) & self.exists[a], self.order)
+        dim = self._first_set_bit((a ^ dest) & self.exists[a])
         want = 1 << (len(outs) - 1) if dest == a else 0
         for b, o in enumerate(outs):
             if o < k and self.dims[a][o] == dim:
@@ -274,7 +278,7 @@ class WormholeModel:
                         new_ovc[(c, b)] = vc if kind == "u" else (V if kind == "b" else 0)
                         taken = 1 << vc
                         alloc_last_next[(o, cls)] = i
-                    busy_next[(o, cls)] = [busy | taken, kind]
+                    busy_next[(o, cls)] = busy | taken
                 # Switch allocation.
                 users = self.users[a][o]
                 if not users:
@@ -326,7 +330,7 @@ class WormholeModel:
                 if self._tail_releases:
                     for cls, bits in releases.items():
                         if (o, cls) in busy_next:
-                            busy_next[(o, cls)][0] &= ~bits
+                            busy_next[(o, cls)] &= ~bits
             # Injection.
             inj = None
             if inject_valid[a]:
@@ -360,7 +364,7 @@ class WormholeModel:
             route_now, want_new, granted, new_ovc, busy_next, alloc_last_next, sent, sw_next, \
                 inj = updates[a]
             chans = self.channels[a]
-            for (o, cls), (busy, _) in busy_next.items():
+            for (o, cls), busy in busy_next.items():
                 self.busy[a, o, cls] = busy
             for (o, cls), i in alloc_last_next.items():
                 self.alloc_last[a, o, cls] = i

@@ -10,6 +10,7 @@ cycle and port. Broken variants of the model must fail the same comparison.
 """
 
 import functools
+import os
 import random
 
 import numpy as np
@@ -21,7 +22,8 @@ from ihcube.params import header_bits, wormhole_parameters
 from ihcube.rtl import WormholeFabric
 from ihcube.rtl.message import Kind
 from ihcube.sim.wormhole_model import WormholeModel
-from ihcube.verify.harness import simulate
+from ihcube.verify.harness import Flit, Request, simulate, worm_flits
+from ihcube.verify.scoreboard import check_worms
 
 #: (n, vcs, vc_depth, order, flits, cycles): every size the issue names, both orders, one and
 #: three virtual channels, depth one and two, one-flit and several-flit messages.
@@ -36,13 +38,26 @@ LOCKSTEP = [
     (13, 3, 2, "msb", 4, 250),
 ]
 
+#: More configurations, longer runs, 26 nodes and Tzeng and Kumar's 20 flits, with
+#: ``IHCUBE_WORMHOLE_LOCKSTEP=long`` (about three minutes more).
+LONG = [
+    (4, 2, 3, "msb", 5, 500), (7, 2, 1, "lsb", 2, 500), (16, 3, 2, "msb", 4, 300),
+    (9, 1, 1, "lsb", 4, 400), (11, 3, 3, "msb", 1, 400), (6, 1, 2, "lsb", 6, 500),
+    (12, 2, 2, "lsb", 3, 400), (3, 3, 1, "lsb", 4, 600), (2, 1, 1, "msb", 1, 600),
+    (10, 3, 1, "msb", 2, 400), (14, 1, 2, "lsb", 4, 300), (5, 2, 2, "msb", 8, 500),
+    (8, 3, 2, "msb", 20, 800), (26, 3, 2, "msb", 4, 200), (13, 1, 1, "lsb", 20, 600),
+]
+if os.environ.get("IHCUBE_WORMHOLE_LOCKSTEP") == "long":
+    LOCKSTEP = LOCKSTEP + LONG
+
 #: The configuration the broken model variants are compared on.
 CONTROL = (5, 3, 1, "lsb", 4, 300)
 
 
-def parameters(n, vcs, vc_depth, flits):
-    """The wormhole parameters: the narrowest flit that holds the header and 3 more bits."""
-    width = header_bits(n) + 3
+def parameters(n, vcs, vc_depth, flits, spare=3):
+    """The wormhole parameters: the narrowest flit that holds the header and ``spare`` more
+    bits."""
+    width = header_bits(n) + spare
     return wormhole_parameters(n, width * flits - header_bits(n), flits=flits,
                                flit_width=width, vcs=vcs, vc_depth=vc_depth)
 
@@ -273,9 +288,17 @@ class BrokenTravel(WormholeModel):
         return super()._travel_mask(node, dim) | 1 << dim
 
 
+class RoutedInTheOtherOrder(WormholeModel):
+    """Negative control: unicast heads take the first set bit in the other routing order."""
+
+    def _first_set_bit(self, bits):
+        other = topology.LSB_FIRST if self.order == topology.MSB_FIRST else topology.MSB_FIRST
+        return topology.first_set_bit(bits, other)
+
+
 @pytest.mark.parametrize("variant, at_cycle", [
     (AllocatorStartsAtZero, None), (HighestFreeChannel, None), (ReadyInReset, 0),
-    (TailKeepsTheChannel, None), (BrokenTravel, None),
+    (TailKeepsTheChannel, None), (BrokenTravel, None), (RoutedInTheOtherOrder, None),
 ])
 def test_lockstep_catches_a_broken_model(variant, at_cycle):
     difference, _, _ = lockstep(variant, *CONTROL)
@@ -293,3 +316,75 @@ def test_first_difference_names_the_cycle_and_port():
         "cycle 5, hop at node 2 link 1: RTL [('hop', 5, 2, 1, 0, 77)], "
         "model [('hop', 5, 2, 1, 1, 77)]")
     assert first_difference(rtl, rtl[:2]).startswith("cycle 7, eject at node 0: ")
+
+
+# The model alone against the topology rules, at sizes the RTL simulation cannot reach quickly.
+
+def model_worms(model, requests, eject_ready=1.0, seed=0, cycles=20000):
+    """Run ``model`` on ``(node, Request)`` pairs, each as the flits of
+    :func:`~ihcube.verify.harness.worm_flits`, until every owed flit is delivered; return
+    ``(injected, flits)`` as :class:`~ihcube.verify.harness.WormholeHarness` records them."""
+    n, wormhole = model.n, model.wormhole
+    rng = random.Random(seed)
+    queues = [[] for _ in range(n)]
+    for node, request in requests:
+        queues[node].append((request.at, worm_flits(n, wormhole, node, request), request))
+    sources = Sources([[(at, words) for at, words, _ in queue] for queue in queues])
+    owed = sum(wormhole.flits * (n - 1 if request.kind == Kind.BROADCAST
+                                 else int(request.dest < n)) for _, request in requests)
+    mask = (1 << wormhole.flit_width) - 1
+
+    def flit(cycle, node, dim, vc, bits):
+        return Flit(cycle, node, dim, vc, bits & mask, bool(bits >> wormhole.flit_width & 1),
+                    bool(bits >> wormhole.flit_width + 1 & 1))
+
+    injected, flits = [], []
+    for cycle in range(cycles):
+        offers = sources.offers(cycle)
+        ready = [rng.random() < eject_ready for _ in range(n)]
+        taken, ejects, hops = model.step([valid for valid, _ in offers],
+                                         [word for _, word in offers], ready)
+        for node in range(n):
+            if offers[node][0] and taken[node]:
+                if sources.next[node] % wormhole.flits == 0:
+                    injected.append((cycle, node,
+                                     queues[node][sources.next[node] // wormhole.flits][2]))
+                sources.taken(node)
+        flits += [flit(cycle, *hop) for hop in hops]
+        flits += [flit(cycle, node, None, None, bits) for node, bits in ejects]
+        owed -= len(ejects)
+        if owed == 0 and all(s == len(w) for s, w in zip(sources.next, sources.words)):
+            break
+    return injected, flits
+
+
+def all_pairs(n):
+    """A unicast from every node to every node (itself included), then a broadcast from each."""
+    requests = [(src, Request(1 + src * n + dest, dest)) for src in range(n)
+                for dest in range(n)]
+    return requests + [(src, Request(1 + n * n + src, 0, Kind.BROADCAST)) for src in range(n)]
+
+
+@pytest.mark.parametrize("n, order, vcs, vc_depth, eject_ready", [
+    (20, "msb", 3, 2, 1.0), (17, "lsb", 1, 1, 0.5)])
+def test_model_follows_the_topology_rules(n, order, vcs, vc_depth, eject_ready):
+    """All pairs and a broadcast from every node, under eject backpressure: the flit
+    scoreboard finds whole worms on every (link, channel), each unicast once along its
+    Algorithm 2 path and each broadcast once per node along the unicast paths."""
+    wormhole = parameters(n, vcs, vc_depth, 4, spare=10)  # room for the message ids
+    requests = all_pairs(n)
+    injected, flits = model_worms(WormholeModel(n, wormhole, order), requests, eject_ready)
+    assert len(injected) == len(requests)
+    assert check_worms(n, wormhole, injected, flits, order) == []
+
+
+def test_the_topology_check_catches_a_broken_model():
+    """Negative control: a model that routes in the other order strands the heads whose
+    first bit in that order is not one of their input's onward links (a worm cut short, a
+    message not delivered); the scoreboard says so."""
+    n = 20
+    wormhole = parameters(n, 3, 2, 4, spare=10)
+    injected, flits = model_worms(RoutedInTheOtherOrder(n, wormhole), all_pairs(n),
+                                  cycles=1500)
+    problems = check_worms(n, wormhole, injected, flits)
+    assert problems != []
