@@ -187,6 +187,7 @@ class WormholeModel:
         if self.channels[a][c][1] == self.wormhole.vcs:
             want = self.want_reg[a, c] if self.routed[a, c] else 0
             index = self.read[a, c, b]
+            # The index reaches `flits` once the branch has read the tail: no flit then.
             return int(self.entries[a, c, min(index, self.wormhole.flits - 1)]), \
                 bool(want >> b & 1 and index < self.written[a, c])
         return int(self.fifo[a, c, self.fifo_head[a, c]]), bool(self.count[a, c])
