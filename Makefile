@@ -8,6 +8,13 @@ W      ?= 32
 DEPTH  ?= 1
 PORTS  ?= 1
 ORDER  ?= msb
+# Wormhole switching (docs/wormhole.md): the flit-level options are passed only when set, so
+# their defaults live in one place (ihcube.params.WORMHOLE_DEFAULTS).
+SWITCHING ?= packet
+FLITS      ?=
+FLIT_WIDTH ?=
+VCS        ?=
+VC_DEPTH   ?=
 JOBS   ?= 2
 COLLECTIVE_PORTS ?= 1,full
 FAMILY ?= ecp5
@@ -27,6 +34,7 @@ STAMP  := $(VENV)/.installed
 
 help:
 	@echo "make verilog N=26 [W=32 DEPTH=1 ORDER=msb PORTS=1]  write gen/ihcube_n<N>_w<W>.v (_p<P> if PORTS>1)"
+	@echo "make verilog N=26 SWITCHING=wormhole [VCS=3 FLITS=20 FLIT_WIDTH=32 VC_DEPTH=2]  wormhole fabric: docs/wormhole.md"
 	@echo "make test                                   run the test suite"
 	@echo "make bench                                  measure generation time, memory, size, cells"
 	@echo "make bench-model                            router-cycles per second of the fast model"
@@ -61,7 +69,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 verilog: $(BASE)
 	@$(BIN)/ihcube verilog --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' --order='$(ORDER)' \
-		--ports='$(PORTS)' --out=gen
+		--ports='$(PORTS)' --switching='$(SWITCHING)' $(if $(FLITS),--flits='$(FLITS)') \
+		$(if $(FLIT_WIDTH),--flit-width='$(FLIT_WIDTH)') $(if $(VCS),--vcs='$(VCS)') \
+		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)') --out=gen
 
 system-tools:
 	@sh .ci/system-tools.sh

@@ -17,6 +17,7 @@ from ..params import (MAX_FABRIC_DEPTH, MAX_FABRIC_NODES, MAX_FABRIC_PAYLOAD_WID
 from .usage import UsageError, checked, command_parser, integer, parse_number, run
 
 __all__ = ["AD_HOC", "add_fabric_options", "fabric_parameters", "add_ports_option", "ports",
+           "add_switching_options", "switching_options",
            "ints", "floats", "choices", "number", "out_dir", "add_out_option", "node_count",
            "model_depth", "add_run_options", "run_options", "add_cluster_options",
            "cluster_options", "started", "add_build_options", "build_options", "run_benchmark"]
@@ -62,6 +63,47 @@ def ports(args, n):
     (:func:`ihcube.params.check_ports`)."""
     from ..params import check_ports
     return integer(args.ports, "Port count", lambda value: check_ports(n, value))
+
+
+def add_switching_options(parser):
+    """Add ``--switching`` (packet, the default, or wormhole) and the flit-level options
+    ``--flits --flit-width --vcs --vc-depth`` (wormhole only; defaults
+    :data:`ihcube.params.WORMHOLE_DEFAULTS`) to ``parser``; :func:`switching_options` checks
+    them."""
+    from ..params import MAX_FLITS, MAX_VCS, WORMHOLE_DEFAULTS as D
+    parser.add_argument("--switching", default="packet",
+                        help="packet (default: whole messages) or wormhole (flits and virtual "
+                             "channels, docs/wormhole.md)")
+    parser.add_argument("--flits", default=None, metavar="L",
+                        help=f"wormhole: flits per message, 1 to {MAX_FLITS} "
+                             f"(default {D['flits']})")
+    parser.add_argument("--flit-width", default=None, metavar="F",
+                        help=f"wormhole: bits per flit, from the header to the message "
+                             f"(default {D['flit_width']})")
+    parser.add_argument("--vcs", default=None, metavar="V",
+                        help=f"wormhole: unicast virtual channels per link, 1 to {MAX_VCS} "
+                             f"(default {D['vcs']}; each link also has a broadcast channel)")
+    parser.add_argument("--vc-depth", default=None, metavar="Q",
+                        help=f"wormhole: flits per virtual-channel buffer, 1 to "
+                             f"{MAX_FABRIC_DEPTH} (default {D['vc_depth']})")
+
+
+def switching_options(args, n, width):
+    """The checked ``(switching, flit_options)`` of :func:`add_switching_options`' options
+    for ``n`` nodes and payload ``width``: ``flit_options`` maps ``flits``, ``flit_width``,
+    ``vcs`` and ``vc_depth`` to the integers given (None where not given), for
+    :func:`ihcube.generate.fabric_verilog`. A flit-level option with packet switching is a
+    :class:`~.usage.UsageError`."""
+    from ..params import check_switching, switching_parameters
+    switching = checked(check_switching, args.switching)
+    names = {"flits": "Flit count", "flit_width": "Flit width",
+             "vcs": "Virtual channel count", "vc_depth": "Virtual channel depth"}
+    options = {}
+    for name, what in names.items():
+        text = getattr(args, name)
+        options[name] = None if text is None else integer(text, what, lambda value: value)
+    checked(lambda: switching_parameters(n, width, switching, **options))
+    return switching, options
 
 
 def ints(text, what, check, at_least=1):

@@ -32,6 +32,12 @@ Two ways to build the graph:
 
 :func:`check_deadlock_free` is what :class:`ihcube.rtl.Fabric` runs at construction; ``ihcube
 deadlock --max-nodes 4096`` (:func:`sweep`) checks every fabric size up to 4096 in both orders.
+
+Wormhole switching (``docs/wormhole.md``) splits each link into virtual channels: the graph over
+(link, virtual channel) pairs (:func:`virtual_channel_dependencies`) is built from the link
+graphs above, the unicasts' and the broadcasts' separately, with the edges a
+:class:`VirtualChannelRule` allows; :func:`check_wormhole_deadlock_free` is what
+:class:`ihcube.rtl.WormholeFabric` and the Verilog generator run.
 """
 
 from __future__ import annotations
@@ -52,6 +58,9 @@ __all__ = [
     "channel_dependencies", "dependency_table", "table_dependencies", "dependency_levels",
     "find_cycle", "format_cycle", "explain_cycle", "check_deadlock_free",
     "SweepResult", "sweep",
+    "VirtualChannel", "WHOLE", "FORKED", "BROADCAST_SCHEMES", "VirtualChannelRule",
+    "router_vc_rule", "virtual_channel_dependencies", "find_vc_cycle", "format_vc_cycle",
+    "check_wormhole_deadlock_free",
 ]
 
 #: The ``dim`` of a node's injection channel (its PE's input to the router).
@@ -231,7 +240,7 @@ def route_table(n, routing=None):
 # --- The channel dependency graph -------------------------------------------------------------
 
 
-def channel_dependencies(n, routing=None, *, broadcast=True):
+def channel_dependencies(n, routing=None, *, broadcast=True, unicast=True):
     """Enumerate the channel dependency graph of ``routing`` on ``n`` nodes.
 
     The reference construction: every (node, destination) pair is routed with ``routing``, and
@@ -248,6 +257,8 @@ def channel_dependencies(n, routing=None, *, broadcast=True):
     broadcast : bool
         Include the broadcasts (Algorithm 6, or its mirror image at least-significant-first
         routers: :func:`travel_order`).
+    unicast : bool
+        Include the unicasts (False: the broadcasts' dependencies alone).
 
     Returns
     -------
@@ -265,8 +276,9 @@ def channel_dependencies(n, routing=None, *, broadcast=True):
         dim = route[node][dest]
         return Channel(node, EJECT) if dim is None else Channel(node, dim)
 
-    route = [[_checked_route(n, routing, a, d, links[a]) for d in range(n)] for a in range(n)]
-    for a in range(n):
+    route = ([[_checked_route(n, routing, a, d, links[a]) for d in range(n)] for a in range(n)]
+             if unicast else None)
+    for a in (range(n) if unicast else ()):
         for d in range(n):
             depends_on[Channel(a, INJECT)].add(next_channel(a, d))
             if route[a][d] is not None:
@@ -313,7 +325,7 @@ def _checked_route(n, routing, node, dest, links):
     return dim
 
 
-def dependency_table(n, routing=None, *, broadcast=True):
+def dependency_table(n, routing=None, *, broadcast=True, unicast=True):
     """The link-to-link dependencies of a :class:`FirstSetBitRouting`, in ``O(n D**2)``.
 
     Channel ``a -(i)-> b`` (``b = a XOR 2**i``) depends on ``b -(j)-> ...`` in two cases.
@@ -347,6 +359,9 @@ def dependency_table(n, routing=None, *, broadcast=True):
         The unicast routing; :func:`routing_for` ``("msb")`` if None.
     broadcast : bool
         Include the broadcasts of Algorithm 6.
+    unicast : bool
+        Include the unicasts (False with ``broadcast=True``: the broadcasts' dependencies
+        alone, which the wormhole check puts on their own virtual channel).
 
     Returns
     -------
@@ -362,13 +377,13 @@ def dependency_table(n, routing=None, *, broadcast=True):
         n, [routing.travel_order_at(a) == topology.MSB_FIRST for a in range(n)])
     depends = np.zeros((n, dims, dims), dtype=bool)
     witness = np.full((n, dims, dims), -1, dtype=np.int64)
-    _dependency_kernel(n, exists, travel, routing.msb_first(n), bool(broadcast), depends,
-                       witness)
+    _dependency_kernel(n, exists, travel, routing.msb_first(n), bool(broadcast), bool(unicast),
+                       depends, witness)
     return depends, witness
 
 
 @njit(cache=True)
-def _dependency_kernel(n, exists, travel, msb_first, broadcast, depends,
+def _dependency_kernel(n, exists, travel, msb_first, broadcast, unicast, depends,
                        witness):  # pragma: no cover - compiled
     """Fill ``depends`` and ``witness`` of :func:`dependency_table` from the link tables."""
     dims = depends.shape[1]
@@ -391,7 +406,7 @@ def _dependency_kernel(n, exists, travel, msb_first, broadcast, depends,
                 ones = bit_i | bit_j
                 zeros = zeros_a | (exists[b] & ~bit_i & before_j)
                 smallest = (a ^ ones) & (ones | zeros)  # the smallest d of the subcube
-                if j != i and zeros & ones == 0 and smallest < n:
+                if unicast and j != i and zeros & ones == 0 and smallest < n:
                     depends[a, i, j] = True
                     witness[a, i, j] = smallest
                 if broadcast and travel[a, i] & bit_j != 0:
@@ -728,3 +743,217 @@ def cross_check(max_nodes, orders=topology.ROUTING_ORDERS, *, broadcast=True):
                     n, routing, broadcast=broadcast):
                 differ.append((order, n))
     return differ
+
+
+# --- Wormhole switching: channels are (link, virtual channel) pairs --------------------------
+#
+# docs/wormhole.md, "Deadlock". A worm holds every virtual channel from its tail to its head, so
+# a blocked head makes each channel it holds wait for the one it wants: the graph is the link
+# graph above, each link split into its virtual channels, with the edges that the rule for
+# choosing virtual channels allows. A cycle there can deadlock (Dally and Seitz); none cannot.
+
+
+class VirtualChannel(NamedTuple):
+    """Virtual channel ``vc`` of link ``dim`` from ``node``, or a PE channel (``dim`` is
+    :data:`INJECT` or :data:`EJECT`, ``vc`` 0)."""
+
+    node: int
+    dim: int
+    vc: int
+
+    @property
+    def is_link(self):
+        return self.dim >= 0
+
+    @property
+    def link(self):
+        """The :class:`Channel` that carries it."""
+        return Channel(self.node, self.dim)
+
+    @property
+    def far(self):
+        return self.link.far
+
+    def __str__(self):
+        if not self.is_link:
+            return str(self.link)
+        return f"{self.node} -(dim {self.dim}, vc {self.vc})-> {self.far}"
+
+
+#: Broadcast scheme: a broadcast moves whole (virtual cut-through). Its copy on a link takes
+#: that link's broadcast channel only when the buffer at the far end is empty and holds a whole
+#: message, so a copy never stops half way: it waits, whole, in the buffer it arrived in, for
+#: the channels of its own branches only (the packet-mode dependencies of Algorithm 6).
+WHOLE = "whole"
+#: Broadcast scheme of the negative controls: a forked worm that takes its branches one at a
+#: time with buffers smaller than a message. Every channel it holds (its whole tree so far) then
+#: waits for every branch not yet taken, not only for its own children.
+FORKED = "forked"
+BROADCAST_SCHEMES = (WHOLE, FORKED)
+
+
+class VirtualChannelRule:
+    """Which virtual channels a message may take, as edges of the dependency graph.
+
+    Parameters
+    ----------
+    vcs : int
+        Unicast virtual channels per link, ``0 .. vcs - 1``.
+    name : str
+        What messages call this rule.
+    unicast : callable or None
+        ``unicast(vc, dim)`` lists the virtual channels a unicast that holds channel ``vc`` of
+        a link may take on its next link ``dim`` (``vc`` is 0 for the PE's injection); every
+        unicast channel if None (the router's rule: a free one, any).
+    broadcast_vc : int or None
+        The channel broadcasts take on every link; ``vcs`` (a channel of their own) if None.
+    scheme : :data:`WHOLE` or :data:`FORKED`
+        How a broadcast holds channels.
+    """
+
+    def __init__(self, vcs, name, unicast=None, broadcast_vc=None, scheme=WHOLE):
+        self.vcs = vcs
+        self.name = name
+        self._unicast = unicast
+        self.broadcast_vc = vcs if broadcast_vc is None else broadcast_vc
+        if scheme not in BROADCAST_SCHEMES:
+            raise ValueError(f"Broadcast scheme must be one of 'whole' or 'forked', not "
+                             f"{scheme!r}")
+        self.scheme = scheme
+
+    def unicast_vcs(self, vc, dim):
+        """The virtual channels of link ``dim`` that a unicast holding ``vc`` may take next."""
+        if self._unicast is None:
+            return range(self.vcs)
+        return tuple(self._unicast(vc, dim))
+
+    def __repr__(self):
+        return f"VirtualChannelRule({self.name!r})"
+
+
+@functools.lru_cache(maxsize=None)
+def router_vc_rule(vcs):
+    """The rule of :class:`ihcube.rtl.WormholeRouter`: a unicast takes any free one of the
+    ``vcs`` unicast channels; a broadcast takes channel ``vcs`` of each link, whole."""
+    return VirtualChannelRule(vcs, "any free unicast channel; broadcasts whole on their own")
+
+
+def _link_graph(n, routing, *, unicast, broadcast):
+    """The link-level graph (:func:`channel_dependencies`' form) of the unicasts or the
+    broadcasts alone, from :func:`dependency_table` when ``routing`` is first-set-bit."""
+    if isinstance(routing, FirstSetBitRouting):
+        depends, _ = dependency_table(n, routing, broadcast=broadcast, unicast=unicast)
+        return table_dependencies(n, depends)
+    return channel_dependencies(n, routing, broadcast=broadcast, unicast=unicast)
+
+
+def _forked_dependencies(n, routing):
+    """The link-level graph of :data:`FORKED` broadcasts: in each origin's tree (Algorithm 6,
+    each node's travel rule), each channel depends on every other channel of the tree but its
+    own ancestors."""
+    depends_on = {}
+    for origin in range(n):
+        sends = topology.broadcast_tree(n, origin, travel_order(routing, origin))
+        parent = {}
+        for frm, to, _ in sends:
+            channel = Channel(frm, (frm ^ to).bit_length() - 1)
+            parent[to] = channel
+        tree = [Channel(frm, (frm ^ to).bit_length() - 1) for frm, to, _ in sends]
+        for channel in tree:
+            ancestors, node = set(), channel.node
+            while node in parent:
+                ancestors.add(parent[node])
+                node = parent[node].node
+            depends_on.setdefault(channel, set()).update(
+                other for other in tree if other != channel and other not in ancestors)
+    return depends_on
+
+
+def virtual_channel_dependencies(n, vcs, routing=None, rule=None):
+    """The channel dependency graph of wormhole switching over (link, virtual channel).
+
+    Unicast edges come from the link graph of the unicasts (:func:`dependency_table`, or
+    :func:`channel_dependencies` for another route function): channel ``(c, v)`` depends on
+    ``(c', v')`` when a unicast that crossed link ``c`` goes on by ``c'`` and ``rule`` lets it
+    take ``v'`` from ``v``. Broadcast edges join the broadcast channels: those of Algorithm 6's
+    trees (the link graph of the broadcasts) for :data:`WHOLE`, those of a held tree
+    (:func:`_forked_dependencies`) for :data:`FORKED`. PE channels are the sources and sinks.
+
+    Returns
+    -------
+    dict
+        Maps every :class:`VirtualChannel` to the set of virtual channels it depends on.
+    """
+    topology.check_node_count(n)
+    routing = routing_for() if routing is None else routing
+    rule = router_vc_rule(vcs) if rule is None else rule
+    unicasts = _link_graph(n, routing, unicast=True, broadcast=False)
+    if rule.scheme == WHOLE:
+        broadcasts = _link_graph(n, routing, unicast=False, broadcast=True)
+    else:
+        broadcasts = _forked_dependencies(n, routing)
+
+    def next_channels(channel, vc):
+        if not channel.is_link:
+            return [VirtualChannel(channel.node, channel.dim, 0)]
+        return [VirtualChannel(channel.node, channel.dim, v)
+                for v in rule.unicast_vcs(vc, channel.dim)]
+
+    depends_on = {}
+    for channel, successors in unicasts.items():
+        vcs_here = range(rule.vcs) if channel.is_link else (0,)
+        for vc in vcs_here:
+            held = VirtualChannel(channel.node, channel.dim, vc)
+            depends_on.setdefault(held, set()).update(
+                wanted for successor in successors for wanted in next_channels(successor, vc))
+    bvc = rule.broadcast_vc
+    for channel, successors in broadcasts.items():
+        held = VirtualChannel(*channel, bvc if channel.is_link else 0)
+        wanted = {VirtualChannel(*successor, bvc if successor.is_link else 0)
+                  for successor in successors}
+        depends_on.setdefault(held, set()).update(wanted)
+    for successors in list(depends_on.values()):
+        for channel in successors:
+            depends_on.setdefault(channel, set())
+    return depends_on
+
+
+def find_vc_cycle(n, vcs, routing=None, rule=None):
+    """A short cycle of :func:`virtual_channel_dependencies`, or None (the same search as
+    :func:`find_cycle`)."""
+    return _graph_cycle(virtual_channel_dependencies(n, vcs, routing, rule))
+
+
+def format_vc_cycle(cycle):
+    """Write a cycle of virtual channels, each waiting for the next, as ``"[0 -(dim 1, vc 3)->
+    2] waits for [2 -(dim 0, vc 3)-> 3] ... waits for [0 -(dim 1, vc 3)-> 2]"``: a forked
+    worm's channels need not be consecutive links."""
+    return " waits for ".join(f"[{channel}]" for channel in [*cycle, cycle[0]])
+
+
+@functools.lru_cache(maxsize=None)
+def _wormhole_deadlock_message(n, vcs, routing, rule):
+    cycle = find_vc_cycle(n, vcs, routing, rule)
+    if cycle is None:
+        return None
+    rule = router_vc_rule(vcs) if rule is None else rule
+    return (f"Wormhole routing {_name_of(routing)!r} with virtual-channel rule {rule.name!r} "
+            f"and {rule.scheme} broadcasts, {vcs} channels per link, of {n} nodes can "
+            f"deadlock: its dependency graph over (link, virtual channel) has the cycle "
+            f"{format_vc_cycle(cycle)}")
+
+
+def check_wormhole_deadlock_free(n, vcs, order=topology.MSB_FIRST, routing=None, rule=None):
+    """Raise ``ValueError`` naming a cycle if the wormhole dependency graph over (link,
+    virtual channel) pairs (:func:`virtual_channel_dependencies`) has one.
+
+    :class:`ihcube.rtl.WormholeFabric` runs it at construction, and the Verilog generator
+    before it writes a wormhole fabric. ``rule`` is the router's (:func:`router_vc_rule`) if
+    None. Cached per arguments.
+    """
+    topology.check_node_count(n)
+    topology.check_routing_order(order)
+    message = _wormhole_deadlock_message(n, vcs, routing_for(order) if routing is None
+                                         else routing, rule)
+    if message is not None:
+        raise ValueError(message)

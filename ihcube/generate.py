@@ -16,10 +16,13 @@ from amaranth.hdl import Shape
 from amaranth.lib.wiring import In, Out
 
 from . import deadlock, topology
-from .params import check_fabric_depth, check_fabric_payload_width, check_ports
-from .rtl import Router
+from .params import (PACKET, WORMHOLE_DEFAULTS, check_fabric_depth, check_fabric_payload_width,
+                     check_ports, switching_parameters)
+from .rtl import Router, WormholeRouter
 from .rtl.fabric import fabric_signature, link_ends
 from .rtl.router import router_signature
+from .rtl.wormhole_fabric import wormhole_fabric_signature
+from .rtl.wormhole_router import wormhole_router_signature
 
 __all__ = ["fabric_name", "fabric_verilog", "top_verilog", "write_fabric", "OutputError"]
 
@@ -35,15 +38,41 @@ def check_fabric_parameters(n, payload_width=32, depth=1, order=topology.MSB_FIR
             check_fabric_depth(depth), topology.check_routing_order(order))
 
 
-def fabric_name(n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1):
+def _wormhole(n, payload_width, depth, ports, switching, flit_options):
+    """The checked :class:`~ihcube.params.Wormhole` of a wormhole fabric, or None for packet
+    switching (which takes no flit-level option). Wormhole fabrics have one PE port per node
+    and virtual-channel buffers (``vc_depth``) instead of the packet buffer ``depth``."""
+    wormhole = switching_parameters(n, payload_width, switching, **flit_options)
+    if wormhole is not None:
+        if depth != 1:
+            raise ValueError(f"Buffer depth is a packet-switching option, not taken with "
+                             f"wormhole switching (its buffers are vc_depth flits), not "
+                             f"{depth!r}")
+        if ports != 1:
+            raise ValueError(f"Port count must be 1 with wormhole switching, not {ports!r}")
+    return wormhole
+
+
+def fabric_name(n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1, *,
+                switching=PACKET, **flit_options):
     """The top module's name, which is also the file's: it says ``n`` and ``W``, and the
-    depth, routing order and port count when they are not the defaults.
+    depth, routing order and port count when they are not the defaults. A wormhole fabric's
+    says ``wormhole`` and its flit width, flits and virtual channels, and their depth when not
+    the default (``ihcube_n26_wormhole_f32_l20_v3``); ``W`` is left out, since it does not
+    change the hardware.
 
     It checks every parameter against the limits of the generator (:mod:`ihcube.params`),
     so whoever asks for the name first refuses a fabric too large to build.
     """
     n, payload_width, depth, order = check_fabric_parameters(n, payload_width, depth, order)
     ports = check_ports(n, ports)
+    wormhole = _wormhole(n, payload_width, depth, ports, switching, flit_options)
+    if wormhole is not None:
+        name = (f"ihcube_n{n}_wormhole_f{wormhole.flit_width}_l{wormhole.flits}"
+                f"_v{wormhole.vcs}")
+        if wormhole.vc_depth != WORMHOLE_DEFAULTS["vc_depth"]:
+            name += f"_q{wormhole.vc_depth}"
+        return name + ("" if order == topology.MSB_FIRST else f"_{order}")
     name = f"ihcube_n{n}_w{payload_width}"
     if depth != 1:
         name += f"_d{depth}"
@@ -54,8 +83,8 @@ def fabric_name(n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1)
     return name
 
 
-def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, router=Router,
-                   ports=1):
+def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, router=None,
+                   ports=1, *, switching=PACKET, **flit_options):
     """Return the Verilog text of an ``n``-node fabric, deterministic for the same arguments.
 
     Routers whose nodes have the same links differ only in their own address, so each link
@@ -65,9 +94,20 @@ def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, route
     without being told its top (Yosys ``hierarchy``, Icarus without ``-s``) elaborates the
     fabric. ``router`` builds a router as :class:`~ihcube.rtl.Fabric` does; the tests pass
     broken variants. ``ports`` is the PE ports per node (``docs/ports.md``).
+
+    ``switching="wormhole"`` writes a fabric of :class:`~ihcube.rtl.WormholeRouter` s instead,
+    with the flit-level options ``flits``, ``flit_width``, ``vcs`` and ``vc_depth``
+    (:func:`ihcube.params.wormhole_parameters`; ``docs/wormhole.md``), after the deadlock
+    check over (link, virtual channel) pairs.
     """
     n, payload_width, depth, order = check_fabric_parameters(n, payload_width, depth, order)
-    top = fabric_name(n, payload_width, depth, order, ports)
+    top = fabric_name(n, payload_width, depth, order, ports, switching=switching,
+                      **flit_options)
+    wormhole = _wormhole(n, payload_width, depth, ports, switching, flit_options)
+    if wormhole is not None:
+        return _wormhole_verilog(top, n, payload_width, order, wormhole,
+                                 WormholeRouter if router is None else router)
+    router = Router if router is None else router
     extra = {} if ports == 1 else {"ports": ports}
     deadlock.check_deadlock_free(n, order)  # before the slow part, and before any component
     module_of_mask = {}
@@ -84,6 +124,35 @@ def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, route
     modules = [module_of_mask[topology.exists_mask(n, node)] for node in range(n)]
     texts.append(top_verilog(top, n, payload_width, modules, ports))
     return header(n, payload_width, depth, order, ports) + "".join(texts)
+
+
+def _wormhole_verilog(top, n, payload_width, order, wormhole, router):
+    """The Verilog text of a wormhole fabric: one strapped router module per link set, and
+    the top module of :func:`top_verilog` with the wormhole signatures."""
+    deadlock.check_wormhole_deadlock_free(n, wormhole.vcs, order)
+    module_of_mask, texts = {}, []
+    for node in range(n):
+        mask = topology.exists_mask(n, node)
+        if mask in module_of_mask:
+            continue
+        module = module_of_mask[mask] = f"{top}_router_x{mask:x}"
+        text = verilog.convert(router(n, node, wormhole, order, strap=True), name=module,
+                               emit_src=False)
+        texts.append(_not_top(text, module))
+    modules = [module_of_mask[topology.exists_mask(n, node)] for node in range(n)]
+    texts.append(top_verilog(top, n, payload_width, modules, signatures=(
+        wormhole_fabric_signature(n, wormhole),
+        lambda node: wormhole_router_signature(n, node, wormhole))))
+    from . import version
+    head = (f"/* {top}: an incomplete-hypercube wormhole fabric of {n} nodes, written by "
+            f"ihcube {version()}.\n"
+            f" * Parameters: nodes {n}, wormhole switching, {wormhole.flits} flits of "
+            f"{wormhole.flit_width} bits per message (payload {payload_width} bits), "
+            f"{wormhole.vcs} unicast virtual channels of {wormhole.vc_depth} flits and one "
+            f"broadcast channel of {wormhole.flits} flits per link, routing order {order}.\n"
+            f" * Top module: {top}, the only one marked top. Flits and ports: docs/wormhole.md."
+            f"\n */\n")
+    return head + "".join(texts)
 
 
 def header(n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1):
@@ -167,7 +236,7 @@ def _net(width, name):
     return f"{f'[{width - 1}:0] ' if width > 1 else ''}{name}"
 
 
-def top_verilog(top, n, payload_width, modules, ports=1):
+def top_verilog(top, n, payload_width, modules, ports=1, *, signatures=None):
     """The Verilog text of the fabric's top module ``top``: the ports of
     :func:`~ihcube.rtl.fabric.fabric_signature` plus ``clk`` and ``rst``, and one instance
     ``router<a>`` of ``modules[a]`` per node ``a``, wired by
@@ -178,10 +247,16 @@ def top_verilog(top, n, payload_width, modules, ports=1):
     :class:`~ihcube.rtl.Fabric` with ``router_modules`` (the tests prove it equivalent), in
     time and memory linear in ``n``. With ``ports > 1`` (PE ports per node) a node's PE ports
     are ``inject__<a>__<p>__...`` and ``eject__<a>__<p>__...``.
+
+    ``signatures``, if given, is the fabric's signature and a function from a node to its
+    router's (the wormhole fabric's); the packet fabric's otherwise.
     """
     pe_ports = ports
-    ports = [("clk", In, 1), ("rst", In, 1),
-             *_ports(fabric_signature(n, payload_width, pe_ports))]
+    if signatures is None:
+        signatures = (fabric_signature(n, payload_width, pe_ports),
+                      lambda node: router_signature(n, node, payload_width, ports=pe_ports))
+    fabric, router_of = signatures
+    ports = [("clk", In, 1), ("rst", In, 1), *_ports(fabric)]
     lines = ["", "/* The fabric: written by ihcube.generate (top_verilog) */", "",
              "(* top = 1 *)", f"module {top}("]
     lines += [f"  {name}{',' if i < len(ports) - 1 else ''}"
@@ -194,8 +269,7 @@ def top_verilog(top, n, payload_width, modules, ports=1):
     router_ports = {}  # by module: every node of a link set has the same ports
     for node in range(n):
         if modules[node] not in router_ports:
-            router_ports[modules[node]] = list(_ports(router_signature(n, node, payload_width,
-                                                                       ports=pe_ports)))
+            router_ports[modules[node]] = list(_ports(router_of(node)))
         for name, flow, width in router_ports[modules[node]]:
             if flow == Out and name.startswith("links_"):
                 lines.append(f"  wire {_net(width, f'router{node}__{name}')};")
@@ -224,11 +298,13 @@ def top_verilog(top, n, payload_width, modules, ports=1):
     return "\n".join(lines)
 
 
-def write_fabric(folder, n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1):
+def write_fabric(folder, n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1, *,
+                 switching=PACKET, **flit_options):
     """Write the Verilog of an ``n``-node fabric with ``ports`` PE ports per node to
     ``folder/<fabric_name>.v``, safely.
 
-    The parameters are checked first, then the folder is made if need be and a temporary
+    ``switching`` and the flit-level options are those of :func:`fabric_verilog`. The
+    parameters are checked first, then the folder is made if need be and a temporary
     file is opened in it, so that a folder that cannot be written is reported before the
     generation, not after it. The text is written to that temporary file, flushed to disk,
     and renamed to its final name: a file of that name is never left half written (a full
@@ -248,9 +324,12 @@ def write_fabric(folder, n, payload_width=32, depth=1, order=topology.MSB_FIRST,
     OutputError
         The folder or the file cannot be written; the message is one line.
     """
-    path = pathlib.Path(folder) / f"{fabric_name(n, payload_width, depth, order, ports)}.v"
+    name = fabric_name(n, payload_width, depth, order, ports, switching=switching,
+                       **flit_options)
+    path = pathlib.Path(folder) / f"{name}.v"
     with _staged(path) as stage:
-        text = fabric_verilog(n, payload_width, depth, order, ports=ports).encode()
+        text = fabric_verilog(n, payload_width, depth, order, ports=ports, switching=switching,
+                              **flit_options).encode()
         stage.write(text)
     return path, len(text)
 

@@ -10,7 +10,10 @@ import operator
 
 __all__ = ["check_positive_integer", "check_at_most", "check_payload_width", "check_depth",
            "MAX_FABRIC_NODES", "MAX_FABRIC_PAYLOAD_WIDTH", "MAX_FABRIC_DEPTH",
-           "check_fabric_payload_width", "check_fabric_depth", "max_ports", "check_ports"]
+           "check_fabric_payload_width", "check_fabric_depth", "max_ports", "check_ports",
+           "PACKET", "WORMHOLE", "SWITCHING_MODES", "check_switching", "WORMHOLE_DEFAULTS",
+           "MAX_FLITS", "MAX_VCS", "Wormhole", "header_bits", "wormhole_parameters",
+           "switching_parameters"]
 
 # The generator's limits, measured on 2 cores (``ihcube verilog``, one process; the most
 # link sets, so the most router modules, are at n = 4095): W = 64 takes 16 s and 0.3 GB,
@@ -95,3 +98,128 @@ def check_ports(n, ports):
         raise ValueError(f"Port count must be an integer from 1 to {most} (D + 1) for {n} "
                          f"nodes, not {ports!r}")
     return ports
+
+
+# --- Switching: packet (whole messages) or wormhole (flits, virtual channels) ---------------
+#
+# docs/wormhole.md describes the wormhole router; these are its parameters, checked once here
+# for the Python API and the command line alike.
+
+#: Whole messages of one link word each, switched whole (Katseff, Algorithm 3; the default).
+PACKET = "packet"
+#: Messages of ``flits`` flits, a head reserving the path (SPEC section 8).
+WORMHOLE = "wormhole"
+SWITCHING_MODES = (PACKET, WORMHOLE)
+
+#: The wormhole parameters' defaults, stated once: 20-flit messages and 3 virtual channels as
+#: Tzeng and Kumar simulate them, 32-bit flits (wide enough for the head flit's routing fields
+#: up to :data:`MAX_FABRIC_NODES`), and 2 flits per virtual-channel buffer (one flit per cycle
+#: per channel, as a two-message buffer gives in packet mode).
+WORMHOLE_DEFAULTS = {"flits": 20, "flit_width": 32, "vcs": 3, "vc_depth": 2}
+#: Most flits per message: the broadcast channel's buffer holds a whole message in flip-flops.
+MAX_FLITS = 64
+#: Most unicast virtual channels per link.
+MAX_VCS = 8
+
+#: What each wormhole parameter is called in a message, and its command-line option.
+_WORMHOLE_NAMES = {"flits": ("Flit count", "--flits"),
+                   "flit_width": ("Flit width", "--flit-width"),
+                   "vcs": ("Virtual channel count", "--vcs"),
+                   "vc_depth": ("Virtual channel depth", "--vc-depth")}
+
+
+def check_switching(switching):
+    """Return ``switching`` if it is one of :data:`SWITCHING_MODES`, else raise."""
+    if switching not in SWITCHING_MODES:
+        raise ValueError(f"Switching must be one of 'packet' or 'wormhole', not {switching!r}")
+    return switching
+
+
+def header_bits(n):
+    """Bits of the routing fields at the low end of a head flit in an ``n``-node fabric:
+    ``dest`` (or, in a broadcast, the travel vector) and ``src``, ``address_bits(n)`` each,
+    and ``kind``, one bit (``docs/wormhole.md``)."""
+    from .topology import address_bits  # topology imports this module
+    return 2 * address_bits(n) + 1
+
+
+class Wormhole:
+    """The checked wormhole parameters of a fabric (:func:`wormhole_parameters`).
+
+    Members: ``flits`` (``L``, flits per message), ``flit_width`` (bits per flit), ``vcs``
+    (unicast virtual channels per link; each link also has one broadcast channel),
+    ``vc_depth`` (flits per unicast virtual-channel buffer). Compares and hashes by value.
+    """
+
+    __slots__ = ("flits", "flit_width", "vcs", "vc_depth")
+
+    def __init__(self, flits, flit_width, vcs, vc_depth):
+        self.flits, self.flit_width, self.vcs, self.vc_depth = flits, flit_width, vcs, vc_depth
+
+    def _key(self):
+        return (self.flits, self.flit_width, self.vcs, self.vc_depth)
+
+    def __eq__(self, other):
+        return isinstance(other, Wormhole) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        return (f"Wormhole(flits={self.flits}, flit_width={self.flit_width}, vcs={self.vcs}, "
+                f"vc_depth={self.vc_depth})")
+
+
+def wormhole_parameters(n, payload_width=32, flits=None, flit_width=None, vcs=None,
+                        vc_depth=None):
+    """Check the wormhole parameters of an ``n``-node fabric whose messages carry
+    ``payload_width`` bits; None takes the default of :data:`WORMHOLE_DEFAULTS`.
+
+    A message is ``header_bits(n) + payload_width`` bits (routing fields and payload, as a
+    packet-mode message is). A flit holds the header whole (the head flit routes alone), is no
+    wider than the message (a wider flit is packet switching with padding), and ``flits``
+    flits must hold the message.
+
+    Returns a :class:`Wormhole`; raises ``TypeError``/``ValueError`` with one line.
+    """
+    values = {"flits": flits, "flit_width": flit_width, "vcs": vcs, "vc_depth": vc_depth}
+    values = {name: WORMHOLE_DEFAULTS[name] if value is None else value
+              for name, value in values.items()}
+    flits = check_at_most(values["flits"], MAX_FLITS, "Flit count")
+    vcs = check_at_most(values["vcs"], MAX_VCS, "Virtual channel count")
+    vc_depth = check_at_most(values["vc_depth"], MAX_FABRIC_DEPTH, "Virtual channel depth")
+    flit_width = check_positive_integer(values["flit_width"], "Flit width")
+    payload_width = check_positive_integer(payload_width, "Payload width")
+    header = header_bits(n)
+    message = header + payload_width
+    if not header <= flit_width <= message:
+        raise ValueError(f"Flit width must be an integer from {header} (the head flit's routing "
+                         f"fields) to {message} (the whole message: {header} + payload "
+                         f"{payload_width} bits) for {n} nodes, not {flit_width!r}")
+    if flits * flit_width < message:
+        least = -(-message // flit_width)
+        raise ValueError(f"Flit count must be at least {least} to carry a {message}-bit message "
+                         f"in {flit_width}-bit flits, not {flits!r}")
+    return Wormhole(flits, flit_width, vcs, vc_depth)
+
+
+def switching_parameters(n, payload_width=32, switching=PACKET, **flit_options):
+    """Check ``switching`` and the flit-level options with it: None for packet switching
+    (which takes none of them: giving one is an error), a :class:`Wormhole` for wormhole.
+
+    ``flit_options`` are ``flits``, ``flit_width``, ``vcs`` and ``vc_depth``, None when not
+    given (:func:`wormhole_parameters`).
+    """
+    switching = check_switching(switching)
+    unknown = set(flit_options) - set(_WORMHOLE_NAMES)
+    if unknown:
+        raise TypeError(f"Unknown flit-level option {sorted(unknown)[0]!r}; the options are "
+                        f"{', '.join(_WORMHOLE_NAMES)}")
+    if switching == PACKET:
+        for name, value in flit_options.items():
+            if value is not None:
+                what, option = _WORMHOLE_NAMES[name]
+                raise ValueError(f"{what} ({option}) is a wormhole option, not taken with "
+                                 f"packet switching: give switching 'wormhole' or leave it out")
+        return None
+    return wormhole_parameters(n, payload_width, **flit_options)

@@ -17,7 +17,8 @@ from ihcube.cli import main
 #: command -> (valid arguments around the option, the options that take a checked value)
 COMMANDS = {
     "verilog": (["--nodes", "3", "--out", "{tmp}"], ["--nodes", "--width", "--depth", "--order",
-                                                       "--ports"]),
+                                                       "--ports", "--switching", "--flits",
+                                                       "--flit-width", "--vcs", "--vc-depth"]),
     "ports": (["--nodes", "3"], ["--nodes", "--width", "--ports"]),
     "sweep": (["--sizes", "4", "--rates", "0.1", "--warmup", "10", "--window", "10",
                "--no-plots", "--out", "{tmp}"],
@@ -34,7 +35,8 @@ COMMANDS = {
                ["--nodes", "--cycles", "--depth", "--order", "--seed", "--backend",
                 "--broadcast", "--eject-ready", "--watchdog"]),
     "deadlock": (["--max-nodes", "4"], ["--max-nodes", "--order", "--cross-check"]),
-    "lint": (["--nodes", "2", "--out", "{tmp}"], ["--nodes", "--width", "--depth", "--order"]),
+    "lint": (["--nodes", "2", "--out", "{tmp}"], ["--nodes", "--width", "--depth", "--order",
+                                                    "--switching", "--vcs"]),
     "cocotb": (["--nodes", "2", "--out", "{tmp}"],
                ["--nodes", "--width", "--depth", "--order", "--stress", "--seed"]),
     "synth": (["--nodes", "2", "--family", "ice40", "--out", "{tmp}"],

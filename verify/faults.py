@@ -24,7 +24,8 @@ from amaranth.hdl import Module, Mux, Signal
 from .. import topology
 from ..deadlock import FirstSetBitRouting
 from ..params import check_positive_integer
-from ..rtl import LinkBuffer, RoundRobinArbiter, RouteSelect, Router
+from ..rtl import (FlitBuffer, LinkBuffer, RoundRobinArbiter, RouteSelect, Router, VcAllocator,
+                   WormholeRouter)
 
 __all__ = [
     "BUFFER_FAULTS", "FaultyBuffer", "faulty_buffer", "buffer_fault_router",
@@ -33,6 +34,9 @@ __all__ = [
     "FixedPriorityArbiter", "UnfairRouter", "MaskBlindRouteSelect", "MaskBlindRouter",
     "WEIGHT_PARITY", "weight_parity_router", "only_at",
     "FAULTS", "faulty_router",
+    "WORMHOLE_FAULTS", "wormhole_buffer_fault_router", "NoReleaseAllocator",
+    "SharedChannelAllocator", "NoReleaseWormholeRouter", "SharedChannelWormholeRouter",
+    "UnfairAllocator",
 ]
 
 
@@ -370,3 +374,60 @@ def faulty_router(name, **options):
     if name not in faults:
         raise TypeError(f"Fault {name!r} takes no options, not {', '.join(options)}")
     return buffer_fault_router(faults[name], **options)
+
+
+# --- Wormhole routers broken on purpose (docs/wormhole.md, "Tests") -------------------------
+
+
+def wormhole_buffer_fault_router(fault, **options):
+    """A :class:`~ihcube.rtl.WormholeRouter` whose unicast flit buffers (every link's unicast
+    virtual channels and the PE's injection) are :func:`faulty_buffer` ``(fault,
+    **options)``: they drop, repeat or alter flits. The flit scoreboard
+    (:func:`ihcube.verify.scoreboard.check_worms`) must catch each."""
+    fifo = faulty_buffer(fault, **options)
+    buffer = type(f"{fifo.__name__}FlitBuffer", (FlitBuffer,),
+                  {"fifo": fifo, "__module__": __name__})
+    name = {"drop": "Dropping", "duplicate": "Duplicating", "corrupt": "Corrupting"}[fault]
+    doc = (f"Its unicast flit buffers {fault} flits ({options or 'every third from the first'}"
+           f"). Caught by the flit scoreboard (check_worms).")
+    return type(f"{name}WormholeRouter", (WormholeRouter,),
+                {"flit_buffer": buffer, "__module__": __name__, "__doc__": doc})
+
+
+class NoReleaseAllocator(VcAllocator):
+    """A tail does not free its channel: after one worm per channel, the output locks up."""
+    releases = False
+
+
+class SharedChannelAllocator(VcAllocator):
+    """A grant does not reserve its channel, so two worms share one: their flits
+    interleave."""
+    reserves = False
+
+
+class NoReleaseWormholeRouter(WormholeRouter):
+    """Its outputs are never freed by a tail (:class:`NoReleaseAllocator`); a run stalls with
+    flits owed. Caught by the harness's watchdog (``stalled_at``)."""
+    vc_allocator = NoReleaseAllocator
+
+
+class SharedChannelWormholeRouter(WormholeRouter):
+    """It interleaves two worms on one virtual channel (:class:`SharedChannelAllocator`).
+    Caught by the flit scoreboard (check_worms): worms not whole on a link or at a PE."""
+    vc_allocator = SharedChannelAllocator
+
+
+class UnfairAllocator(VcAllocator):
+    """Grants the lowest-numbered requester (:class:`FixedPriorityArbiter`): the fairness
+    bound of :class:`~ihcube.rtl.VcAllocator` fails. Caught by the allocator's fairness test."""
+    arbiter = FixedPriorityArbiter
+
+
+#: Every faulty wormhole router by name; each works as the ``router`` of a
+#: :class:`~ihcube.rtl.WormholeFabric`.
+WORMHOLE_FAULTS = {
+    "dropping-flit-buffer": wormhole_buffer_fault_router("drop", every=5, first=5),
+    "duplicating-flit-buffer": wormhole_buffer_fault_router("duplicate", every=5, first=5),
+    "no-release-on-tail": NoReleaseWormholeRouter,
+    "shared-channel": SharedChannelWormholeRouter,
+}

@@ -17,7 +17,8 @@ from amaranth.sim import Simulator
 
 from ..rtl.message import Kind
 
-__all__ = ["Message", "Hop", "Delivery", "Request", "FabricHarness", "simulate"]
+__all__ = ["Message", "Hop", "Delivery", "Request", "FabricHarness", "simulate", "Flit",
+           "worm_flits", "WormholeHarness"]
 
 
 @dataclass(frozen=True)
@@ -233,3 +234,146 @@ class FabricHarness:
 
         self.refused_count = [ctx.get(count) for count in fabric.refused_count]
         self.refused = [bool(ctx.get(flag)) for flag in fabric.refused]
+
+
+# --- Wormhole switching: the same records, assembled from flits -------------------------------
+
+
+@dataclass(frozen=True)
+class Flit:
+    """A flit seen on link ``dim`` from ``node`` (on virtual channel ``vc``), or at the eject
+    port of ``node`` (``dim`` and ``vc`` None), in ``cycle``."""
+    cycle: int
+    node: int
+    dim: object
+    vc: object
+    payload: int
+    head: bool
+    tail: bool
+
+
+def worm_flits(n, wormhole, src, request):
+    """The flits a PE injects for ``request``: the head's routing fields (``src`` is left 0:
+    the router stamps it) with the low bits of the request's ``payload`` (its id) above them,
+    then body flits ``payload * flits + k`` (``k = 1 .. flits - 1``), so that a flit lost,
+    repeated, reordered or taken from another message shows (:func:`ihcube.verify.scoreboard
+    .check_worms`)."""
+    from ..params import header_bits
+    from ..topology import address_bits
+    bits = address_bits(n)
+    header = request.dest | (request.kind.value << 2 * bits)
+    free = wormhole.flit_width - header_bits(n)
+    head = header | ((request.payload & ((1 << free) - 1)) << header_bits(n))
+    mask = (1 << wormhole.flit_width) - 1
+    return [head] + [(request.payload * wormhole.flits + k) & mask
+                     for k in range(1, wormhole.flits)]
+
+
+class WormholeHarness:
+    """Traffic source, eject backpressure and link monitors around a
+    :class:`~ihcube.rtl.WormholeFabric`, flit by flit.
+
+    Each PE offers its queued :class:`Request` s in order, each as the flits of
+    :func:`worm_flits`. ``injected`` records a request when its head is taken; ``flits``
+    records every flit that crosses a link and every flit an eject port delivers.
+    :func:`ihcube.verify.scoreboard.check_worms` checks the records.
+
+    Parameters
+    ----------
+    fabric : :class:`~ihcube.rtl.WormholeFabric`
+        Elaborated flat.
+    eject_ready : float
+        Probability that a PE accepts a flit in a cycle.
+    seed : int
+        Seed of the backpressure.
+    """
+
+    def __init__(self, fabric, eject_ready=1.0, seed=0):
+        if fabric.routers is None:
+            raise ValueError("The harness watches links, so the fabric must be flat "
+                             "(built without router_modules)")
+        self.fabric = fabric
+        self.eject_ready = eject_ready
+        self._random = random.Random(seed)
+        self._queues = [deque() for _ in range(fabric.n)]
+        self.injected = []
+        self.flits = []
+        self.cycles = 0
+        self.stalled_at = None
+        self.refused_count = []
+
+    def send(self, node, request):
+        """Queue ``request`` at the PE of ``node``."""
+        self._queues[node].append(request)
+
+    def owed(self, request):
+        """Eject flits that a request owes: ``flits`` per node it reaches."""
+        copies = (self.fabric.n - 1 if request.kind == Kind.BROADCAST
+                  else int(request.dest < self.fabric.n))
+        return copies * self.fabric.wormhole.flits
+
+    def run(self, max_cycles, watchdog=200):
+        """Simulate until every queued flit is delivered (plus a few idle cycles), no flit has
+        moved for ``watchdog`` cycles while some are owed (``stalled_at`` is then set), or
+        ``max_cycles`` ran."""
+        async def testbench(ctx):
+            await self._testbench(ctx, max_cycles, watchdog)
+        simulate(self.fabric, testbench, "ihcube_wormhole")
+        return self
+
+    async def _testbench(self, ctx, max_cycles, watchdog):
+        fabric, wh = self.fabric, self.fabric.wormhole
+        links = [(node, dim, port) for node, router in enumerate(fabric.routers)
+                 for dim, port in zip(router.dims, router.links_out)]
+        owed = sum(self.owed(request) for queue in self._queues for request in queue)
+        pending = [None] * fabric.n  # (request, flits left) being injected at each node
+        still = quiet = 0
+        for cycle in range(max_cycles):
+            offered = [False] * fabric.n
+            for node, queue in enumerate(self._queues):
+                if pending[node] is None and queue and queue[0].at <= cycle:
+                    request = queue.popleft()
+                    pending[node] = (request, worm_flits(fabric.n, wh, node, request))
+                if pending[node] is not None:
+                    ctx.set(fabric.inject[node].payload, pending[node][1][0])
+                    offered[node] = True
+                ctx.set(fabric.inject[node].valid, offered[node])
+                ctx.set(fabric.eject[node].ready,
+                        self.eject_ready >= 1.0 or self._random.random() < self.eject_ready)
+            moved = False
+            for node in range(fabric.n):
+                if offered[node] and ctx.get(fabric.inject[node].ready):
+                    request, flits = pending[node]
+                    if len(flits) == wh.flits:
+                        self.injected.append((cycle, node, request))
+                    flits.pop(0)
+                    moved = True
+                    if not flits:
+                        pending[node] = None
+                port = fabric.eject[node]
+                if ctx.get(port.valid) and ctx.get(port.ready):
+                    flit = ctx.get(port.payload)
+                    self.flits.append(Flit(cycle, node, None, None, flit.payload,
+                                           bool(flit.head), bool(flit.tail)))
+                    owed -= 1
+                    moved = True
+            for node, dim, port in links:
+                if ctx.get(port.valid):
+                    vc = ctx.get(port.vc)
+                    if ctx.get(port.ready) >> vc & 1:
+                        flit = ctx.get(port.flit)
+                        self.flits.append(Flit(cycle, node, dim, vc, flit.payload,
+                                               bool(flit.head), bool(flit.tail)))
+                        moved = True
+            await ctx.tick()
+            self.cycles = cycle + 1
+            busy = owed > 0 or any(self._queues) or any(p is not None for p in pending)
+            quiet = 0 if busy or moved else quiet + 1
+            if quiet >= 8:
+                break
+            still = 0 if moved else still + 1
+            if busy and still >= watchdog and not any(
+                    queue and queue[0].at > cycle for queue in self._queues):
+                self.stalled_at = self.cycles
+                break
+        self.refused_count = [ctx.get(count) for count in fabric.refused_count]

@@ -63,11 +63,13 @@ def lint_file(path, top=None, waivers=WAIVERS):
     return LintResult(path, result.returncode, messages, output)
 
 
-def lint_fabric(n, payload_width=32, depth=1, order=topology.MSB_FIRST, out="build/lint"):
-    """Write the Verilog of an ``n``-node fabric into ``out`` and lint it."""
+def lint_fabric(n, payload_width=32, depth=1, order=topology.MSB_FIRST, out="build/lint",
+                **switching):
+    """Write the Verilog of an ``n``-node fabric into ``out`` and lint it; ``switching`` are
+    :func:`ihcube.generate.fabric_verilog`'s ``switching`` and flit-level options."""
     from ..generate import fabric_name, fabric_verilog  # Amaranth loads only when needed
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{fabric_name(n, payload_width, depth, order)}.v"
-    path.write_text(fabric_verilog(n, payload_width, depth, order))
+    path = out / f"{fabric_name(n, payload_width, depth, order, **switching)}.v"
+    path.write_text(fabric_verilog(n, payload_width, depth, order, **switching))
     return lint_file(path)

@@ -11,7 +11,7 @@ from collections import defaultdict
 from .. import topology
 from ..rtl.message import Kind
 
-__all__ = ["check_run"]
+__all__ = ["check_run", "check_worms"]
 
 
 def check_run(n, injected, hops, deliveries, order=topology.MSB_FIRST, limit=20, ports=1):
@@ -132,3 +132,73 @@ def _check_broadcast(n, src, request, hops, deliveries, order):
             problems.append(f"{name} reached node {node} from {arrivals[node]}, "
                             f"its unicast path comes from {expected_from}")
     return problems
+
+
+# --- Wormhole switching ---------------------------------------------------------------------
+
+
+def check_worms(n, wormhole, injected, flits, order=topology.MSB_FIRST, limit=20):
+    """Return up to ``limit`` problems of a wormhole run, as sentences.
+
+    ``injected`` and ``flits`` are what a :class:`~ihcube.verify.harness.WormholeHarness`
+    recorded. The flits on each (link, virtual channel) and at each eject port must form whole
+    worms one after another, never two interleaved: a head, then the worm's body flits in
+    order, then its tail, ``flits`` in all, each the flit that
+    :func:`~ihcube.verify.harness.worm_flits` made. Each worm so assembled becomes a hop or a
+    delivery of its message, and :func:`check_run` checks those as in packet mode: every
+    unicast delivered once along its Algorithm 2 path, every broadcast once to every other
+    node along the unicast paths (Katseff, Theorems 3 and 4), nothing that nobody sent.
+    """
+    from ..params import header_bits
+    from .harness import Delivery, Hop, Message
+    problems = []
+    bits = topology.address_bits(n)
+    hbits = header_bits(n)
+    free = (1 << wormhole.flit_width - hbits) - 1
+    mask = (1 << wormhole.flit_width) - 1
+    streams = defaultdict(list)
+    for flit in flits:
+        streams[flit.node, flit.dim, flit.vc].append(flit)
+    hops, deliveries = [], []
+    for (node, dim, vc), stream in sorted(streams.items(), key=lambda item: str(item[0])):
+        where = (f"at the eject port of node {node}" if dim is None
+                 else f"on link {node} -(dim {dim})-> {node ^ 1 << dim}, vc {vc}")
+        for start in range(0, len(stream), wormhole.flits):
+            worm = stream[start:start + wormhole.flits]
+            head = worm[0]
+            marks = [(flit.head, flit.tail) for flit in worm]
+            expected = [(k == 0, k == wormhole.flits - 1) for k in range(wormhole.flits)]
+            if marks != expected:
+                problems.append(f"flits {where} from cycle {head.cycle} do not form one worm: "
+                                f"head/tail marks {marks}, a worm is {expected}")
+                break
+            header = head.payload
+            dest, src = header & ((1 << bits) - 1), header >> bits & ((1 << bits) - 1)
+            kind = Kind(header >> 2 * bits & 1)
+            ident = None
+            if wormhole.flits > 1:
+                ident = (worm[1].payload - 1) // wormhole.flits
+            else:
+                ident = header >> hbits & free
+            body = [(ident * wormhole.flits + k) & mask for k in range(1, wormhole.flits)]
+            if ([flit.payload for flit in worm[1:]] != body
+                    or header >> hbits & free != ident & free):
+                problems.append(f"worm {ident} {where} from cycle {head.cycle} is not whole and "
+                                f"in order: {[hex(flit.payload) for flit in worm]}")
+                break
+            travel = dest if kind == Kind.BROADCAST else 0
+            message = Message(dest=0 if kind == Kind.BROADCAST else dest, src=src, kind=kind,
+                              travel=travel, payload=ident)
+            if dim is None:
+                deliveries.append(Delivery(head.cycle, node, message))
+            else:
+                hops.append(Hop(head.cycle, node, dim, message))
+        else:
+            continue
+        if len(problems) >= limit:
+            break
+    broadcast = [(cycle, node, type(request)(request.payload, 0, request.kind, request.at))
+                 if request.kind == Kind.BROADCAST else (cycle, node, request)
+                 for cycle, node, request in injected]
+    problems += check_run(n, broadcast, hops, deliveries, order, limit)
+    return problems[:limit]

@@ -1,0 +1,390 @@
+"""The wormhole model (:mod:`ihcube.sim.wormhole_model`) in lockstep with the RTL.
+
+Each test runs the Amaranth simulation of a :class:`~ihcube.rtl.WormholeFabric` and a
+:class:`~ihcube.sim.wormhole_model.WormholeModel` on the same PE traffic (random unicasts,
+broadcasts and destinations that do not exist, flit words with random bits everywhere the
+router should overwrite or ignore) and the same random eject backpressure, both drawn up front,
+and compares every cycle's injection handshakes, flits on each (link, virtual channel) and
+eject handshakes, flit bits and marks included; the first difference fails the test with its
+cycle and port. Broken variants of the model must fail the same comparison.
+"""
+
+import functools
+import os
+import random
+
+import numpy as np
+import pytest
+from amaranth.hdl import Cat
+
+from ihcube import topology
+from ihcube.params import header_bits, wormhole_parameters
+from ihcube.rtl import WormholeFabric
+from ihcube.rtl.message import Kind
+from ihcube.sim.wormhole_model import WormholeModel
+from ihcube.verify.harness import Flit, Request, simulate, worm_flits
+from ihcube.verify.scoreboard import check_worms
+
+#: (n, vcs, vc_depth, order, flits, cycles): every size the issue names, both orders, one and
+#: three virtual channels, depth one and two, one-flit and several-flit messages.
+LOCKSTEP = [
+    (1, 1, 1, "msb", 2, 120),
+    (2, 3, 2, "lsb", 4, 250),
+    (3, 1, 1, "msb", 1, 250),
+    (5, 3, 1, "lsb", 4, 300),
+    (8, 1, 2, "msb", 3, 300),
+    (6, 3, 1, "msb", 4, 250),
+    (8, 3, 2, "lsb", 1, 250),
+    (13, 3, 2, "msb", 4, 250),
+]
+
+#: More configurations, longer runs, 26 nodes and Tzeng and Kumar's 20 flits, with
+#: ``IHCUBE_WORMHOLE_LOCKSTEP=long`` (about three minutes more).
+LONG = [
+    (4, 2, 3, "msb", 5, 500), (7, 2, 1, "lsb", 2, 500), (16, 3, 2, "msb", 4, 300),
+    (9, 1, 1, "lsb", 4, 400), (11, 3, 3, "msb", 1, 400), (6, 1, 2, "lsb", 6, 500),
+    (12, 2, 2, "lsb", 3, 400), (3, 3, 1, "lsb", 4, 600), (2, 1, 1, "msb", 1, 600),
+    (10, 3, 1, "msb", 2, 400), (14, 1, 2, "lsb", 4, 300), (5, 2, 2, "msb", 8, 500),
+    (8, 3, 2, "msb", 20, 800), (26, 3, 2, "msb", 4, 200), (13, 1, 1, "lsb", 20, 600),
+]
+if os.environ.get("IHCUBE_WORMHOLE_LOCKSTEP") == "long":
+    LOCKSTEP = LOCKSTEP + LONG
+
+#: The configuration the broken model variants are compared on.
+CONTROL = (5, 3, 1, "lsb", 4, 300)
+
+
+def parameters(n, vcs, vc_depth, flits, spare=3):
+    """The wormhole parameters: the narrowest flit that holds the header and ``spare`` more
+    bits."""
+    width = header_bits(n) + spare
+    return wormhole_parameters(n, width * flits - header_bits(n), flits=flits,
+                               flit_width=width, vcs=vcs, vc_depth=vc_depth)
+
+
+def traffic(n, wormhole, cycles, seed):
+    """Return ``(queues, eject_ready)``: per node, a list of ``(at, words)`` messages, each
+    offered from cycle ``at`` on, and a ``(cycles, n)`` eject-ready pattern.
+
+    Load comes in phases (a burst from cycle 0, when no buffer is ready yet, a pause, light,
+    heavy, medium); one message in eight is a broadcast, one unicast in eight names a node
+    that does not exist where the address width allows. Head words carry random ``src`` bits
+    (the router stamps its own) and a broadcast random ``dest`` bits (it writes the travel
+    vector). Each PE accepts with its own probability and every so often a third stall.
+    """
+    rng = random.Random(seed)
+    bits = topology.address_bits(n)
+    addresses = 1 << bits
+    width = wormhole.flit_width
+    queues = [[] for _ in range(n)]
+    phases = [(0.5, 4), (0.0, 20), (0.03, cycles // 4), (0.3, cycles // 4),
+              (0.1, cycles // 4)]
+    start = 0
+    for rate, length in phases:
+        for cycle in range(start, start + length):
+            for node in range(n):
+                if rng.random() >= rate:
+                    continue
+                roll = rng.random()
+                if roll < 0.12:
+                    kind, dest = Kind.BROADCAST, rng.randrange(addresses)
+                elif roll < 0.24 and addresses > n:
+                    kind, dest = Kind.UNICAST, rng.randrange(n, addresses)
+                else:
+                    kind, dest = Kind.UNICAST, rng.randrange(n)
+                head = (dest | rng.randrange(addresses) << bits | kind.value << 2 * bits
+                        | rng.getrandbits(width - header_bits(n)) << header_bits(n))
+                words = [head] + [rng.getrandbits(width) for _ in range(wormhole.flits - 1)]
+                queues[node].append((cycle, words))
+        start += length
+    accept = [rng.choice([1.0, 0.8, 0.5, 0.25]) for _ in range(n)]
+    eject_ready = np.zeros((cycles, n), np.uint8)
+    for cycle in range(cycles):
+        stall = (cycle // 30) % 5 == 2
+        for node in range(n):
+            eject_ready[cycle, node] = rng.random() < accept[node] and not (
+                stall and node % 3 == 0)
+    return queues, eject_ready
+
+
+class Sources:
+    """The PEs' injection side: each offers its queue's flits in order, a message's first
+    flit from its ``at`` cycle on."""
+
+    def __init__(self, queues):
+        self.words = [[(at if i == 0 else 0, word) for at, words in queue
+                       for i, word in enumerate(words)] for queue in queues]
+        self.next = [0] * len(queues)
+
+    def offers(self, cycle):
+        """Each node's ``(valid, word)`` in this cycle."""
+        offers = []
+        for node, words in enumerate(self.words):
+            i = self.next[node]
+            valid = i < len(words) and words[i][0] <= cycle
+            offers.append((valid, words[i][1] if valid else 0))
+        return offers
+
+    def taken(self, node):
+        self.next[node] += 1
+
+
+def run_rtl(fabric, queues, eject_ready):
+    """Simulate ``fabric``; return its events, ``("inject", cycle, node)``, ``("hop", cycle,
+    node, dim, vc, flit)`` and ``("eject", cycle, node, flit)`` (``flit`` the layout's bits:
+    payload, head, tail), and each node's ``(refused_count, refused)`` at the end."""
+    n = fabric.n
+    sources = Sources(queues)
+    links = [(node, dim, port) for node, router in enumerate(fabric.routers)
+             for dim, port in zip(router.dims, router.links_out)]
+    events, refused = [], []
+
+    async def testbench(ctx):
+        for cycle in range(len(eject_ready)):
+            offers = sources.offers(cycle)
+            for node, (valid, word) in enumerate(offers):
+                ctx.set(fabric.inject[node].valid, valid)
+                ctx.set(fabric.inject[node].payload, word)
+                ctx.set(fabric.eject[node].ready, int(eject_ready[cycle, node]))
+            ready = ctx.get(Cat(*(port.ready for port in fabric.inject)))
+            valid = ctx.get(Cat(*(port.valid for port in fabric.eject)))
+            for node in range(n):
+                if offers[node][0] and ready >> node & 1:
+                    events.append(("inject", cycle, node))
+                    sources.taken(node)
+                if valid >> node & 1 and eject_ready[cycle, node]:
+                    events.append(("eject", cycle, node,
+                                   ctx.get(fabric.eject[node].payload.as_value())))
+            for node, dim, port in links:
+                if ctx.get(port.valid):
+                    vc = ctx.get(port.vc)
+                    if ctx.get(port.ready) >> vc & 1:
+                        events.append(("hop", cycle, node, dim, vc,
+                                       ctx.get(port.flit.as_value())))
+            await ctx.tick()
+        refused.extend((ctx.get(count), ctx.get(flag))
+                       for count, flag in zip(fabric.refused_count, fabric.refused))
+
+    simulate(fabric, testbench, "ihcube_wormhole_model")
+    return events, refused
+
+
+def run_model(model, queues, eject_ready):
+    """Run ``model`` on the same PEs; return events and refusal counts as :func:`run_rtl`."""
+    n = model.n
+    sources = Sources(queues)
+    events = []
+    for cycle in range(len(eject_ready)):
+        offers = sources.offers(cycle)
+        ready, ejects, hops = model.step([valid for valid, _ in offers],
+                                         [word for _, word in offers], eject_ready[cycle])
+        for node in range(n):
+            if offers[node][0] and ready[node]:
+                events.append(("inject", cycle, node))
+                sources.taken(node)
+        events += [("eject", cycle, node, flit) for node, flit in ejects]
+        events += [("hop", cycle, *hop) for hop in hops]
+    return events, [(int(count), int(flag))
+                    for count, flag in zip(model.refused_count, model.refused)]
+
+
+def first_difference(rtl, model):
+    """The first cycle where two event lists differ, as a sentence naming the port and both
+    sides' events there; None if they agree."""
+    def by_cycle(events):
+        table = {}
+        for event in events:
+            table.setdefault(event[1], {}).setdefault(event[0], []).append(event)
+        return table
+
+    rtl, model = by_cycle(rtl), by_cycle(model)
+    for cycle in sorted(set(rtl) | set(model)):
+        for what in ("inject", "hop", "eject"):
+            ours = sorted(rtl.get(cycle, {}).get(what, []))
+            theirs = sorted(model.get(cycle, {}).get(what, []))
+            if ours == theirs:
+                continue
+            width = 2 if what == "hop" else 1  # a port: (node, dim) or (node,)
+            port = min(event[2:2 + width] for event in set(ours) ^ set(theirs))
+            name = f"node {port[0]}" + (f" link {port[1]}" if what == "hop" else "")
+            at_port = [[event for event in side if event[2:2 + width] == port]
+                       for side in (ours, theirs)]
+            return f"cycle {cycle}, {what} at {name}: RTL {at_port[0]}, model {at_port[1]}"
+    return None
+
+
+@functools.cache
+def rtl_record(n, vcs, vc_depth, order, flits, cycles):
+    """The traffic of a configuration and what the RTL did with it (one simulation each)."""
+    wormhole = parameters(n, vcs, vc_depth, flits)
+    queues, eject_ready = traffic(n, wormhole, cycles, seed=n * 100 + vcs * 10 + flits)
+    events, refused = run_rtl(WormholeFabric(n, wormhole, order), queues, eject_ready)
+    return wormhole, queues, eject_ready, events, refused
+
+
+def lockstep(model_class, n, vcs, vc_depth, order, flits, cycles):
+    """The first difference between ``model_class`` and the RTL (or None), both sides'
+    refusal counts."""
+    wormhole, queues, eject_ready, rtl, refused = rtl_record(n, vcs, vc_depth, order, flits,
+                                                             cycles)
+    events, model_refused = run_model(model_class(n, wormhole, order), queues, eject_ready)
+    return first_difference(rtl, events), refused, model_refused
+
+
+@pytest.mark.parametrize("n, vcs, vc_depth, order, flits, cycles", LOCKSTEP)
+def test_lockstep_with_rtl(n, vcs, vc_depth, order, flits, cycles):
+    """Every injection handshake, link flit and eject handshake happens in the same cycle,
+    with the same bits, in the model and the RTL; the refusal counts agree at the end."""
+    difference, refused, model_refused = lockstep(WormholeModel, n, vcs, vc_depth, order,
+                                                  flits, cycles)
+    assert difference is None
+    assert model_refused == refused
+    # The run exercised what it should: hops on several channels, broadcasts, refusals.
+    wormhole, _, _, events, _ = rtl_record(n, vcs, vc_depth, order, flits, cycles)
+    kinds = {event[0] for event in events}
+    assert kinds == ({"inject", "eject"} if n == 1 else {"inject", "eject", "hop"})
+    hbits = topology.address_bits(n)
+    heads = [event[-1] for event in events if event[0] == "eject"
+             and event[-1] >> wormhole.flit_width & 1]
+    assert any(head >> 2 * hbits & 1 == Kind.BROADCAST.value for head in heads) or n == 1
+    used = {event[4] for event in events if event[0] == "hop"}
+    assert used >= ({0, vcs} if n > 1 else set())
+    assert 1 in used or vcs == 1 or n < 5  # worms overlapped on a link: a second channel
+    assert (sum(count for count, _ in refused) > 0) == (1 << topology.address_bits(n) > n)
+
+
+# Broken variants of the model: each must make the lockstep comparison fail.
+
+class AllocatorStartsAtZero(WormholeModel):
+    """Negative control: the allocators' arbiters start on their first requester."""
+
+    def _allocator_start(self, requesters):
+        return 0
+
+
+class HighestFreeChannel(WormholeModel):
+    """Negative control: a unicast head is granted the highest free channel, not the lowest."""
+
+    def _channel_choice(self, free):
+        return free.bit_length() - 1
+
+
+class ReadyInReset(WormholeModel):
+    """Negative control: buffers have room in the first cycle after reset."""
+
+    _ready_in_reset = True
+
+
+class TailKeepsTheChannel(WormholeModel):
+    """Negative control: a tail does not free the output channel it leaves on."""
+
+    _tail_releases = False
+
+
+class BrokenTravel(WormholeModel):
+    """Negative control: a broadcast copy sent on link ``l`` keeps travel bit ``l``."""
+
+    def _travel_mask(self, node, dim):
+        return super()._travel_mask(node, dim) | 1 << dim
+
+
+class RoutedInTheOtherOrder(WormholeModel):
+    """Negative control: unicast heads take the first set bit in the other routing order."""
+
+    def _first_set_bit(self, bits):
+        other = topology.LSB_FIRST if self.order == topology.MSB_FIRST else topology.MSB_FIRST
+        return topology.first_set_bit(bits, other)
+
+
+@pytest.mark.parametrize("variant, at_cycle", [
+    (AllocatorStartsAtZero, None), (HighestFreeChannel, None), (ReadyInReset, 0),
+    (TailKeepsTheChannel, None), (BrokenTravel, None), (RoutedInTheOtherOrder, None),
+])
+def test_lockstep_catches_a_broken_model(variant, at_cycle):
+    difference, _, _ = lockstep(variant, *CONTROL)
+    assert difference is not None
+    assert difference.startswith("cycle ")
+    if at_cycle is not None:
+        assert difference.startswith(f"cycle {at_cycle}, inject at node ")
+
+
+def test_first_difference_names_the_cycle_and_port():
+    rtl = [("inject", 3, 1), ("hop", 5, 2, 1, 0, 77), ("eject", 7, 0, 9)]
+    changed = [rtl[0], ("hop", 5, 2, 1, 1, 77), rtl[2]]
+    assert first_difference(rtl, rtl) is None
+    assert first_difference(rtl, changed) == (
+        "cycle 5, hop at node 2 link 1: RTL [('hop', 5, 2, 1, 0, 77)], "
+        "model [('hop', 5, 2, 1, 1, 77)]")
+    assert first_difference(rtl, rtl[:2]).startswith("cycle 7, eject at node 0: ")
+
+
+# The model alone against the topology rules, at sizes the RTL simulation cannot reach quickly.
+
+def model_worms(model, requests, eject_ready=1.0, seed=0, cycles=20000):
+    """Run ``model`` on ``(node, Request)`` pairs, each as the flits of
+    :func:`~ihcube.verify.harness.worm_flits`, until every owed flit is delivered; return
+    ``(injected, flits)`` as :class:`~ihcube.verify.harness.WormholeHarness` records them."""
+    n, wormhole = model.n, model.wormhole
+    rng = random.Random(seed)
+    queues = [[] for _ in range(n)]
+    for node, request in requests:
+        queues[node].append((request.at, worm_flits(n, wormhole, node, request), request))
+    sources = Sources([[(at, words) for at, words, _ in queue] for queue in queues])
+    owed = sum(wormhole.flits * (n - 1 if request.kind == Kind.BROADCAST
+                                 else int(request.dest < n)) for _, request in requests)
+    mask = (1 << wormhole.flit_width) - 1
+
+    def flit(cycle, node, dim, vc, bits):
+        return Flit(cycle, node, dim, vc, bits & mask, bool(bits >> wormhole.flit_width & 1),
+                    bool(bits >> wormhole.flit_width + 1 & 1))
+
+    injected, flits = [], []
+    for cycle in range(cycles):
+        offers = sources.offers(cycle)
+        ready = [rng.random() < eject_ready for _ in range(n)]
+        taken, ejects, hops = model.step([valid for valid, _ in offers],
+                                         [word for _, word in offers], ready)
+        for node in range(n):
+            if offers[node][0] and taken[node]:
+                if sources.next[node] % wormhole.flits == 0:
+                    injected.append((cycle, node,
+                                     queues[node][sources.next[node] // wormhole.flits][2]))
+                sources.taken(node)
+        flits += [flit(cycle, *hop) for hop in hops]
+        flits += [flit(cycle, node, None, None, bits) for node, bits in ejects]
+        owed -= len(ejects)
+        if owed == 0 and all(s == len(w) for s, w in zip(sources.next, sources.words)):
+            break
+    return injected, flits
+
+
+def all_pairs(n):
+    """A unicast from every node to every node (itself included), then a broadcast from each."""
+    requests = [(src, Request(1 + src * n + dest, dest)) for src in range(n)
+                for dest in range(n)]
+    return requests + [(src, Request(1 + n * n + src, 0, Kind.BROADCAST)) for src in range(n)]
+
+
+@pytest.mark.parametrize("n, order, vcs, vc_depth, eject_ready", [
+    (20, "msb", 3, 2, 1.0), (17, "lsb", 1, 1, 0.5)])
+def test_model_follows_the_topology_rules(n, order, vcs, vc_depth, eject_ready):
+    """All pairs and a broadcast from every node, under eject backpressure: the flit
+    scoreboard finds whole worms on every (link, channel), each unicast once along its
+    Algorithm 2 path and each broadcast once per node along the unicast paths."""
+    wormhole = parameters(n, vcs, vc_depth, 4, spare=10)  # room for the message ids
+    requests = all_pairs(n)
+    injected, flits = model_worms(WormholeModel(n, wormhole, order), requests, eject_ready)
+    assert len(injected) == len(requests)
+    assert check_worms(n, wormhole, injected, flits, order) == []
+
+
+def test_the_topology_check_catches_a_broken_model():
+    """Negative control: a model that routes in the other order strands the heads whose
+    first bit in that order is not one of their input's onward links (a worm cut short, a
+    message not delivered); the scoreboard says so."""
+    n = 20
+    wormhole = parameters(n, 3, 2, 4, spare=10)
+    injected, flits = model_worms(RoutedInTheOtherOrder(n, wormhole), all_pairs(n),
+                                  cycles=1500)
+    problems = check_worms(n, wormhole, injected, flits)
+    assert problems != []
