@@ -342,8 +342,18 @@ class RouterCheck(Elaboratable):
                        f"{name}: every copy recorded but the message still held"),
             ]
             for i in range(depth):
-                entry = self._message(buffer.signal(f"entry{i}"))
+                # An entry is the message, then the bits of what it wants (decided as it was
+                # written); the check reads the message and the wants apart.
+                stored = Value.cast(buffer.signal(f"entry{i}"))
+                entry = self._message(stored[:self._message.size])
+                stored_want = self._spread(stored[self._message.size:], outputs)
                 offset = Mux(i >= head, i - head, i + depth - head)
+                # Tied to its message in every entry in use (an inductive invariant).
+                rule = self._spread(self.router.elaborate_wants(
+                    m, j, entry, self.node, name=f"wants_{j}_{i}"), outputs)
+                m.d.comb += Assert((offset >= count) | (stored_want == rule),
+                                   f"buffer of {name}: an entry wants other outputs than "
+                                   f"its message")
                 if j < local:
                     m.d.comb += Assert((offset >= count) | self._sent_by_rule(j, entry),
                                        f"buffer of {name} holds what no neighbour sends")
@@ -364,6 +374,9 @@ class RouterCheck(Elaboratable):
                            f"{name}: copies recorded disagree with copies sent"),
                     Assert(~holds | ~at_head | (want == tagged.expect),
                            f"{name}: the router wants other outputs than the topology"),
+                    Assert(~holds | (stored_want == tagged.expect),
+                           f"buffer of {name}: the tagged message is stored wanting other "
+                           f"outputs than the topology"),
                 ]
         m.d.comb += Assert((popcount(holders) == pending.as_unsigned())
                            | (idle & (popcount(holders) <= 1)),
@@ -387,6 +400,13 @@ class RouterCheck(Elaboratable):
             stalled = Signal(name=f"stalled{o}")
             stalled_msg = Signal(self._message, name=f"stalled_msg{o}")
             m.d.sync += [stalled.eq(port.valid & ~port.ready), stalled_msg.eq(port.payload)]
+            try:  # the round-robin arbiter keeps its mask beside `last`; a broken one may not
+                after = arbiter.signal("after")
+            except LookupError:
+                pass
+            else:
+                m.d.comb += Assert(after == Cat(*(last < j for j in range(len(after)))),
+                                   f"arbiter of {name}: mask disagrees with the last served")
             m.d.comb += [
                 Assert(last < arbiter.component.count, f"arbiter of {name}: pointer out of range"),
                 Assert(~locked | ((held != 0) & _one_hot_or_zero(held)
