@@ -53,11 +53,8 @@ class RoundRobinArbiter(wiring.Component):
         m = Module()
         count = self._count
 
-        # The requester served last. The grant logic reads `after` instead; `last` stays as
-        # the formal check's pointer (Yosys removes it from the hardware, nothing reads it).
-        last = Signal(range(count), init=count - 1)
-        # Bit j: requester j comes after `last` (last < j). Kept beside `last` so that the
-        # round-robin mask is a flip-flop, not a comparison, in the request -> grant path.
+        # Bit j: requester j comes after the one served last. A mask, not a pointer that the
+        # request -> grant path would compare with every requester's number.
         after = Signal(count, init=0)
         held = Signal(count)                          # grant kept across a stall
         locked = Signal()
@@ -82,13 +79,13 @@ class RoundRobinArbiter(wiring.Component):
             self.valid.eq(locked | self.requests.any()),
         ]
         with m.If(self.valid & self.ready):
-            m.d.sync += locked.eq(0)
-            for j in range(count):
-                with m.If(self.grant[j]):
-                    m.d.sync += [
-                        last.eq(j),
-                        after.eq(((1 << count) - 1) & ~((1 << (j + 1)) - 1)),
-                    ]
+            # Bit j of `after` is set if the grant is below j: data, not one constant per
+            # grant bit, which Yosys maps to the flip-flops' set/reset and nextpnr then
+            # places far from the logic that shares it.
+            m.d.sync += [
+                locked.eq(0),
+                after.eq(Cat(*(self.grant[:j].any() for j in range(count)))),
+            ]
         with m.Elif(self.valid):
             m.d.sync += [locked.eq(1), held.eq(self.grant)]
         return m

@@ -231,15 +231,21 @@ class Router(wiring.Component):
                                        "want": unsigned(len(outputs_of[j]))})
             buffers.append(self.link_buffer(entry, self._depth))
             m.submodules[f"in{name}"] = buffers[j]
-        written = [message(Value.cast(buffer.w.payload)[:message.size]) for buffer in buffers]
+        # What is written into each buffer, as a stream of messages: a link, or what the PE
+        # injects stamped (its own signals, so no bit of an entry is computed from another
+        # bit of the same signal: Verilator would see a combinational loop).
+        writes = [*self.links_in]
+        for name in pe_names:
+            writes.append(stream.Signature(message).flip().create(path=(f"written_{name}",)))
+        self._elaborate_injection(m, writes[links:], address)
+        written = [w.payload for w in writes]
         heads = [message(Value.cast(buffer.r.payload)[:message.size]) for buffer in buffers]
-        for j in range(links):
+        for w, buffer in zip(writes, buffers):
             m.d.comb += [
-                written[j].eq(self.links_in[j].payload),
-                buffers[j].w.valid.eq(self.links_in[j].valid),
-                self.links_in[j].ready.eq(buffers[j].w.ready),
+                Value.cast(buffer.w.payload)[:message.size].eq(w.payload),
+                buffer.w.valid.eq(w.valid),
+                w.ready.eq(buffer.w.ready),
             ]
-        self._elaborate_injection(m, buffers[links:], address)
 
         # What each head wants: a bit per output it can use, in output order.
         wants = []
@@ -319,7 +325,8 @@ class Router(wiring.Component):
 
     def _elaborate_injection(self, m, injected, address):
         """Stamp what the PE injects on each port into a message for that port's injection
-        buffer (``injected``, a list), refusing destinations that do not exist."""
+        buffer (``injected``, a list of the streams into those buffers, each as
+        ``stream.Signature(message).flip()``), refusing destinations that do not exist."""
         refusals = []
         for port, buffer in zip(self.injects, injected):
             request = port.payload
@@ -328,13 +335,13 @@ class Router(wiring.Component):
             else:  # n is a power of two (n > 1): every address names a node
                 nowhere = Const(0, 1)
             m.d.comb += [
-                buffer.w.payload.dest.eq(request.dest),
-                buffer.w.payload.src.eq(address),
-                buffer.w.payload.kind.eq(request.kind),
-                buffer.w.payload.travel.eq(topology.full_travel(self._n)),
-                buffer.w.payload.payload.eq(request.payload),
-                buffer.w.valid.eq(port.valid & ~nowhere),
-                port.ready.eq(buffer.w.ready),
+                buffer.payload.dest.eq(request.dest),
+                buffer.payload.src.eq(address),
+                buffer.payload.kind.eq(request.kind),
+                buffer.payload.travel.eq(topology.full_travel(self._n)),
+                buffer.payload.payload.eq(request.payload),
+                buffer.valid.eq(port.valid & ~nowhere),
+                port.ready.eq(buffer.ready),
             ]
             refusals.append(port.valid & port.ready & nowhere)
         most = (1 << REFUSED_COUNT_WIDTH) - 1
