@@ -268,40 +268,44 @@ def _build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="", p
 
 
 def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root="build",
-          synth_opts=None, router=None, placer=None):
+          synth_opts=None, router=None, placer=None, ports=1):
     """Synthesise and place an ``n``-node fabric for ``family``; write and return figures.
 
     ``synth_opts`` go to Yosys's ``synth_ecp5``/``synth_ice40`` (:func:`synth_options`) and
     show in the names of the build folder and the results file, as does ``placer`` (one of
     :data:`PLACERS`; None for nextpnr's default). With ``router`` (a node
     number), only that node's router is built: its per-router figures, and an Fmax that
-    stands for the fabric's when the fabric is too big to place quickly.
+    stands for the fabric's when the fabric is too big to place quickly. ``ports`` is the PE
+    injection and eject ports per node (:func:`ihcube.params.check_ports`); names end in
+    ``_p<ports>`` when it is not 1.
     """
     from ..rtl import Fabric, Router
     from .shell import SynthShell
     target = FAMILIES[family]
     synth_opts = synth_options(family, synth_opts)
     if router is None:
-        shell = SynthShell(Fabric(n, payload_width, depth))
+        shell = SynthShell(Fabric(n, payload_width, depth, ports=ports))
     else:
-        shell = SynthShell(Router(n, topology.check_node(n, router), payload_width, depth))
+        shell = SynthShell(Router(n, topology.check_node(n, router), payload_width, depth,
+                                  ports=ports))
     name = f"ihcube_n{n}_w{payload_width}" + (f"_d{depth}" if depth != 1 else "") \
+        + (f"_p{ports}" if ports != 1 else "") \
         + (f"_router{router}" if router is not None else "")
     tag = name + _options_tag(synth_opts, placer)
     platform = board_platform(target["board"], target["target_mhz"])
-    figures = {"nodes": n, "payload_width": payload_width, "depth": depth,
+    figures = {"nodes": n, "payload_width": payload_width, "depth": depth, "ports": ports,
                "board": target["board"], "router_only": router}
     figures.update(_build(family, shell, name, pathlib.Path(build_root) / f"synth_{family}_{tag}",
                           platform, shell_ffs=shell.shell_ffs, synth_opts=synth_opts,
                           placer=placer))
     nodes = range(n) if router is None else [router]
-    ports = sum(len(topology.links(n, node)) + 1 for node in nodes)
-    figures["router_ports"] = ports
+    router_ports = sum(len(topology.links(n, node)) + ports for node in nodes)
+    figures["router_ports"] = router_ports
     # Placed LUTs if it was placed, else what Yosys's netlist needs.
     luts = figures.get("luts") or figures.get("cells_estimate")
     if luts:
         figures["luts_per_router"] = round(luts / len(nodes), 1)
-        figures["luts_per_port"] = round(luts / ports, 1)
+        figures["luts_per_port"] = round(luts / router_ports, 1)
         if family == "ecp5":
             figures["fits_ecp5_25f"] = luts <= CAPACITY["LFE5U-25F"]
     ffs = figures.get("ffs", figures.get("yosys_ffs"))

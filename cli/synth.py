@@ -1,7 +1,7 @@
 """Place and route the bare fabric on an FPGA: LUTs, FFs, RAM, Fmax.
 
 ``ihcube synth --nodes 26 [--family ecp5|ice40] [--width 32] [--depth 1] [--synth-opts OPTS]
-[--placer heap|static|sa] [--router NODE]`` (``make synth``) runs
+[--placer heap|static|sa] [--router NODE] [--ports P]`` (``make synth``) runs
 :func:`ihcube.boards.build.synth`, prints one line and writes
 ``results/synth_<family>_<name>.json``; the build is in ``build/``. The exit status is 1 if
 the design does not fit or a tool fails, 2 (one line) for a wrong parameter.
@@ -11,7 +11,7 @@ import sys
 
 from .. import topology
 from ..params import check_depth, check_payload_width
-from .options import add_build_options, build_options
+from .options import add_build_options, add_ports_option, build_options, ports
 from .usage import checked, command_parser, integer, run
 
 __all__ = ["main"]
@@ -30,6 +30,7 @@ def _parser():
     add_build_options(parser, "nextpnr's, heap")
     parser.add_argument("--router", default=None, metavar="NODE",
                         help="build only this node's router")
+    add_ports_option(parser)
     return parser
 
 
@@ -44,8 +45,9 @@ def _synth(args):
     if args.router is not None:
         router = integer(args.router, "Router node", lambda node: node)
         checked(topology.check_node, n, router, "Router node")
+    pe_ports = ports(args, n)
     figures = build.synth(n, family, width, depth, out=out, synth_opts=synth_opts,
-                          router=router, placer=placer)
+                          router=router, placer=placer, ports=pe_ports)
     print(build.summary(figures))
     return 0 if figures["fits"] else 1
 

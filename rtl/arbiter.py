@@ -1,6 +1,6 @@
 """Fair arbitration of one output among the inputs that want it."""
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -53,34 +53,39 @@ class RoundRobinArbiter(wiring.Component):
         m = Module()
         count = self._count
 
-        last = Signal(range(count), init=count - 1)  # requester served last
+        # Bit j: requester j comes after the one served last. A mask, not a pointer that the
+        # request -> grant path would compare with every requester's number.
+        after = Signal(count, init=0)
         held = Signal(count)                          # grant kept across a stall
         locked = Signal()
 
         after_last = Signal(count)
-        # Requester 0 is never after `last`: comparing `last < 0` would be a constant.
-        m.d.comb += after_last.eq(self.requests
-                                  & Cat(Const(0, 1), *(last < j for j in range(1, count))))
+        m.d.comb += after_last.eq(self.requests & after)
 
         fresh = Signal(count)
-        # Lowest set bit of the requests after `last`, else of all requests: written so
-        # that the later assignment wins.
-        for j in reversed(range(count)):
-            with m.If(self.requests[j]):
-                m.d.comb += fresh.eq(1 << j)
-        for j in reversed(range(count)):
-            with m.If(after_last[j]):
-                m.d.comb += fresh.eq(1 << j)
+        # Lowest set bit of the requests after `last`, else of all requests. Each bit is
+        # written as its own sum of products, not as a chain of "later assignment wins"
+        # multiplexers, which Yosys maps to a LUT level per requester.
+        any_after = after_last.any()
+        m.d.comb += fresh.eq(Cat(*(
+            (after_last[j] & ~after_last[:j].any())
+            | (~any_after & self.requests[j] & ~self.requests[:j].any())
+            for j in range(count))))
 
         m.d.comb += [
             self.grant.eq(Mux(locked, held, fresh)),
-            self.valid.eq(self.grant.any()),
+            # The same as `grant.any()`, in fewer logic levels: a locked grant is never empty
+            # (it is taken only when `valid`), and `fresh` is empty only with no request.
+            self.valid.eq(locked | self.requests.any()),
         ]
         with m.If(self.valid & self.ready):
-            m.d.sync += locked.eq(0)
-            for j in range(count):
-                with m.If(self.grant[j]):
-                    m.d.sync += last.eq(j)
+            # Bit j of `after` is set if the grant is below j: data, not one constant per
+            # grant bit, which Yosys maps to the flip-flops' set/reset and nextpnr then
+            # places far from the logic that shares it.
+            m.d.sync += [
+                locked.eq(0),
+                after.eq(Cat(*(self.grant[:j].any() for j in range(count)))),
+            ]
         with m.Elif(self.valid):
             m.d.sync += [locked.eq(1), held.eq(self.grant)]
         return m

@@ -3,8 +3,8 @@
 import operator
 from functools import reduce
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from amaranth.lib import stream, wiring
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, unsigned
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import topology
@@ -55,6 +55,10 @@ class Router(wiring.Component):
       ``dest == node``. A message for the PE leaves on the eject port
       :func:`ihcube.topology.eject_port` of where it came from (its link's dimension, or
       ``D + p`` for injection port ``p``), so each input can reach one eject port only.
+    - What a message wants here (its route, or its broadcast copies) is decided as it is
+      written into its buffer and stored beside it (:meth:`elaborate_wants`), so at the head
+      its requests come from flip-flops (lookahead). No cycle changes: the decision depends
+      only on the message and this router's address, never on when it is made.
     - A broadcast head is delivered to the PE (unless this node is its origin) and copied
       to every existing link ``l`` whose travel bit is set, each copy carrying
       ``travel AND travel_mask(l)`` (Katseff, Algorithm 6, mirrored for least-significant-
@@ -210,45 +214,46 @@ class Router(wiring.Component):
         else:
             address = Const(self._node, topology.address_bits(self._n))
 
-        # Inputs: one buffer per incoming link, then the PE's injection buffers.
-        buffers = []
-        for j, dim in enumerate(self._dims):
-            buffer = m.submodules[f"in{dim}"] = self.link_buffer(message, self._depth)
-            wiring.connect(m, wiring.flipped(self.links_in[j]), buffer.w)
-            buffers.append(buffer)
-        pe_names = ["pe"] if self._ports == 1 else [f"pe{p}" for p in range(self._ports)]
-        injected = []
-        for name in pe_names:
-            buffer = m.submodules[f"in_{name}"] = self.link_buffer(message, self._depth)
-            injected.append(buffer)
-        buffers += injected
-
-        self._elaborate_injection(m, injected, address)
-
         # Which outputs each input can ever use (:meth:`outputs_of`): only those get a
         # request, a place in the output's arbiter and crossbar, and a `done` bit.
         outputs_of = [self.outputs_of(j) for j in range(inputs)]
         inputs_of = [[j for j in range(inputs) if o in outputs_of[j]]
                      for o in range(links + self._ports)]
 
+        # Inputs: one buffer per incoming link, then the PE's injection buffers. Each entry is
+        # the message and what it wants here (:meth:`elaborate_wants`), decided as it is
+        # written, so a head's requests come from flip-flops.
+        buffers = []
+        pe_names = ["pe"] if self._ports == 1 else [f"pe{p}" for p in range(self._ports)]
+        names = [str(dim) for dim in self._dims] + [f"_{name}" for name in pe_names]
+        for j, name in enumerate(names):
+            entry = data.StructLayout({**{field: shape.shape for field, shape in message},
+                                       "want": unsigned(len(outputs_of[j]))})
+            buffers.append(self.link_buffer(entry, self._depth))
+            m.submodules[f"in{name}"] = buffers[j]
+        # What is written into each buffer, as a stream of messages: a link, or what the PE
+        # injects stamped (its own signals, so no bit of an entry is computed from another
+        # bit of the same signal: Verilator would see a combinational loop).
+        writes = [*self.links_in]
+        for name in pe_names:
+            writes.append(stream.Signature(message).flip().create(path=(f"written_{name}",)))
+        self._elaborate_injection(m, writes[links:], address)
+        written = [w.payload for w in writes]
+        heads = [message(Value.cast(buffer.r.payload)[:message.size]) for buffer in buffers]
+        for w, buffer in zip(writes, buffers):
+            m.d.comb += [
+                Value.cast(buffer.w.payload)[:message.size].eq(w.payload),
+                buffer.w.valid.eq(w.valid),
+                w.ready.eq(buffer.w.ready),
+            ]
+
         # What each head wants: a bit per output it can use, in output order.
         wants = []
         for j, buffer in enumerate(buffers):
-            head = buffer.r.payload
-            route = m.submodules[f"route{j}"] = self.route_select(
-                self._n, self._node, self._order,
-                outputs=[self._dims[o] for o in outputs_of[j] if o < links])
-            # Its last output is its eject port (outputs_of), where `deliver` goes.
-            m.d.comb += [
-                route.dest.eq(head.dest),
-                route.address.eq(address),
-            ]
-            copies = [head.travel[self._dims[o]] if o < links
-                      else Const(j < links, 1)  # the origin does not deliver to itself
-                      for o in outputs_of[j]]
-            steps = [*route.link, route.deliver]  # the same outputs, in the same order
+            m.d.comb += buffer.w.payload.want.eq(
+                self.elaborate_wants(m, j, written[j], address))
             want = Signal(len(outputs_of[j]), name=f"want{j}")
-            m.d.comb += want.eq(Mux(head.kind == Kind.BROADCAST, Cat(*copies), Cat(*steps)))
+            m.d.comb += want.eq(buffer.r.payload.want)
             wants.append(want)
 
         # Outputs: an arbiter each over the inputs that can use it, and an AND-OR crossbar
@@ -262,7 +267,7 @@ class Router(wiring.Component):
             chosen = Signal(message, name=f"{name}_chosen")
             width = len(chosen.as_value())
             m.d.comb += chosen.eq(reduce(operator.or_, (
-                buffers[j].r.payload.as_value() & arbiter.grant[i].replicate(width)
+                Value.cast(heads[j]) & arbiter.grant[i].replicate(width)
                 for i, j in enumerate(inputs_of[o]))))
             m.d.comb += [
                 port.valid.eq(arbiter.valid),
@@ -291,9 +296,37 @@ class Router(wiring.Component):
                 m.d.sync += done.eq(done | sent)
         return m
 
+    def elaborate_wants(self, m, j, msg, address, name=None):
+        """What message ``msg``, written into input ``j``'s buffer, will want at the head: a
+        bit per output of :meth:`outputs_of` ``(j)``, in the same order. The logic goes into
+        module ``m``, its route selector as submodule ``name`` (``route<j>`` if None); the
+        formal check builds it again to tie each buffer entry's wants to its message.
+
+        A unicast wants the output its :class:`RouteSelect` picks; a broadcast every link
+        whose travel bit is set, and the PE unless it came from this node's own PE. It is
+        decided on the way in (lookahead) and kept with the message, so at the head it is a
+        flip-flop, not a route selection in the one-cycle path through the arbiters.
+        """
+        links = len(self._dims)
+        outputs = self.outputs_of(j)
+        route = m.submodules[name or f"route{j}"] = self.route_select(
+            self._n, self._node, self._order,
+            outputs=[self._dims[o] for o in outputs if o < links])
+        m.d.comb += [
+            route.dest.eq(msg.dest),
+            route.address.eq(address),
+        ]
+        # The last output is the eject port (outputs_of), where `deliver` goes.
+        copies = [msg.travel[self._dims[o]] if o < links
+                  else Const(j < links, 1)  # the origin does not deliver to itself
+                  for o in outputs]
+        steps = [*route.link, route.deliver]  # the same outputs, in the same order
+        return Mux(msg.kind == Kind.BROADCAST, Cat(*copies), Cat(*steps))
+
     def _elaborate_injection(self, m, injected, address):
         """Stamp what the PE injects on each port into a message for that port's injection
-        buffer (``injected``, a list), refusing destinations that do not exist."""
+        buffer (``injected``, a list of the streams into those buffers, each as
+        ``stream.Signature(message).flip()``), refusing destinations that do not exist."""
         refusals = []
         for port, buffer in zip(self.injects, injected):
             request = port.payload
@@ -302,13 +335,13 @@ class Router(wiring.Component):
             else:  # n is a power of two (n > 1): every address names a node
                 nowhere = Const(0, 1)
             m.d.comb += [
-                buffer.w.payload.dest.eq(request.dest),
-                buffer.w.payload.src.eq(address),
-                buffer.w.payload.kind.eq(request.kind),
-                buffer.w.payload.travel.eq(topology.full_travel(self._n)),
-                buffer.w.payload.payload.eq(request.payload),
-                buffer.w.valid.eq(port.valid & ~nowhere),
-                port.ready.eq(buffer.w.ready),
+                buffer.payload.dest.eq(request.dest),
+                buffer.payload.src.eq(address),
+                buffer.payload.kind.eq(request.kind),
+                buffer.payload.travel.eq(topology.full_travel(self._n)),
+                buffer.payload.payload.eq(request.payload),
+                buffer.valid.eq(port.valid & ~nowhere),
+                port.ready.eq(buffer.ready),
             ]
             refusals.append(port.valid & port.ready & nowhere)
         most = (1 << REFUSED_COUNT_WIDTH) - 1

@@ -225,7 +225,7 @@ class RefuseNothingRouter(Router):
     def _elaborate_injection(self, m, injected, address):
         super()._elaborate_injection(m, injected, address)
         for port, buffer in zip(self.injects, injected):  # one per PE port
-            m.d.comb += buffer.w.valid.eq(port.valid)
+            m.d.comb += buffer.valid.eq(port.valid)
 
 
 class CompleteCubeRouter(Router):

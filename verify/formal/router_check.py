@@ -342,8 +342,18 @@ class RouterCheck(Elaboratable):
                        f"{name}: every copy recorded but the message still held"),
             ]
             for i in range(depth):
-                entry = self._message(buffer.signal(f"entry{i}"))
+                # An entry is the message, then the bits of what it wants (decided as it was
+                # written); the check reads the message and the wants apart.
+                stored = Value.cast(buffer.signal(f"entry{i}"))
+                entry = self._message(stored[:self._message.size])
+                stored_want = self._spread(stored[self._message.size:], outputs)
                 offset = Mux(i >= head, i - head, i + depth - head)
+                # Tied to its message in every entry in use (an inductive invariant).
+                rule = self._spread(self.router.elaborate_wants(
+                    m, j, entry, self.node, name=f"wants_{j}_{i}"), outputs)
+                m.d.comb += Assert((offset >= count) | (stored_want == rule),
+                                   f"buffer of {name}: an entry wants other outputs than "
+                                   f"its message")
                 if j < local:
                     m.d.comb += Assert((offset >= count) | self._sent_by_rule(j, entry),
                                        f"buffer of {name} holds what no neighbour sends")
@@ -364,6 +374,9 @@ class RouterCheck(Elaboratable):
                            f"{name}: copies recorded disagree with copies sent"),
                     Assert(~holds | ~at_head | (want == tagged.expect),
                            f"{name}: the router wants other outputs than the topology"),
+                    Assert(~holds | (stored_want == tagged.expect),
+                           f"buffer of {name}: the tagged message is stored wanting other "
+                           f"outputs than the topology"),
                 ]
         m.d.comb += Assert((popcount(holders) == pending.as_unsigned())
                            | (idle & (popcount(holders) <= 1)),
@@ -381,14 +394,23 @@ class RouterCheck(Elaboratable):
         local = self._local
         for o, port in enumerate(self._outputs):
             arbiter = probe.sub(f"arbiter_out{self._dims[o]}" if o < local else "arbiter_out_pe")
-            last, held, locked = (arbiter.signal(name) for name in ("last", "held", "locked"))
+            held, locked = (arbiter.signal(name) for name in ("held", "locked"))
             requests = arbiter.component.requests
             name = self._output_name(o)
             stalled = Signal(name=f"stalled{o}")
             stalled_msg = Signal(self._message, name=f"stalled_msg{o}")
             m.d.sync += [stalled.eq(port.valid & ~port.ready), stalled_msg.eq(port.payload)]
+            try:  # the round-robin arbiter's mask of requesters after the one served last
+                after = arbiter.signal("after")
+            except LookupError:  # a broken arbiter's pointer
+                last = arbiter.signal("last")
+                m.d.comb += Assert(last < arbiter.component.count,
+                                   f"arbiter of {name}: pointer out of range")
+            else:  # some bits from the top, never bit 0: one requester was served last
+                m.d.comb += Assert(~after[0] & Cat(*(~after[j] | after[j + 1]
+                                                     for j in range(len(after) - 1))).all(),
+                                   f"arbiter of {name}: mask out of range")
             m.d.comb += [
-                Assert(last < arbiter.component.count, f"arbiter of {name}: pointer out of range"),
                 Assert(~locked | ((held != 0) & _one_hot_or_zero(held)
                                   & ((held & requests) != 0)),
                        f"arbiter of {name}: a lock on no live request"),
