@@ -26,6 +26,10 @@ def run_snippet(code):
     """Run ``code``; return the warnings it gave, including the ones Amaranth gives at
     garbage collection for components built and never used."""
     import gc
+    # Garbage left by tests run before this one in the same process is not the snippet's.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gc.collect()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         namespace = {}
