@@ -201,9 +201,10 @@ def model_events(model, requests, eject_ready):
     return events
 
 
-def first_difference(rtl, model):
+def first_difference(rtl, model, kinds=("inject", "hop", "deliver")):
     """The first cycle where two event lists differ, as a sentence naming the port and both
-    sides' events there; None if they agree."""
+    sides' events there; None if they agree. Events are ``(kind, cycle, node, ...)``, a hop's
+    port ``(node, dim)``; ``kinds`` orders the kinds within a cycle."""
     def by_cycle(events):
         table = {}
         for event in events:
@@ -212,7 +213,7 @@ def first_difference(rtl, model):
 
     rtl, model = by_cycle(rtl), by_cycle(model)
     for cycle in sorted(set(rtl) | set(model)):
-        for what in ("inject", "hop", "deliver"):
+        for what in kinds:
             ours = sorted(rtl.get(cycle, {}).get(what, []))
             theirs = sorted(model.get(cycle, {}).get(what, []))
             if ours == theirs:

@@ -24,6 +24,7 @@ from ihcube.rtl.message import Kind
 from ihcube.sim.wormhole_model import WormholeModel
 from ihcube.verify.harness import Flit, Request, simulate, worm_flits
 from ihcube.verify.scoreboard import check_worms
+from test_model import first_difference as packet_first_difference
 
 #: (n, vcs, vc_depth, order, flits, cycles): every size the issue names, both orders, one and
 #: three virtual channels, depth one and two, one-flit and several-flit messages.
@@ -189,28 +190,9 @@ def run_model(model, queues, eject_ready):
 
 
 def first_difference(rtl, model):
-    """The first cycle where two event lists differ, as a sentence naming the port and both
-    sides' events there; None if they agree."""
-    def by_cycle(events):
-        table = {}
-        for event in events:
-            table.setdefault(event[1], {}).setdefault(event[0], []).append(event)
-        return table
-
-    rtl, model = by_cycle(rtl), by_cycle(model)
-    for cycle in sorted(set(rtl) | set(model)):
-        for what in ("inject", "hop", "eject"):
-            ours = sorted(rtl.get(cycle, {}).get(what, []))
-            theirs = sorted(model.get(cycle, {}).get(what, []))
-            if ours == theirs:
-                continue
-            width = 2 if what == "hop" else 1  # a port: (node, dim) or (node,)
-            port = min(event[2:2 + width] for event in set(ours) ^ set(theirs))
-            name = f"node {port[0]}" + (f" link {port[1]}" if what == "hop" else "")
-            at_port = [[event for event in side if event[2:2 + width] == port]
-                       for side in (ours, theirs)]
-            return f"cycle {cycle}, {what} at {name}: RTL {at_port[0]}, model {at_port[1]}"
-    return None
+    """:func:`test_model.first_difference` over the wormhole events (``eject``, not
+    ``deliver``)."""
+    return packet_first_difference(rtl, model, kinds=("inject", "hop", "eject"))
 
 
 @functools.cache
