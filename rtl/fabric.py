@@ -9,7 +9,7 @@ from ..params import check_fabric_depth, check_fabric_payload_width, check_ports
 from .message import inject_layout, message_layout
 from .router import REFUSED_COUNT_WIDTH, Router, router_signature
 
-__all__ = ["Fabric", "fabric_signature", "link_ends"]
+__all__ = ["Fabric", "fabric_signature", "link_ends", "place_router"]
 
 
 def fabric_signature(n, payload_width=32, ports=1):
@@ -38,6 +38,25 @@ def link_ends(n, node):
         far = topology.neighbor(node, dim)
         ends.append((far, topology.links(n, far).index(dim)))
     return ends
+
+
+def place_router(m, node, router=None, *, module=None, signature=None):
+    """Add the router of ``node`` to ``m``; return the interface to wire it by.
+
+    With ``module`` None that is the component ``router`` itself; otherwise an instance of the
+    Verilog module named ``module``, tied to a stand-in with ``signature``'s members (the
+    fabrics that :mod:`ihcube.generate` checks against their written top modules).
+    """
+    if module is None:
+        m.submodules[f"router{node}"] = router
+        return router
+    stand_in = signature.create(path=(f"router{node}",))
+    ports = {"i_clk": ClockSignal(), "i_rst": ResetSignal()}
+    for path, member, value in signature.flatten(stand_in):
+        prefix = "o_" if member.flow == Out else "i_"
+        ports[prefix + "__".join(str(part) for part in path)] = value
+    m.submodules[f"router{node}"] = Instance(module, **ports)
+    return stand_in
 
 
 class Fabric(wiring.Component):
@@ -151,14 +170,7 @@ class Fabric(wiring.Component):
     def _place_router(self, m, node):
         """Add the router of ``node`` to ``m``; return the interface to wire it by."""
         if self._router_modules is None:
-            router = m.submodules[f"router{node}"] = self.routers[node]
-            return router
-        # A stand-in with the router's members, tied to the ports of a Verilog instance.
-        signature = router_signature(self._n, node, self._payload_width, ports=self._ports)
-        stand_in = signature.create(path=(f"router{node}",))
-        ports = {"i_clk": ClockSignal(), "i_rst": ResetSignal()}
-        for path, member, value in signature.flatten(stand_in):
-            prefix = "o_" if member.flow == Out else "i_"
-            ports[prefix + "__".join(str(part) for part in path)] = value
-        m.submodules[f"router{node}"] = Instance(self._router_modules[node], **ports)
-        return stand_in
+            return place_router(m, node, self.routers[node])
+        return place_router(m, node, module=self._router_modules[node],
+                            signature=router_signature(self._n, node, self._payload_width,
+                                                       ports=self._ports))

@@ -1,12 +1,12 @@
 """The whole wormhole network: one :class:`WormholeRouter` per node (``docs/wormhole.md``)."""
 
-from amaranth.hdl import ClockSignal, Instance, Module, ResetSignal
+from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import deadlock, topology
 from ..params import Wormhole
-from .fabric import link_ends
+from .fabric import link_ends, place_router
 from .flit import eject_signature, inject_signature
 from .router import REFUSED_COUNT_WIDTH
 from .wormhole_router import WormholeRouter, wormhole_router_signature
@@ -93,14 +93,8 @@ class WormholeFabric(wiring.Component):
         return m
 
     def _place_router(self, m, node):
+        """Add the router of ``node`` to ``m`` (:func:`~ihcube.rtl.fabric.place_router`)."""
         if self._router_modules is None:
-            router = m.submodules[f"router{node}"] = self.routers[node]
-            return router
-        signature = wormhole_router_signature(self._n, node, self._wormhole)
-        stand_in = signature.create(path=(f"router{node}",))
-        ports = {"i_clk": ClockSignal(), "i_rst": ResetSignal()}
-        for path, member, value in signature.flatten(stand_in):
-            prefix = "o_" if member.flow == Out else "i_"
-            ports[prefix + "__".join(str(part) for part in path)] = value
-        m.submodules[f"router{node}"] = Instance(self._router_modules[node], **ports)
-        return stand_in
+            return place_router(m, node, self.routers[node])
+        return place_router(m, node, module=self._router_modules[node],
+                            signature=wormhole_router_signature(self._n, node, self._wormhole))
