@@ -73,7 +73,7 @@ __all__ = ["COUNT", "HEAD", "TAIL", "POPPED", "PENDING", "LAST", "HELD", "ENTRIE
            "Q_HEADER", "Q_PAYLOAD", "Q_AT", "Q_ID", "Q_NEXT", "Q_FIRST", "Q_LAST", "Q_COUNT",
            "record_words", "cycle", "enqueue", "run_queues", "splitmix", "unit", "draw_dest",
            "run_uniform", "uniform_stream",
-           "uniform_draw", "uniform_threshold", "uniform_dest"]
+           "uniform_draw", "uniform_threshold", "uniform_dest", "lowest_bit"]
 
 #: A row's fields: int16 words of its record, and an int32 word, then int64 words.
 COUNT, HEAD, TAIL, POPPED = range(4)
@@ -123,6 +123,10 @@ def _lowest(typingctx, bits):
     def codegen(context, builder, signature, args):
         return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
     return sig, codegen
+
+
+#: The lowest set bit's index, for other kernels (:mod:`.wormhole_kernel`).
+lowest_bit = _lowest
 
 
 @njit(cache=True, inline="always")

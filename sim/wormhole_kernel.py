@@ -1,0 +1,467 @@
+"""The compiled cycle of :class:`ihcube.sim.wormhole_fast.FastWormholeModel`.
+
+Numba functions over the state arrays of :class:`~ihcube.sim.wormhole_model.WormholeModel`
+(the same arrays, the same meaning: ``docs/wormhole.md``, "The fast model") and tables that
+:mod:`ihcube.sim.wormhole_fast` builds from the reference model's own tables, which come
+from :mod:`ihcube.topology`. Nothing here knows a routing rule: the route selector's priority
+encoder is the table ``route`` (:func:`ihcube.topology.first_set_bit` of every link vector),
+the onward links of each input channel, the travel masks and the link-existence vectors
+arrive as tables too.
+
+Layout
+------
+A node's input channels are numbered as :meth:`WormholeRouter.input_channels` numbers them
+(``c`` below, at most 63 of them), its outputs ``o`` are its links in increasing dimension
+and then the eject port (``o = k``). Channel ``c``'s branches ``b`` are its possible outputs
+(``outs`` of the reference model); ``branch[a, c, o]`` is the branch of output ``o`` or -1.
+Requests are masks over channels: the users of an output, and its allocators' groups, are
+lists in channel order, so the reference's round robin over a user list (its ``last`` an
+index into the list) picks the same channel as "the lowest requesting channel above the
+list's ``last`` entry, else the lowest".
+
+Registers
+---------
+One call of :func:`cycle` is one clock cycle; every decision reads the registers as they
+were when the cycle began. A node's own registers (its routing state, allocators, arbiters,
+output channel numbers and the pops of its own buffers) are read by no other node, so a
+node updates them at the end of its visit. What its neighbours read, the ``room`` and
+``idle`` registers of its input buffers, is only written after every node has been visited,
+as are the flits written into buffers (``writes``).
+"""
+
+import numpy as np
+from numba import njit
+
+from .model_kernel import lowest_bit
+
+__all__ = ["MAX_CHANNELS", "cycle", "run_queues", "enqueue"]
+
+#: Most input channels of a router: requests are masks in one int64 word.
+MAX_CHANNELS = 63
+
+# What cycle() records for each event, and the columns of the advance records.
+INJ_CYCLE, INJ_NODE, INJ_ID = range(3)
+EJ_CYCLE, EJ_NODE, EJ_FLIT = range(3)
+HOP_CYCLE, HOP_NODE, HOP_DIM, HOP_VC, HOP_FLIT = range(5)
+
+
+@njit(cache=True, inline="always")
+def _after(requests, last):
+    """The lowest channel of ``requests`` above channel ``last``, else the lowest (-1 for
+    none): a round robin over a channel list whose ``last`` was granted last."""
+    if requests == 0:
+        return -1
+    higher = requests & ~((2 << last) - 1) if last < 62 else 0
+    return lowest_bit(higher) if higher else lowest_bit(requests)
+
+
+@njit(cache=True)
+def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_out,
+          writes, touched):
+    """Simulate one cycle; return ``(ejects, hops)``, the numbers of records written.
+
+    ``ready_out[a]`` gets node ``a``'s injection ``ready``; ``ej_out`` rows
+    ``(node, flit)`` and ``hop_out`` rows ``(node, dim, vc, flit)`` get the eject and link
+    handshakes in node order (a node's outputs in order). ``writes`` and ``touched`` are
+    scratch arrays (rows ``(node, channel, flit)`` and ``(node, channel)``).
+    """
+    (n, V, L, depth, abits, hbits, wbits, full_travel, tail_releases, refused_max, bkind,
+     nchan, klinks, chan_v, nbranch, out_of, branch, user_at, user_pos, user_mask,
+     group_at, group_pos, group_mask, far_node, far_j, dims, dim_out, masks, exists, route,
+     choice) = tab
+    (fifo, fifo_head, fifo_tail, count, room, entries, written, idle, read, routed, want_reg,
+     held, ovc, busy, alloc_last, sw_last, sw_locked, sw_held, index, refusing, broadcasting,
+     refused, refused_count) = st
+    head_bit = 1 << wbits
+    tail_bit = 1 << (wbits + 1)
+    amask = (1 << abits) - 1
+    wmask = head_bit - 1
+    C = want_reg.shape[1]
+    O = busy.shape[1]
+    want_new = np.zeros(C, np.int64)
+    route_now = np.zeros(C, np.int64)
+    sent = np.zeros(C, np.int64)
+    alloc_req = np.zeros(O, np.int64)
+    sw_req = np.zeros(O, np.int64)
+    n_ej = 0
+    n_hop = 0
+    n_wr = 0
+    n_touch = 0
+    for a in range(n):
+        k = klinks[a]
+        nc = nchan[a]
+        for o in range(k + 1):
+            alloc_req[o] = 0
+            sw_req[o] = 0
+        dirty = 0  # channels routed or sent from in this cycle
+        # Routing (combinational) and the requests of every channel.
+        for c in range(nc):
+            v = chan_v[a, c]
+            is_b = v == V
+            if is_b:
+                arrived = written[a, c] != 0
+            else:
+                arrived = count[a, c] != 0 and (fifo[a, c, fifo_head[a, c]] & head_bit) != 0
+            if not routed[a, c]:
+                if not arrived:
+                    continue
+                # A new head: its want bits.
+                if is_b:
+                    dest = entries[a, c, 0] & amask
+                    want = 0
+                    for b in range(nbranch[a, c]):
+                        o = out_of[a, c, b]
+                        if o >= k or (dest >> dims[a, o]) & 1:
+                            want |= 1 << b
+                else:
+                    dest = fifo[a, c, fifo_head[a, c]] & amask
+                    want = (1 << (nbranch[a, c] - 1)) if dest == a else 0
+                    dim = route[(a ^ dest) & exists[a]]
+                    if dim >= 0:
+                        o = dim_out[a, dim]
+                        if o >= 0 and branch[a, c, o] >= 0:
+                            want |= 1 << branch[a, c, o]
+                want_new[c] = want
+                route_now[c] = 1
+                dirty |= 1 << c
+                unheld = want  # nothing is held before a head is routed
+            else:
+                want = want_reg[a, c]
+                unheld = want & ~held[a, c]
+                # Switch requests: held branches with a flit, and room at the far end.
+                hb = held[a, c]
+                while hb:
+                    b = lowest_bit(hb)
+                    hb &= hb - 1
+                    if is_b:
+                        has = (want >> b) & 1 and read[a, c, b] < written[a, c]
+                    else:
+                        has = count[a, c] != 0
+                    if not has:
+                        continue
+                    o = out_of[a, c, b]
+                    if o < k and not room[far_node[a, o],
+                                          far_j[a, o] * (V + 1) + ovc[a, c, b]]:
+                        continue
+                    sw_req[o] |= 1 << c
+            # Allocation requests: wanted branches not yet held.
+            while unheld:
+                b = lowest_bit(unheld)
+                unheld &= unheld - 1
+                alloc_req[out_of[a, c, b]] |= 1 << c
+        # Outputs: channel allocators, then the switch arbiter.
+        for o in range(k + 1):
+            eject = o == k
+            release0 = 0
+            release1 = 0
+            for cls in range(2):
+                group = group_mask[a, o, cls]
+                if group == 0:
+                    continue
+                b_kind = cls == 1
+                if eject or b_kind:
+                    width = 1
+                else:
+                    width = V
+                bz = busy[a, o, cls]
+                available = (1 << width) - 1
+                if b_kind:
+                    fj = far_j[a, o]
+                    available = idle[far_node[a, o], fj * (V + 1) + V]
+                free = ~bz & available & ((1 << width) - 1)
+                requests = alloc_req[o] & group
+                if free and requests:
+                    last = group_at[a, o, cls, alloc_last[a, o, cls]]
+                    c = _after(requests, last)
+                    b = branch[a, c, o]
+                    held[a, c] |= 1 << b
+                    if b_kind:
+                        vc = 0
+                        ovc[a, c, b] = V
+                    elif eject:
+                        vc = 0
+                        ovc[a, c, b] = 0
+                    else:
+                        vc = choice[free]
+                        ovc[a, c, b] = vc
+                    busy[a, o, cls] = bz | (1 << vc)
+                    alloc_last[a, o, cls] = group_pos[a, o, cls, c]
+            if user_mask[a, o] == 0:
+                continue
+            if sw_locked[a, o]:
+                c = user_at[a, o, sw_held[a, o]]
+            else:
+                c = _after(sw_req[o], user_at[a, o, sw_last[a, o]])
+                if c < 0:
+                    continue
+            i = user_pos[a, o, c]
+            if eject and not eject_ready[a]:
+                sw_locked[a, o] = 1
+                sw_held[a, o] = i
+                continue
+            sw_locked[a, o] = 0
+            sw_last[a, o] = i
+            b = branch[a, c, o]
+            sent[c] |= 1 << b
+            dirty |= 1 << c
+            if chan_v[a, c] == V:
+                r = read[a, c, b]
+                flit = entries[a, c, r if r < L - 1 else L - 1]
+            else:
+                flit = fifo[a, c, fifo_head[a, c]]
+            vc = ovc[a, c, b]
+            tail = flit & tail_bit
+            if eject:
+                ej_out[n_ej, 0] = a
+                ej_out[n_ej, 1] = flit
+                n_ej += 1
+                if tail:
+                    release0 = 1
+            else:
+                if flit & head_bit and vc == V:
+                    flit = (flit & ~amask) | (flit & amask & masks[a, o])
+                hop_out[n_hop, 0] = a
+                hop_out[n_hop, 1] = dims[a, o]
+                hop_out[n_hop, 2] = vc
+                hop_out[n_hop, 3] = flit
+                n_hop += 1
+                writes[n_wr, 0] = far_node[a, o]
+                writes[n_wr, 1] = far_j[a, o] * (V + 1) + vc
+                writes[n_wr, 2] = flit
+                n_wr += 1
+                if tail:
+                    if vc == V:
+                        release1 = 1
+                    else:
+                        release0 = 1 << vc
+            if tail_releases:
+                busy[a, o, 0] &= ~release0
+                busy[a, o, 1] &= ~release1
+        # Injection.
+        if inj_valid[a]:
+            word = inj_word[a] & wmask
+            first = index[a] == 0
+            dest = word & amask
+            kind = (word >> (2 * abits)) & 1
+            nowhere = kind != bkind and dest >= n
+            drop = nowhere if first else refusing[a] != 0
+            broadcast = kind == bkind if first else broadcasting[a] != 0
+            if k == 0:
+                drop = drop or broadcast
+            uc = nc - 2 if k else nc - 1
+            buf = nc - 1 if broadcast and k else uc
+            ready = drop or room[a, buf] != 0
+            ready_out[a] = ready
+            if ready:
+                if first:
+                    if kind == bkind:
+                        dest = full_travel
+                    payload = dest | (a << abits) | (kind << (2 * abits)) | \
+                        ((word >> hbits) << hbits)
+                    flit = payload | head_bit
+                else:
+                    flit = word
+                if index[a] == L - 1:
+                    flit |= tail_bit
+                index[a] = 0 if index[a] == L - 1 else index[a] + 1
+                if first:
+                    refusing[a] = nowhere
+                    broadcasting[a] = broadcast
+                    if nowhere:
+                        refused[a] = 1
+                        if refused_count[a] != refused_max:
+                            refused_count[a] += 1
+                if not drop:
+                    writes[n_wr, 0] = a
+                    writes[n_wr, 1] = buf
+                    writes[n_wr, 2] = flit
+                    n_wr += 1
+        else:
+            ready_out[a] = 0
+        # The node's registers.
+        while dirty:
+            c = lowest_bit(dirty)
+            dirty &= dirty - 1
+            if route_now[c]:
+                route_now[c] = 0
+                routed[a, c] = 1
+                want_reg[a, c] = want_new[c]
+                continue
+            s = sent[c]
+            sent[c] = 0
+            finished = False
+            if chan_v[a, c] == V:
+                want = want_reg[a, c]
+                finished = written[a, c] == L
+                for b in range(nbranch[a, c]):
+                    if (s >> b) & 1:
+                        read[a, c, b] += 1
+                    if (want >> b) & 1 and read[a, c, b] != L:
+                        finished = False
+                if finished:
+                    for b in range(nbranch[a, c]):
+                        read[a, c, b] = 0
+                    written[a, c] = 0
+                    touched[n_touch, 0] = a
+                    touched[n_touch, 1] = c
+                    n_touch += 1
+            else:
+                finished = (fifo[a, c, fifo_head[a, c]] & tail_bit) != 0
+                fifo_head[a, c] = 0 if fifo_head[a, c] == depth - 1 else fifo_head[a, c] + 1
+                count[a, c] -= 1
+                touched[n_touch, 0] = a
+                touched[n_touch, 1] = c
+                n_touch += 1
+            if finished:
+                routed[a, c] = 0
+                held[a, c] = 0
+    # Flits written into the buffers, then the room and idle registers.
+    for w in range(n_wr):
+        a = writes[w, 0]
+        c = writes[w, 1]
+        flit = writes[w, 2]
+        if chan_v[a, c] == V:
+            entries[a, c, written[a, c]] = flit
+            written[a, c] += 1
+        else:
+            fifo[a, c, fifo_tail[a, c]] = flit
+            fifo_tail[a, c] = 0 if fifo_tail[a, c] == depth - 1 else fifo_tail[a, c] + 1
+            count[a, c] += 1
+        touched[n_touch, 0] = a
+        touched[n_touch, 1] = c
+        n_touch += 1
+    if t == 0:  # room is low in the first cycle after reset, whatever the buffer holds
+        for a in range(n):
+            for c in range(nchan[a]):
+                _settle(chan_v, count, written, room, idle, a, c, V, L, depth)
+    else:
+        for x in range(n_touch):
+            _settle(chan_v, count, written, room, idle, touched[x, 0], touched[x, 1], V, L,
+                    depth)
+    return n_ej, n_hop
+
+
+@njit(cache=True, inline="always")
+def _settle(chan_v, count, written, room, idle, a, c, V, L, depth):
+    """The buffer registers ``room`` (and a broadcast buffer's ``idle``) from its fill."""
+    if chan_v[a, c] == V:
+        room[a, c] = written[a, c] != L
+        idle[a, c] = written[a, c] == 0
+    else:
+        room[a, c] = count[a, c] != depth
+
+
+@njit(cache=True)
+def enqueue(heads, tails, nexts, nodes, first_id):
+    """Append messages ``first_id ..`` (one per entry of ``nodes``) to their nodes' source
+    queues: linked lists through ``nexts`` from ``heads`` to ``tails`` (-1: empty)."""
+    for i in range(len(nodes)):
+        m = first_id + i
+        a = nodes[i]
+        nexts[m] = -1
+        if tails[a] >= 0:
+            nexts[tails[a]] = m
+        else:
+            heads[a] = m
+        tails[a] = m
+
+
+@njit(cache=True)
+def run_queues(tab, st, t0, cycles, heads, tails, nexts, position, words, at, base,
+               eject_ready, record_hops, record_ejects, injections, ejects, hops, totals,
+               until_tails):
+    """Simulate up to ``cycles`` cycles from cycle ``t0`` with each PE offering its source
+    queue flit by flit (message ``m``'s flits are ``words[m - base]``, offered from cycle
+    ``at[m - base]`` on; ``position[a]`` is the next flit of node ``a``'s head message).
+
+    Records go into ``injections`` (a message's head taken: cycle, node, id), ``ejects``
+    (every flit, or only tails unless ``record_ejects``: cycle, node, flit) and ``hops``
+    (if ``record_hops``); the arrays are grown as needed and returned. ``totals`` counts
+    messages injected, flits ejected, tails ejected and flit hops. Stops early at the end of
+    the first cycle after which ``until_tails`` tails (>= 0) have been ejected in this call.
+    Returns ``(cycles done, injections, ejects, hops, record counts)``.
+    """
+    n = tab[0]
+    L = tab[2]
+    wbits = tab[6]
+    tail_bit = 1 << (wbits + 1)
+    links = 0
+    for a in range(n):
+        links += tab[12][a]
+    valid = np.zeros(n, np.uint8)
+    word = np.zeros(n, np.int64)
+    ready = np.zeros(n, np.uint8)
+    ej_out = np.zeros((n, 2), np.int64)
+    hop_out = np.zeros((max(links, 1), 4), np.int64)
+    writes = np.zeros((links + n, 3), np.int64)
+    C = st[9].shape[1]
+    touched = np.zeros((links + n + n * C, 2), np.int64)
+    n_inj = 0
+    n_ej = 0
+    n_hop = 0
+    tails_seen = 0
+    done = 0
+    pattern_rows = eject_ready.shape[0]
+    for step in range(cycles):
+        t = t0 + step
+        for a in range(n):
+            m = heads[a]
+            if m >= 0 and (position[a] > 0 or at[m - base] <= t):
+                valid[a] = 1
+                word[a] = words[m - base, position[a]]
+            else:
+                valid[a] = 0
+        row = eject_ready[step if pattern_rows > 1 else 0]
+        got_ej, got_hop = cycle(tab, st, t, valid, word, row, ready, ej_out, hop_out, writes,
+                                touched)
+        for a in range(n):
+            if valid[a] and ready[a]:
+                m = heads[a]
+                if position[a] == 0:
+                    if n_inj == len(injections):
+                        injections = _grow(injections)
+                    injections[n_inj, 0] = t
+                    injections[n_inj, 1] = a
+                    injections[n_inj, 2] = m
+                    n_inj += 1
+                    totals[0] += 1
+                position[a] += 1
+                if position[a] == L:
+                    position[a] = 0
+                    heads[a] = nexts[m]
+                    if heads[a] < 0:
+                        tails[a] = -1
+        for e in range(got_ej):
+            flit = ej_out[e, 1]
+            is_tail = (flit & tail_bit) != 0
+            totals[1] += 1
+            if is_tail:
+                totals[2] += 1
+                tails_seen += 1
+            if record_ejects or is_tail:
+                if n_ej == len(ejects):
+                    ejects = _grow(ejects)
+                ejects[n_ej, 0] = t
+                ejects[n_ej, 1] = ej_out[e, 0]
+                ejects[n_ej, 2] = flit
+                n_ej += 1
+        totals[3] += got_hop
+        if record_hops:
+            for h in range(got_hop):
+                if n_hop == len(hops):
+                    hops = _grow(hops)
+                hops[n_hop, 0] = t
+                for x in range(4):
+                    hops[n_hop, 1 + x] = hop_out[h, x]
+                n_hop += 1
+        done += 1
+        if until_tails >= 0 and tails_seen >= until_tails:
+            break
+    return done, injections, ejects, hops, n_inj, n_ej, n_hop
+
+
+@njit(cache=True)
+def _grow(records):
+    bigger = np.zeros((2 * len(records) + 16, records.shape[1]), records.dtype)
+    bigger[:len(records)] = records
+    return bigger
