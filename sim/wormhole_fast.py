@@ -115,6 +115,16 @@ class FastWormholeModel(WormholeModel):
             for o, d in enumerate(self.dims[a]):
                 far_node[a, o], far_j[a, o] = self.far[a][o]
                 dims[a, o], dim_out[a, d], masks[a, o] = d, o, self.masks[a][o]
+        # Nodes whose tables are the same share one row (a complete cube has one): the
+        # tables stay in the cache. A node's row is its "link set" (lset).
+        per_node = (nchan, klinks, chan_v, nbranch, out_of, branch, user_at, user_pos,
+                    user_mask, group_at, group_pos, group_mask, dims, dim_out, masks)
+        keys = {}
+        lset = np.zeros(n, np.int64)
+        for a in range(n):
+            lset[a] = keys.setdefault(b"".join(t[a].tobytes() for t in per_node), len(keys))
+        rows = np.unique(lset, return_index=True)[1]
+        shared = tuple(np.ascontiguousarray(t[rows]) for t in per_node)
         route = np.array([-1 if bit is None else bit
                           for bit in map(self._first_set_bit, range(1 << D))], np.int64)
         choice = np.array([0] + [self._channel_choice(free) for free in range(1, 1 << V)],
@@ -122,9 +132,8 @@ class FastWormholeModel(WormholeModel):
         self._tables = (
             n, V, wh.flits, wh.vc_depth, self.abits, self.hbits, wh.flit_width,
             topology.full_travel(n), int(self._tail_releases), (1 << REFUSED_COUNT_WIDTH) - 1,
-            Kind.BROADCAST.value, nchan, klinks, chan_v, nbranch, out_of, branch, user_at,
-            user_pos, user_mask, group_at, group_pos, group_mask, far_node, far_j, dims,
-            dim_out, masks, np.array(self.exists, np.int64), route, choice)
+            Kind.BROADCAST.value, lset, *shared, far_node, far_j,
+            np.array(self.exists, np.int64), route, choice)
         self._links = int(klinks.sum())
 
     def reset(self):
@@ -132,6 +141,10 @@ class FastWormholeModel(WormholeModel):
         counts at zero."""
         super().reset()
         n = self.n
+        # Narrow types where the values are small: the state of a 1024-node fabric then fits
+        # a core's cache (the flits stay int64).
+        for name, dtype in _NARROW.items():
+            setattr(self, name, getattr(self, name).astype(dtype))
         self._state = (
             self.fifo, self.fifo_head, self.fifo_tail, self.count, self.room, self.entries,
             self.written, self.idle, self.read, self.routed, self.want_reg, self.held, self.ovc,
@@ -257,6 +270,14 @@ class FastWormholeModel(WormholeModel):
     delivered = property(lambda self: int(self._totals[2]))
     transfers = property(lambda self: int(self._totals[3]))
     links = property(lambda self: self._links)
+
+
+#: The state arrays the fast model keeps in narrower types than the reference: masks over
+#: a router's at most 12 outputs or 8 channels, counts and indices below 2**15, flags.
+_NARROW = {name: np.int16 for name in (
+    "fifo_head", "fifo_tail", "count", "written", "read", "want_reg", "held", "busy",
+    "alloc_last", "sw_last", "sw_held", "index")} | {name: np.int8 for name in (
+    "room", "idle", "routed", "ovc", "sw_locked", "refusing", "broadcasting", "refused")}
 
 
 def _records(rows, dtype):

@@ -13,7 +13,7 @@ Layout
 A node's input channels are numbered as :meth:`WormholeRouter.input_channels` numbers them
 (``c`` below, at most 63 of them), its outputs ``o`` are its links in increasing dimension
 and then the eject port (``o = k``). Channel ``c``'s branches ``b`` are its possible outputs
-(``outs`` of the reference model); ``branch[a, c, o]`` is the branch of output ``o`` or -1.
+(``outs`` of the reference model); ``branch[s, c, o]`` is the branch of output ``o`` or -1.
 Requests are masks over channels: the users of an output, and its allocators' groups, are
 lists in channel order, so the reference's round robin over a user list (its ``last`` an
 index into the list) picks the same channel as "the lowest requesting channel above the
@@ -66,8 +66,8 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
     scratch arrays (rows ``(node, channel, flit)`` and ``(node, channel)``).
     """
     (n, V, L, depth, abits, hbits, wbits, full_travel, tail_releases, refused_max, bkind,
-     nchan, klinks, chan_v, nbranch, out_of, branch, user_at, user_pos, user_mask,
-     group_at, group_pos, group_mask, far_node, far_j, dims, dim_out, masks, exists, route,
+     lset, nchan, klinks, chan_v, nbranch, out_of, branch, user_at, user_pos, user_mask,
+     group_at, group_pos, group_mask, dims, dim_out, masks, far_node, far_j, exists, route,
      choice) = tab
     (fifo, fifo_head, fifo_tail, count, room, entries, written, idle, read, routed, want_reg,
      held, ovc, busy, alloc_last, sw_last, sw_locked, sw_held, index, refusing, broadcasting,
@@ -88,15 +88,16 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
     n_wr = 0
     n_touch = 0
     for a in range(n):
-        k = klinks[a]
-        nc = nchan[a]
+        s = lset[a]
+        k = klinks[s]
+        nc = nchan[s]
         for o in range(k + 1):
             alloc_req[o] = 0
             sw_req[o] = 0
         dirty = 0  # channels routed or sent from in this cycle
         # Routing (combinational) and the requests of every channel.
         for c in range(nc):
-            v = chan_v[a, c]
+            v = chan_v[s, c]
             is_b = v == V
             if is_b:
                 arrived = written[a, c] != 0
@@ -109,18 +110,18 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
                 if is_b:
                     dest = entries[a, c, 0] & amask
                     want = 0
-                    for b in range(nbranch[a, c]):
-                        o = out_of[a, c, b]
-                        if o >= k or (dest >> dims[a, o]) & 1:
+                    for b in range(nbranch[s, c]):
+                        o = out_of[s, c, b]
+                        if o >= k or (dest >> dims[s, o]) & 1:
                             want |= 1 << b
                 else:
                     dest = fifo[a, c, fifo_head[a, c]] & amask
-                    want = (1 << (nbranch[a, c] - 1)) if dest == a else 0
+                    want = (1 << (nbranch[s, c] - 1)) if dest == a else 0
                     dim = route[(a ^ dest) & exists[a]]
                     if dim >= 0:
-                        o = dim_out[a, dim]
-                        if o >= 0 and branch[a, c, o] >= 0:
-                            want |= 1 << branch[a, c, o]
+                        o = dim_out[s, dim]
+                        if o >= 0 and branch[s, c, o] >= 0:
+                            want |= 1 << branch[s, c, o]
                 want_new[c] = want
                 route_now[c] = 1
                 dirty |= 1 << c
@@ -139,7 +140,7 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
                         has = count[a, c] != 0
                     if not has:
                         continue
-                    o = out_of[a, c, b]
+                    o = out_of[s, c, b]
                     if o < k and not room[far_node[a, o],
                                           far_j[a, o] * (V + 1) + ovc[a, c, b]]:
                         continue
@@ -148,14 +149,14 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
             while unheld:
                 b = lowest_bit(unheld)
                 unheld &= unheld - 1
-                alloc_req[out_of[a, c, b]] |= 1 << c
+                alloc_req[out_of[s, c, b]] |= 1 << c
         # Outputs: channel allocators, then the switch arbiter.
         for o in range(k + 1):
             eject = o == k
             release0 = 0
             release1 = 0
             for cls in range(2):
-                group = group_mask[a, o, cls]
+                group = group_mask[s, o, cls]
                 if group == 0:
                     continue
                 b_kind = cls == 1
@@ -171,9 +172,9 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
                 free = ~bz & available & ((1 << width) - 1)
                 requests = alloc_req[o] & group
                 if free and requests:
-                    last = group_at[a, o, cls, alloc_last[a, o, cls]]
+                    last = group_at[s, o, cls, alloc_last[a, o, cls]]
                     c = _after(requests, last)
-                    b = branch[a, c, o]
+                    b = branch[s, c, o]
                     held[a, c] |= 1 << b
                     if b_kind:
                         vc = 0
@@ -185,26 +186,26 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
                         vc = choice[free]
                         ovc[a, c, b] = vc
                     busy[a, o, cls] = bz | (1 << vc)
-                    alloc_last[a, o, cls] = group_pos[a, o, cls, c]
-            if user_mask[a, o] == 0:
+                    alloc_last[a, o, cls] = group_pos[s, o, cls, c]
+            if user_mask[s, o] == 0:
                 continue
             if sw_locked[a, o]:
-                c = user_at[a, o, sw_held[a, o]]
+                c = user_at[s, o, sw_held[a, o]]
             else:
-                c = _after(sw_req[o], user_at[a, o, sw_last[a, o]])
+                c = _after(sw_req[o], user_at[s, o, sw_last[a, o]])
                 if c < 0:
                     continue
-            i = user_pos[a, o, c]
+            i = user_pos[s, o, c]
             if eject and not eject_ready[a]:
                 sw_locked[a, o] = 1
                 sw_held[a, o] = i
                 continue
             sw_locked[a, o] = 0
             sw_last[a, o] = i
-            b = branch[a, c, o]
+            b = branch[s, c, o]
             sent[c] |= 1 << b
             dirty |= 1 << c
-            if chan_v[a, c] == V:
+            if chan_v[s, c] == V:
                 r = read[a, c, b]
                 flit = entries[a, c, r if r < L - 1 else L - 1]
             else:
@@ -219,9 +220,9 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
                     release0 = 1
             else:
                 if flit & head_bit and vc == V:
-                    flit = (flit & ~amask) | (flit & amask & masks[a, o])
+                    flit = (flit & ~amask) | (flit & amask & masks[s, o])
                 hop_out[n_hop, 0] = a
-                hop_out[n_hop, 1] = dims[a, o]
+                hop_out[n_hop, 1] = dims[s, o]
                 hop_out[n_hop, 2] = vc
                 hop_out[n_hop, 3] = flit
                 n_hop += 1
@@ -287,19 +288,19 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
                 routed[a, c] = 1
                 want_reg[a, c] = want_new[c]
                 continue
-            s = sent[c]
+            sc = sent[c]
             sent[c] = 0
             finished = False
-            if chan_v[a, c] == V:
+            if chan_v[s, c] == V:
                 want = want_reg[a, c]
                 finished = written[a, c] == L
-                for b in range(nbranch[a, c]):
-                    if (s >> b) & 1:
+                for b in range(nbranch[s, c]):
+                    if (sc >> b) & 1:
                         read[a, c, b] += 1
                     if (want >> b) & 1 and read[a, c, b] != L:
                         finished = False
                 if finished:
-                    for b in range(nbranch[a, c]):
+                    for b in range(nbranch[s, c]):
                         read[a, c, b] = 0
                     written[a, c] = 0
                     touched[n_touch, 0] = a
@@ -320,7 +321,7 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
         a = writes[w, 0]
         c = writes[w, 1]
         flit = writes[w, 2]
-        if chan_v[a, c] == V:
+        if chan_v[lset[a], c] == V:
             entries[a, c, written[a, c]] = flit
             written[a, c] += 1
         else:
@@ -332,19 +333,21 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
         n_touch += 1
     if t == 0:  # room is low in the first cycle after reset, whatever the buffer holds
         for a in range(n):
-            for c in range(nchan[a]):
-                _settle(chan_v, count, written, room, idle, a, c, V, L, depth)
+            s = lset[a]
+            for c in range(nchan[s]):
+                _settle(count, written, room, idle, a, c, chan_v[s, c] == V, L, depth)
     else:
         for x in range(n_touch):
-            _settle(chan_v, count, written, room, idle, touched[x, 0], touched[x, 1], V, L,
-                    depth)
+            a = touched[x, 0]
+            c = touched[x, 1]
+            _settle(count, written, room, idle, a, c, chan_v[lset[a], c] == V, L, depth)
     return n_ej, n_hop
 
 
 @njit(cache=True, inline="always")
-def _settle(chan_v, count, written, room, idle, a, c, V, L, depth):
+def _settle(count, written, room, idle, a, c, is_b, L, depth):
     """The buffer registers ``room`` (and a broadcast buffer's ``idle``) from its fill."""
-    if chan_v[a, c] == V:
+    if is_b:
         room[a, c] = written[a, c] != L
         idle[a, c] = written[a, c] == 0
     else:
@@ -387,7 +390,7 @@ def run_queues(tab, st, t0, cycles, heads, tails, nexts, position, words, at, ba
     tail_bit = 1 << (wbits + 1)
     links = 0
     for a in range(n):
-        links += tab[12][a]
+        links += tab[13][tab[11][a]]
     valid = np.zeros(n, np.uint8)
     word = np.zeros(n, np.int64)
     ready = np.zeros(n, np.uint8)
