@@ -149,7 +149,8 @@ class FastWormholeModel(WormholeModel):
             self.fifo, self.fifo_head, self.fifo_tail, self.count, self.room, self.entries,
             self.written, self.idle, self.read, self.routed, self.want_reg, self.held, self.ovc,
             self.busy, self.alloc_last, self.sw_last, self.sw_locked, self.sw_held, self.index,
-            self.refusing, self.broadcasting, self.refused, self.refused_count)
+            self.refusing, self.broadcasting, self.refused, self.refused_count,
+            np.zeros(n, np.int64))  # the kernel's mask of live channels a node
         self._heads = np.full(n, -1, np.int64)
         self._tails = np.full(n, -1, np.int64)
         self._position = np.zeros(n, np.int64)

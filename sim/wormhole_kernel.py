@@ -71,7 +71,7 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
      choice) = tab
     (fifo, fifo_head, fifo_tail, count, room, entries, written, idle, read, routed, want_reg,
      held, ovc, busy, alloc_last, sw_last, sw_locked, sw_held, index, refusing, broadcasting,
-     refused, refused_count) = st
+     refused, refused_count, live) = st
     head_bit = 1 << wbits
     tail_bit = 1 << (wbits + 1)
     amask = (1 << abits) - 1
@@ -91,12 +91,14 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
         s = lset[a]
         k = klinks[s]
         nc = nchan[s]
-        for o in range(k + 1):
-            alloc_req[o] = 0
-            sw_req[o] = 0
         dirty = 0  # channels routed or sent from in this cycle
-        # Routing (combinational) and the requests of every channel.
-        for c in range(nc):
+        wanted = 0  # outputs with a request
+        # Routing (combinational) and the requests of the channels that are routed or hold
+        # a flit (the others have nothing to do).
+        todo = live[a]
+        while todo:
+            c = lowest_bit(todo)
+            todo &= todo - 1
             v = chan_v[s, c]
             is_b = v == V
             if is_b:
@@ -145,13 +147,24 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
                                           far_j[a, o] * (V + 1) + ovc[a, c, b]]:
                         continue
                     sw_req[o] |= 1 << c
+                    wanted |= 1 << o
             # Allocation requests: wanted branches not yet held.
             while unheld:
                 b = lowest_bit(unheld)
                 unheld &= unheld - 1
-                alloc_req[out_of[s, c, b]] |= 1 << c
+                o = out_of[s, c, b]
+                alloc_req[o] |= 1 << c
+                wanted |= 1 << o
         # Outputs: channel allocators, then the switch arbiter.
-        for o in range(k + 1):
+        if sw_locked[a, k]:
+            wanted |= 1 << k
+        while wanted:
+            o = lowest_bit(wanted)
+            wanted &= wanted - 1
+            requested = alloc_req[o]
+            alloc_req[o] = 0
+            switch = sw_req[o]
+            sw_req[o] = 0
             eject = o == k
             release0 = 0
             release1 = 0
@@ -170,7 +183,7 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
                     fj = far_j[a, o]
                     available = idle[far_node[a, o], fj * (V + 1) + V]
                 free = ~bz & available & ((1 << width) - 1)
-                requests = alloc_req[o] & group
+                requests = requested & group
                 if free and requests:
                     last = group_at[s, o, cls, alloc_last[a, o, cls]]
                     c = _after(requests, last)
@@ -192,7 +205,7 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
             if sw_locked[a, o]:
                 c = user_at[s, o, sw_held[a, o]]
             else:
-                c = _after(sw_req[o], user_at[s, o, sw_last[a, o]])
+                c = _after(switch, user_at[s, o, sw_last[a, o]])
                 if c < 0:
                     continue
             i = user_pos[s, o, c]
@@ -335,23 +348,32 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
         for a in range(n):
             s = lset[a]
             for c in range(nchan[s]):
-                _settle(count, written, room, idle, a, c, chan_v[s, c] == V, L, depth)
+                _settle(count, written, room, idle, routed, live, a, c, chan_v[s, c] == V, L,
+                        depth)
     else:
         for x in range(n_touch):
             a = touched[x, 0]
             c = touched[x, 1]
-            _settle(count, written, room, idle, a, c, chan_v[lset[a], c] == V, L, depth)
+            _settle(count, written, room, idle, routed, live, a, c, chan_v[lset[a], c] == V,
+                    L, depth)
     return n_ej, n_hop
 
 
 @njit(cache=True, inline="always")
-def _settle(count, written, room, idle, a, c, is_b, L, depth):
-    """The buffer registers ``room`` (and a broadcast buffer's ``idle``) from its fill."""
+def _settle(count, written, room, idle, routed, live, a, c, is_b, L, depth):
+    """The buffer registers ``room`` (and a broadcast buffer's ``idle``) from its fill, and
+    whether the channel is ``live`` (routed or holding a flit)."""
     if is_b:
         room[a, c] = written[a, c] != L
         idle[a, c] = written[a, c] == 0
+        busy = written[a, c] != 0
     else:
         room[a, c] = count[a, c] != depth
+        busy = count[a, c] != 0
+    if busy or routed[a, c]:
+        live[a] |= 1 << c
+    else:
+        live[a] &= ~(1 << c)
 
 
 @njit(cache=True)
