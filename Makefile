@@ -30,7 +30,7 @@ BIN    := $(VENV)/bin
 BASE   := $(VENV)/.installed-base
 STAMP  := $(VENV)/.installed
 
-.PHONY: help verilog test system-tools bench cocotb lint deadlock formal sweep sweep-full saturation collectives analysis clean synth bitstream synth-table stress stress-campaign bench-model
+.PHONY: help verilog test system-tools bench cocotb lint deadlock formal sweep sweep-full saturation collectives analysis clean synth bitstream synth-table stress stress-campaign bench-model bench-wormhole
 
 help:
 	@echo "make verilog N=26 [W=32 DEPTH=1 ORDER=msb PORTS=1]  write gen/ihcube_n<N>_w<W>.v (_p<P> if PORTS>1)"
@@ -38,6 +38,7 @@ help:
 	@echo "make test                                   run the test suite"
 	@echo "make bench                                  measure generation time, memory, size, cells"
 	@echo "make bench-model                            router-cycles per second of the fast model"
+	@echo "make bench-wormhole                         the same for the fast wormhole model"
 	@echo "make cocotb N=26 [WAVES=1]                  cocotb regression of the emitted Verilog on Icarus"
 	@echo "make lint N=26                              verilator --lint-only -Wall on the emitted Verilog"
 	@echo "make deadlock                               channel dependency graphs acyclic, n <= 4096, both orders"
@@ -84,6 +85,9 @@ bench: $(STAMP)
 
 bench-model: $(STAMP)
 	$(BIN)/ihcube bench-model --out results/bench_model.json
+
+bench-wormhole: $(STAMP)
+	$(BIN)/ihcube bench-wormhole --out results/bench_wormhole_model.json
 
 cocotb: $(STAMP) system-tools
 	@$(BIN)/ihcube cocotb --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' \

@@ -40,6 +40,7 @@ COMMANDS = {
     "synth-table": "synth_table",
     "bench": "bench",
     "bench-model": "bench_model",
+    "bench-wormhole": "bench_wormhole",
 }
 
 #: The exit status of a command stopped by Ctrl-C (128 + SIGINT), as a shell reports it.

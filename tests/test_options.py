@@ -47,6 +47,7 @@ COMMANDS = {
                     ["--family", "--nodes", "--placer"]),
     "bench": (["--nodes", "2", "--out", "{tmp}/b.json"], ["--nodes"]),
     "bench-model": (["--nodes", "2", "--out", "{tmp}/b.json"], ["--nodes"]),
+    "bench-wormhole": (["--nodes", "2", "--out", "{tmp}/b.json"], ["--nodes"]),
 }
 
 #: Options for which an empty value means "none of these", on purpose.
