@@ -99,14 +99,13 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
         while todo:
             c = lowest_bit(todo)
             todo &= todo - 1
-            v = chan_v[s, c]
-            is_b = v == V
-            if is_b:
-                arrived = written[a, c] != 0
-            else:
-                arrived = count[a, c] != 0 and (fifo[a, c, fifo_head[a, c]] & head_bit) != 0
+            is_b = chan_v[s, c] == V
             if not routed[a, c]:
-                if not arrived:
+                # Has a head arrived?
+                if is_b:
+                    if written[a, c] == 0:
+                        continue
+                elif count[a, c] == 0 or (fifo[a, c, fifo_head[a, c]] & head_bit) == 0:
                     continue
                 # A new head: its want bits.
                 if is_b:
@@ -169,8 +168,8 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
             release0 = 0
             release1 = 0
             for cls in range(2):
-                group = group_mask[s, o, cls]
-                if group == 0:
+                requests = requested & group_mask[s, o, cls]
+                if requests == 0:
                     continue
                 b_kind = cls == 1
                 if eject or b_kind:
@@ -183,8 +182,7 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
                     fj = far_j[a, o]
                     available = idle[far_node[a, o], fj * (V + 1) + V]
                 free = ~bz & available & ((1 << width) - 1)
-                requests = requested & group
-                if free and requests:
+                if free:
                     last = group_at[s, o, cls, alloc_last[a, o, cls]]
                     c = _after(requests, last)
                     b = branch[s, c, o]
