@@ -251,7 +251,7 @@ class FastWormholeModel(WormholeModel):
         until = -1 if until_delivered is None else int(until_delivered)
         done, inj, ej, hop, n_inj, n_ej, n_hop = wormhole_kernel.run_queues(
             self._tables, self._state, self.cycle, int(cycles), self._heads, self._tails,
-            self._nexts, self._position, self._words, self._at, 0, pattern, bool(record_hops),
+            self._nexts, self._position, self._words, self._at, pattern, bool(record_hops),
             bool(record_ejects), np.zeros((1024, 3), np.int64), np.zeros((1024, 3), np.int64),
             np.zeros((1024 if record_hops else 0, 5), np.int64), self._totals, until)
         self.cycle += done

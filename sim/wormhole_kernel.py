@@ -24,9 +24,12 @@ Registers
 One call of :func:`cycle` is one clock cycle; every decision reads the registers as they
 were when the cycle began. A node's own registers (its routing state, allocators, arbiters,
 output channel numbers and the pops of its own buffers) are read by no other node, so a
-node updates them at the end of its visit. What its neighbours read, the ``room`` and
-``idle`` registers of its input buffers, is only written after every node has been visited,
-as are the flits written into buffers (``writes``).
+node updates them during its visit, each after the last decision that reads it (the
+channels' requests are all taken before any output is served). What its neighbours read,
+the ``room`` and ``idle`` registers of its input buffers, is only written after every node
+has been visited, as are the flits written into buffers (``writes``), and with them the
+node's ``live`` mask: the channels that are routed or hold a flit, the only ones a visit
+looks at.
 """
 
 import numpy as np
@@ -38,12 +41,6 @@ __all__ = ["MAX_CHANNELS", "cycle", "run_queues", "enqueue"]
 
 #: Most input channels of a router: requests are masks in one int64 word.
 MAX_CHANNELS = 63
-
-# What cycle() records for each event, and the columns of the advance records.
-INJ_CYCLE, INJ_NODE, INJ_ID = range(3)
-EJ_CYCLE, EJ_NODE, EJ_FLIT = range(3)
-HOP_CYCLE, HOP_NODE, HOP_DIM, HOP_VC, HOP_FLIT = range(5)
-
 
 @njit(cache=True, inline="always")
 def _after(requests, last):
@@ -390,12 +387,12 @@ def enqueue(heads, tails, nexts, nodes, first_id):
 
 
 @njit(cache=True)
-def run_queues(tab, st, t0, cycles, heads, tails, nexts, position, words, at, base,
+def run_queues(tab, st, t0, cycles, heads, tails, nexts, position, words, at,
                eject_ready, record_hops, record_ejects, injections, ejects, hops, totals,
                until_tails):
     """Simulate up to ``cycles`` cycles from cycle ``t0`` with each PE offering its source
-    queue flit by flit (message ``m``'s flits are ``words[m - base]``, offered from cycle
-    ``at[m - base]`` on; ``position[a]`` is the next flit of node ``a``'s head message).
+    queue flit by flit (message ``m``'s flits are ``words[m]``, its head offered from cycle
+    ``at[m]`` on; ``position[a]`` is the next flit of node ``a``'s head message).
 
     Records go into ``injections`` (a message's head taken: cycle, node, id), ``ejects``
     (every flit, or only tails unless ``record_ejects``: cycle, node, flit) and ``hops``
@@ -429,9 +426,9 @@ def run_queues(tab, st, t0, cycles, heads, tails, nexts, position, words, at, ba
         t = t0 + step
         for a in range(n):
             m = heads[a]
-            if m >= 0 and (position[a] > 0 or at[m - base] <= t):
+            if m >= 0 and (position[a] > 0 or at[m] <= t):
                 valid[a] = 1
-                word[a] = words[m - base, position[a]]
+                word[a] = words[m, position[a]]
             else:
                 valid[a] = 0
         row = eject_ready[step if pattern_rows > 1 else 0]
