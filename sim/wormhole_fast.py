@@ -19,6 +19,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import topology
+from ..params import Wormhole
 from ..rtl.message import Kind
 from ..rtl.router import REFUSED_COUNT_WIDTH
 from . import wormhole_kernel
@@ -65,16 +66,24 @@ class FastWormholeModel(WormholeModel):
         taken by the PEs, flits sent on links.
     """
 
+    def __init__(self, n, wormhole, order=topology.MSB_FIRST):
+        n = topology.check_fabric_node_count(n)
+        if isinstance(wormhole, Wormhole):  # (else WormholeModel says what it must be)
+            if wormhole.flit_width > MAX_FLIT_WIDTH:
+                raise ValueError(f"Flit width must be at most {MAX_FLIT_WIDTH} in the fast "
+                                 f"model, not {wormhole.flit_width}")
+            # Node 0 has every link: k (V + 1) unicast and broadcast link channels, and the
+            # injection's two.
+            links = topology.dimensions(n)
+            if links * (wormhole.vcs + 1) + 2 > wormhole_kernel.MAX_CHANNELS:
+                most = (wormhole_kernel.MAX_CHANNELS - 2) // links - 1
+                raise ValueError(f"Virtual channel count must be at most {most} in the fast "
+                                 f"model for {n} nodes, not {wormhole.vcs}")
+        super().__init__(n, wormhole, order)
+
     def _build_tables(self):
         super()._build_tables()
         n, wh = self.n, self.wormhole
-        if wh.flit_width > MAX_FLIT_WIDTH:
-            raise ValueError(f"Flit width must be at most {MAX_FLIT_WIDTH} in the fast model, "
-                             f"not {wh.flit_width}")
-        if self.C > wormhole_kernel.MAX_CHANNELS:
-            most = (wormhole_kernel.MAX_CHANNELS - 2) // max(self.O - 1, 1) - 1
-            raise ValueError(f"Virtual channel count must be at most {most} in the fast model "
-                             f"for {n} nodes, not {wh.vcs}")
         C, B, O, V = self.C, self.B, self.O, wh.vcs
         D = topology.dimensions(n)
         nchan = np.zeros(n, np.int64)
