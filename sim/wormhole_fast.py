@@ -64,6 +64,8 @@ class FastWormholeModel(WormholeModel):
     injected, ejected, delivered, transfers : int
         Since reset, in :meth:`advance`: messages whose head was taken, flits and tails
         taken by the PEs, flits sent on links.
+    link_counts : ndarray
+        Flits sent on each link direction (:meth:`advance` with ``count_links``).
     """
 
     def __init__(self, n, wormhole, order=topology.MSB_FIRST):
@@ -167,6 +169,8 @@ class FastWormholeModel(WormholeModel):
         self._words = np.zeros((0, self.wormhole.flits), np.int64)
         self._at = np.zeros(0, np.int64)
         self._totals = np.zeros(4, np.int64)
+        self._link_columns = max(topology.dimensions(n), 1)
+        self._link_counts = np.zeros(n * self._link_columns, np.int64)
         # The scratch arrays of one cycle.
         self._writes = np.zeros((self._links + n, 3), np.int64)
         self._touched = np.zeros((self._links + n + n * self.C, 2), np.int64)
@@ -228,7 +232,7 @@ class FastWormholeModel(WormholeModel):
         return np.arange(first, first + m, dtype=np.int64)
 
     def advance(self, cycles=1, eject_ready=None, record_hops=False, record_ejects=False,
-                until_delivered=None):
+                until_delivered=None, count_links=False):
         """Simulate ``cycles`` cycles with each PE offering its source queue (:meth:`offer`).
 
         Parameters
@@ -242,6 +246,8 @@ class FastWormholeModel(WormholeModel):
             Record every link flit; every ejected flit, not only the tails.
         until_delivered : int, optional
             Stop after the first cycle in which this call has seen that many tails ejected.
+        count_links : bool
+            Add the flits sent on each link direction to :attr:`link_counts`.
 
         Returns
         -------
@@ -262,7 +268,8 @@ class FastWormholeModel(WormholeModel):
             self._tables, self._state, self.cycle, int(cycles), self._heads, self._tails,
             self._nexts, self._position, self._words, self._at, pattern, bool(record_hops),
             bool(record_ejects), np.zeros((1024, 3), np.int64), np.zeros((1024, 3), np.int64),
-            np.zeros((1024 if record_hops else 0, 5), np.int64), self._totals, until)
+            np.zeros((1024 if record_hops else 0, 5), np.int64), self._totals, until,
+            self._link_counts if count_links else self._link_counts[:0], self._link_columns)
         self.cycle += done
         return WormholeRun(_records(inj[:n_inj], INJECTION), _records(ej[:n_ej], EJECT),
                            _records(hop[:n_hop], HOP), self.queued)
@@ -280,6 +287,13 @@ class FastWormholeModel(WormholeModel):
     delivered = property(lambda self: int(self._totals[2]))
     transfers = property(lambda self: int(self._totals[3]))
     links = property(lambda self: self._links)
+
+    @property
+    def link_counts(self):
+        """Flits sent on each link direction while :meth:`advance` counted them, since
+        reset: an ``(n, max(D, 1))`` array, row ``a`` column ``i`` the link of dimension
+        ``i`` from node ``a``."""
+        return self._link_counts.reshape(self.n, -1).copy()
 
 
 #: The state arrays the fast model keeps in narrower types than the reference: masks over

@@ -389,7 +389,7 @@ def enqueue(heads, tails, nexts, nodes, first_id):
 @njit(cache=True)
 def run_queues(tab, st, t0, cycles, heads, tails, nexts, position, words, at,
                eject_ready, record_hops, record_ejects, injections, ejects, hops, totals,
-               until_tails):
+               until_tails, link_counts, D1):
     """Simulate up to ``cycles`` cycles from cycle ``t0`` with each PE offering its source
     queue flit by flit (message ``m``'s flits are ``words[m]``, its head offered from cycle
     ``at[m]`` on; ``position[a]`` is the next flit of node ``a``'s head message).
@@ -397,7 +397,8 @@ def run_queues(tab, st, t0, cycles, heads, tails, nexts, position, words, at,
     Records go into ``injections`` (a message's head taken: cycle, node, id), ``ejects``
     (every flit, or only tails unless ``record_ejects``: cycle, node, flit) and ``hops``
     (if ``record_hops``); the arrays are grown as needed and returned. ``totals`` counts
-    messages injected, flits ejected, tails ejected and flit hops. Stops early at the end of
+    messages injected, flits ejected, tails ejected and flit hops; ``link_counts[a * D1 +
+    dim]`` the flits sent on link ``dim`` of node ``a`` (unless it is empty). Stops early at the end of
     the first cycle after which ``until_tails`` tails (>= 0) have been ejected in this call.
     Returns ``(cycles done, injections, ejects, hops, record counts)``.
     """
@@ -466,6 +467,9 @@ def run_queues(tab, st, t0, cycles, heads, tails, nexts, position, words, at,
                 ejects[n_ej, 2] = flit
                 n_ej += 1
         totals[3] += got_hop
+        if len(link_counts):
+            for h in range(got_hop):
+                link_counts[hop_out[h, 0] * D1 + hop_out[h, 1]] += 1
         if record_hops:
             for h in range(got_hop):
                 if n_hop == len(hops):

@@ -210,6 +210,24 @@ def test_advance_does_what_step_does(n, vcs, vc_depth, flits, count):
     assert advance_events(FastWormholeModel(n, wormhole), later, eject_ready) != expected
 
 
+def test_link_counts_are_the_recorded_hops():
+    """``count_links`` counts each flit on its link direction: the recorded hops, tallied;
+    a run that does not count them adds nothing."""
+    n = 13
+    wormhole = parameters(n, 3, 2, 5, spare=10)
+    model = FastWormholeModel(n, wormhole)
+    messages = message_traffic(n, wormhole, 80, seed=3)
+    model.offer([node for node, _, _ in messages], [words for _, _, words in messages],
+                [at for _, at, _ in messages])
+    run = model.advance(300, record_hops=True, count_links=True)
+    expected = np.zeros((n, topology.dimensions(n)), np.int64)
+    np.add.at(expected, (run.hops["node"], run.hops["dim"]), 1)
+    assert len(run.hops) > 100 and np.array_equal(model.link_counts, expected)
+    assert model.link_counts.sum() == model.transfers
+    model.advance(300)
+    assert np.array_equal(model.link_counts, expected) and model.transfers > expected.sum()
+
+
 def test_advance_stops_when_delivered():
     n = 26
     wormhole = parameters(n, 3, 2, 20, spare=10)
