@@ -56,7 +56,7 @@ CONFIGURATIONS = CORNERS + random_configurations(10)
 
 def compare(fast_class, n, vcs, vc_depth, order, flits, cycles, seed=None):
     """Run the reference and ``fast_class`` on the same traffic; return the first
-    difference of their events (or None), and the two models."""
+    difference of their events (or None), the two models and the reference's events."""
     wormhole = parameters(n, vcs, vc_depth, flits)
     queues, eject_ready = traffic(n, wormhole, cycles, seed=n * 7 + flits if seed is None
                                   else seed)
@@ -66,15 +66,20 @@ def compare(fast_class, n, vcs, vc_depth, order, flits, cycles, seed=None):
     difference = first_difference(events, fast_events)
     if difference is None and refused != fast_refused:
         difference = f"refusal counts: reference {refused}, fast {fast_refused}"
-    return difference, reference, fast
+    return difference, reference, fast, events
 
 
 @pytest.mark.parametrize("n, vcs, vc_depth, order, flits, cycles", CONFIGURATIONS)
 def test_lockstep_with_the_reference_model(n, vcs, vc_depth, order, flits, cycles):
     """Every handshake and flit in the same cycle; every register the same at the end."""
-    difference, reference, fast = compare(FastWormholeModel, n, vcs, vc_depth, order, flits,
-                                          cycles)
+    difference, reference, fast, events = compare(FastWormholeModel, n, vcs, vc_depth, order,
+                                                  flits, cycles)
     assert difference is None
+    # The run exercised the fabric: flits ejected, and on links (channel 0 and another).
+    kinds = {event[0] for event in events}
+    assert kinds == ({"inject", "eject"} if n == 1 else {"inject", "eject", "hop"})
+    used = {event[4] for event in events if event[0] == "hop"}
+    assert n == 1 or (0 in used and len(used) >= 2)
     for name in STATE:
         assert np.array_equal(getattr(reference, name), getattr(fast, name)), name
     assert fast.cycle == reference.cycle == cycles
@@ -103,7 +108,7 @@ def broken_fast(variant):
 def test_lockstep_catches_a_broken_kernel(variant):
     """Each broken kernel differs from the reference model, at a cycle the comparison
     names (a buffer with room in reset: at cycle 0), and from the RTL."""
-    difference, _, _ = compare(broken_fast(variant), *CONTROL)
+    difference, _, _, _ = compare(broken_fast(variant), *CONTROL)
     assert difference is not None and difference.startswith("cycle ")
     if variant is ReadyInReset:
         assert difference.startswith("cycle 0, inject at node ")
