@@ -229,6 +229,7 @@ def test_link_counts_are_the_recorded_hops():
     np.add.at(expected, (run.hops["node"], run.hops["dim"]), 1)
     assert len(run.hops) > 100 and np.array_equal(model.link_counts, expected)
     assert model.link_counts.sum() == model.transfers
+    model.offer([node for node, _, _ in messages], [words for _, _, words in messages])
     model.advance(300)
     assert np.array_equal(model.link_counts, expected) and model.transfers > expected.sum()
 
