@@ -45,6 +45,7 @@ help:
 	@echo "make stress-campaign                        every n 1..64 and 100..2047, both depths and orders: results/stress_campaign.json"
 	@echo "make synth N=26 FAMILY=ecp5|ice40 [PORTS=1 SYNTH_OPTS=.. PLACER=heap|static|sa]  place and route the fabric; LUTs, FFs, RAM, Fmax"
 	@echo "make bitstream BOARD=ulx3s-85f N=26         self-test bitstream (BOARD=icebreaker N=5)"
+	@echo "  CLOCK_MHZ=40                              ... on the board's PLL at 40 MHz"
 	@echo "make synth-table [FAMILY=ecp5]              make synth for n = 4 8 16 26 32 64; the README table"
 	@echo "make sweep                                  quick latency-throughput sweep (under a minute): results/sweep_quick*"
 	@echo "make sweep-full                             full sweep, 5 sizes x 2 depths x 3 patterns: results/sweep_full*"
@@ -131,7 +132,7 @@ synth: $(STAMP)
 
 bitstream: $(STAMP)
 	@$(BIN)/ihcube bitstream --board='$(BOARD)' --nodes='$(N)' \
-		--depth='$(DEPTH)' $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
+		--depth='$(DEPTH)' $(if $(CLOCK_MHZ),--clock-mhz='$(CLOCK_MHZ)') $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
 		$(if $(PLACER),--placer='$(PLACER)') --out results
 
 synth-table: $(STAMP)
