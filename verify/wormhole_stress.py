@@ -567,6 +567,8 @@ def find_stall(run, routing):
         for k, (cycle, flit) in enumerate(stream):
             if flit & head_bit:
                 i = _worm_id(n, c, stream, k)
+                if i not in run.messages:  # a broken worm's flits name no message
+                    i = None
                 if i is not None:
                     arrived[i, channel.far] = (channel, cycle, flit & ((1 << bits) - 1))
                     reserved[channel] = i
