@@ -5,6 +5,7 @@ from ..faults import faulty_router
 from .fabric_check import FabricCheck
 from .router_check import RouterCheck
 from .runner import Job
+from .wormhole_check import WormholeRouterCheck
 
 __all__ = ["FABRIC_CHECKS", "FABRIC_PROOFS", "FABRIC_DRAINS", "DRAIN_DEPTH", "jobs",
            "fast_jobs"]
@@ -12,6 +13,15 @@ __all__ = ["FABRIC_CHECKS", "FABRIC_PROOFS", "FABRIC_DRAINS", "DRAIN_DEPTH", "jo
 
 def _router(n, node, depth=1, **kwargs):
     return lambda: RouterCheck(n, node, payload_width=2, depth=depth, **kwargs)
+
+
+def _wormhole(n, node, **kwargs):
+    return lambda: WormholeRouterCheck(n, node, **kwargs)
+
+
+def _wormhole_fault(name):
+    from ..faults import WORMHOLE_FAULTS
+    return WORMHOLE_FAULTS[name]
 
 
 def _fabric(n, **kwargs):
