@@ -35,8 +35,8 @@ tagged head that waits behind another worm in its channel's buffer is not covere
 an empty channel).
 """
 
-from amaranth.hdl import (Cat, ClockDomain, ClockSignal, Const, Elaboratable, Fragment, Module,
-                          Mux, Signal, Assert, Assume, Value)
+from amaranth.hdl import (Cat, ClockDomain, ClockSignal, Const, Cover, Elaboratable, Fragment,
+                          Module, Mux, Signal, Assert, Assume)
 
 from ... import topology
 from ...params import header_bits, wormhole_parameters
@@ -62,11 +62,16 @@ class WormholeRouterCheck(Elaboratable):
     router : callable
         Builds the router as ``router(n, node, wormhole, order)``; negative controls pass
         broken variants (:data:`ihcube.verify.faults.WORMHOLE_FAULTS`).
+    covers : bool
+        Add ``Cover`` statements that show the scenarios happen (a cover job): a tagged worm
+        from a link and one from the PE each leave whole, on a link and to the PE, and the
+        output channel is released with another worm behind.
     """
 
     def __init__(self, n, node, flits=3, vcs=1, vc_depth=1, order=topology.MSB_FIRST, *,
-                 router=WormholeRouter):
+                 router=WormholeRouter, covers=False):
         self.n, self.node, self.order = n, node, order
+        self.covers = covers
         hbits = header_bits(n)
         self.index_bits = max(1, (flits - 1).bit_length())
         width = max(hbits, self.index_bits) + 1
@@ -402,6 +407,15 @@ class WormholeRouterCheck(Elaboratable):
                     Assert(~(on & finished) | ~held[c][b],
                            f"{name} still holds its output after the tagged worm's tail"),
                 ]
+        if self.covers:
+            links = Const(0, 1) if not local else (tin != inject_c)
+            m.d.comb += [
+                Cover(finished & links & expect[local]),        # link -> PE, whole
+                Cover(finished & ~links & (expect[:local] != 0)),  # PE -> link, whole
+                Cover(finished & links & (expect[:local] != 0)),   # link -> link, whole
+                # Another worm waited behind the tagged one on its channel.
+                Cover(finished & (buffers[inject_c]["count"] != 0) & ~links),
+            ]
         return m
 
     def _buffer(self, probe, channel):
