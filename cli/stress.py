@@ -5,7 +5,8 @@ runs one configuration of :mod:`ihcube.verify.stress` and prints its counts; the
 1 if the scoreboard or the watchdog found a problem. ``--switching wormhole [--flits L]
 [--vcs V] [--vc-depth Q] [--flit-width F]`` (``make stress SWITCHING=wormhole ...``) runs
 :mod:`ihcube.verify.wormhole_stress` instead. ``--campaign`` (``make
-stress-campaign``) runs every configuration of :func:`campaign` as tasks of a Dask cluster
+stress-campaign``) runs every configuration of :func:`campaign` (with ``--switching wormhole``,
+only those of :func:`wormhole_campaign`) as tasks of a Dask cluster
 (``--jobs`` local worker processes, or the workers of ``--scheduler ADDRESS``), prints a
 table and writes it to ``results/stress_campaign.json``. A wrong parameter is one line on
 standard error and exit status 2.
@@ -23,7 +24,7 @@ from .options import (AD_HOC, add_cluster_options, add_switching_options, cluste
                       started, switching_options)
 from .usage import UsageError, command_parser, parse_number, report
 
-__all__ = ["campaign", "main"]
+__all__ = ["campaign", "wormhole_campaign", "main"]
 
 NAME = "stress"
 
@@ -122,8 +123,8 @@ def _mode(config):
     return "packet" if flits is None else f"L{flits}V{config.vcs}"
 
 
-def _run_campaign(quick, cluster, out):
-    configs = campaign(quick)
+def _run_campaign(quick, cluster, out, wormhole_only=False):
+    configs = wormhole_campaign(quick) if wormhole_only else campaign(quick)
     with started(cluster):
         return _campaign_table(quick, configs, cluster, out)
 
@@ -216,7 +217,8 @@ def main(argv=None):
         if args.campaign:
             cluster = cluster_options(args, "Processes")
             out = args.out or (None if args.quick else f"{AD_HOC}/stress_campaign.json")
-            return _run_campaign(args.quick, cluster, out)
+            return _run_campaign(args.quick, cluster, out,
+                                 wormhole_only=args.switching == "wormhole")
 
         from ..verify import stress, wormhole_stress
         n = topology.check_node_count(_number(args.nodes, "Node count"))
