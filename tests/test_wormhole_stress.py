@@ -173,6 +173,20 @@ def test_scoreboard_catches_rtl_flit_buffers_that_reorder_flits_within_worms():
     assert any("not whole and in order" in problem for problem in result.problems)
 
 
+def test_the_campaign_covers_sizes_channels_depths_and_orders_on_both_backends():
+    from ihcube import topology
+    from ihcube.cli.stress import campaign, wormhole_campaign
+    configs = wormhole_campaign()
+    model = {(c.n, c.vcs, c.vc_depth, c.order) for backend, c in configs if backend == "model"}
+    assert {n for n, *_ in model} >= {*range(1, 17), 26, 33, 64}
+    assert {(v, q, o) for _, v, q, o in model} == {(v, q, o) for v in (1, 3) for q in (1, 2)
+                                                   for o in topology.ROUTING_ORDERS}
+    rtl = {(c.n, c.vcs, c.vc_depth) for backend, c in configs if backend == "rtl"}
+    assert {n for n, *_ in rtl} == {2, 3, 5, 8} and {(v, q) for _, v, q in rtl} == \
+        {(v, q) for v in (1, 3) for q in (1, 2)}
+    assert all(item in campaign() for item in configs)  # make stress-campaign runs them too
+
+
 # --- Command line -----------------------------------------------------------------------
 
 def test_command_line_runs_wormhole(capsys):
@@ -183,6 +197,21 @@ def test_command_line_runs_wormhole(capsys):
     assert status == 0
     assert out.startswith("model wormhole: n=8 flits=4 flit_width=32 vcs=2 vc_depth=1 ")
     assert "result                PASS" in out
+
+
+def test_quick_wormhole_campaign_prints_and_writes_its_table(capsys, tmp_path):
+    import json
+    from ihcube.cli import main
+    out = tmp_path / "campaign.json"
+    assert main(["stress", "--campaign", "--quick", "--switching", "wormhole", "--jobs", "1",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "model     L5V1    13     1   msb    300" in printed
+    assert "0 runs failed" in printed
+    runs = json.loads(out.read_text())["runs"]
+    assert {run["switching"] for run in runs} == {"wormhole"}
+    assert {run["backend"] for run in runs} == {"model", "rtl"}
+    assert all(run["ok"] and run["lost"] == 0 for run in runs)
 
 
 @pytest.mark.parametrize("args, message", [
