@@ -131,6 +131,10 @@ def jobs():
         Job("wormhole_router_n5_node1_v2_q2", _wormhole(5, 1, vcs=2, vc_depth=2), "prove", 2),
         Job("wormhole_router_n6_node1_v1_q1_lsb", _wormhole(6, 1, order=topology.LSB_FIRST),
             "prove", 2),
+        Job("wormhole_router_n4_node0_v3_q2", _wormhole(4, 0, vcs=3, vc_depth=2), "prove", 2),
+        Job("wormhole_router_n8_node3_v2_q2", _wormhole(8, 3, vcs=2, vc_depth=2), "prove", 2),
+        Job("wormhole_router_n13_node5_v1_q1_lsb", _wormhole(13, 5, order=topology.LSB_FIRST),
+            "prove", 2),
         # The scenarios happen: tagged worms pass whole from a link to the PE and to a link,
         # and from the PE to a link (so the assumptions rule none of them out).
         Job("wormhole_router_n4_node1_v2_q2_cover", _wormhole(4, 1, vcs=2, vc_depth=2,
