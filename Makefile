@@ -30,7 +30,7 @@ BIN    := $(VENV)/bin
 BASE   := $(VENV)/.installed-base
 STAMP  := $(VENV)/.installed
 
-.PHONY: help verilog test system-tools bench cocotb lint deadlock formal sweep sweep-full saturation collectives analysis clean synth bitstream synth-table stress stress-campaign bench-model bench-wormhole
+.PHONY: help verilog test system-tools bench cocotb lint deadlock formal sweep sweep-full saturation collectives analysis clean synth bitstream synth-table stress stress-campaign stress-campaign-wormhole bench-model bench-wormhole
 
 help:
 	@echo "make verilog N=26 [W=32 DEPTH=1 ORDER=msb PORTS=1]  write gen/ihcube_n<N>_w<W>.v (_p<P> if PORTS>1)"
@@ -43,9 +43,12 @@ help:
 	@echo "make lint N=26                              verilator --lint-only -Wall on the emitted Verilog"
 	@echo "make deadlock                               channel dependency graphs acyclic, n <= 4096, both orders"
 	@echo "make stress N=26 CYCLES=20000 [DEPTH ORDER SEED BACKEND=model|rtl]  saturating traffic, scoreboard, watchdog"
+	@echo "make stress N=13 SWITCHING=wormhole [FLITS VCS VC_DEPTH FLIT_WIDTH]  the same in wormhole mode"
 	@echo "make stress-campaign                        every n 1..64 and 100..2047, both depths and orders: results/stress_campaign.json"
+	@echo "make stress-campaign-wormhole               its wormhole part only: results/stress_campaign_wormhole.json"
 	@echo "make synth N=26 FAMILY=ecp5|ice40 [PORTS=1 SYNTH_OPTS=.. PLACER=heap|static|sa]  place and route the fabric; LUTs, FFs, RAM, Fmax"
 	@echo "make bitstream BOARD=ulx3s-85f N=26         self-test bitstream (BOARD=icebreaker N=5)"
+	@echo "  CLOCK_MHZ=40                              ... on the board's PLL at 40 MHz"
 	@echo "make synth-table [FAMILY=ecp5]              make synth for n = 4 8 16 26 32 64; the README table"
 	@echo "make sweep                                  quick latency-throughput sweep (under a minute): results/sweep_quick*"
 	@echo "make sweep-full                             full sweep, 5 sizes x 2 depths x 3 patterns: results/sweep_full*"
@@ -100,11 +103,19 @@ deadlock: $(STAMP)
 	$(BIN)/ihcube deadlock --max-nodes 4096
 
 stress: $(STAMP)
-	@$(BIN)/ihcube stress --nodes='$(N)' --cycles='$(CYCLES)' --depth='$(DEPTH)' \
-		--order='$(ORDER)' --seed='$(SEED)' --backend='$(BACKEND)'
+	@$(BIN)/ihcube stress --nodes='$(N)' --cycles='$(CYCLES)' \
+		$(if $(filter wormhole,$(SWITCHING)),,--depth='$(DEPTH)') \
+		--order='$(ORDER)' --seed='$(SEED)' --backend='$(BACKEND)' \
+		--switching='$(SWITCHING)' $(if $(FLITS),--flits='$(FLITS)') \
+		$(if $(FLIT_WIDTH),--flit-width='$(FLIT_WIDTH)') $(if $(VCS),--vcs='$(VCS)') \
+		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)')
 
 stress-campaign: $(STAMP)
 	$(BIN)/ihcube stress --campaign --jobs $(JOBS) --out results/stress_campaign.json
+
+stress-campaign-wormhole: $(STAMP)
+	$(BIN)/ihcube stress --campaign --switching wormhole --jobs $(JOBS) \
+		--out results/stress_campaign_wormhole.json
 
 formal: $(STAMP) system-tools
 	$(BIN)/ihcube formal --jobs $(JOBS)
@@ -135,7 +146,7 @@ synth: $(STAMP)
 
 bitstream: $(STAMP)
 	@$(BIN)/ihcube bitstream --board='$(BOARD)' --nodes='$(N)' \
-		--depth='$(DEPTH)' $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
+		--depth='$(DEPTH)' $(if $(CLOCK_MHZ),--clock-mhz='$(CLOCK_MHZ)') $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
 		$(if $(PLACER),--placer='$(PLACER)') --out results
 
 synth-table: $(STAMP)

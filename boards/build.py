@@ -20,7 +20,7 @@ from .. import topology
 from ..extras import require
 
 __all__ = ["FAMILIES", "BOARDS", "PLACERS", "check_family", "check_board", "check_placer",
-           "synth", "bitstream", "table", "summary"]
+           "synth", "check_clock", "bitstream", "table", "summary"]
 
 #: Synthesis targets of ``synth``: the device of a board, and the clock the placer aims at.
 FAMILIES = {
@@ -315,21 +315,38 @@ def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root
     return figures
 
 
+def check_clock(board, clock_mhz):
+    """The :class:`~ihcube.boards.pll.PllSettings` that ``board``'s PLL makes for
+    ``clock_mhz`` (the highest frequency not above it); ``ValueError`` if it can make none."""
+    from .pll import pll_settings
+    check_board(board)
+    return pll_settings(BOARDS[board][2], board_platform(board).default_clk_frequency,
+                        clock_mhz)
+
+
 def bitstream(board, n, depth=1, out="results", build_root="build", synth_opts=None,
-              placer=None):
+              placer=None, clock_mhz=None):
     """Build the self-test bitstream of an ``n``-node fabric for ``board``; return figures.
 
     ``placer`` is nextpnr's (:data:`PLACERS`); None for the family's :data:`BITSTREAM_PLACER`.
+    ``clock_mhz`` runs the self-test on the board's PLL (:func:`check_clock`) instead of its
+    oscillator.
 
-    The bitstream is ``build/bitstream_<board>_n<n>/<name>.bit`` (ECP5) or ``.bin`` (iCE40).
+    The bitstream is ``build/bitstream_<board>_<name>/<name>.bit`` (ECP5) or ``.bin`` (iCE40),
+    ``<name>`` being ``ihcube_selftest_n<n>`` with ``_d<depth>`` and ``_<MHz>mhz`` if given.
     """
     from .top import BoardTop
     family = BOARDS[board][2]
     synth_opts = synth_options(family, synth_opts)
-    top = BoardTop(n, depth)
-    name = f"ihcube_selftest_n{n}" + (f"_d{depth}" if depth != 1 else "")
+    pll = None if clock_mhz is None else check_clock(board, clock_mhz)
+    top = BoardTop(n, depth, clock_mhz=clock_mhz)
+    name = (f"ihcube_selftest_n{n}" + (f"_d{depth}" if depth != 1 else "")
+            + (f"_{clock_mhz:g}mhz".replace(".", "p") if pll is not None else ""))
     build_dir = pathlib.Path(build_root) / f"bitstream_{board}_{name}"
     figures = {"nodes": n, "payload_width": 32, "depth": depth, "board": board}
+    if pll is not None:
+        figures["pll"] = {"asked_mhz": clock_mhz, "clock_mhz": pll.clk_out_mhz,
+                          "vco_mhz": pll.vco_hz / 1e6, **dict(pll.dividers)}
     figures.update(_build(family, top, name, build_dir, board_platform(board),
                           synth_opts=synth_opts, placer=placer or BITSTREAM_PLACER[family]))
     image = build_dir / (f"{name}.bit" if family == "ecp5" else f"{name}.bin")
@@ -388,6 +405,8 @@ def summary(figures):
     parts.append(f"RAM {figures.get('ram', figures.get('yosys_ram', 0))}")
     if figures.get("fmax_mhz") is not None:
         parts.append(f"Fmax {figures['fmax_mhz']} MHz (target {figures['target_mhz']})")
+    if figures.get("pll") is not None:
+        parts.append(f"PLL {figures['pll']['clock_mhz']:g} MHz")
     parts.append(f"Yosys {figures['seconds_yosys']} s")
     if "seconds_nextpnr" in figures:
         parts.append(f"nextpnr {figures['seconds_nextpnr']} s")

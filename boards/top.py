@@ -1,9 +1,11 @@
 """The board self-test: :class:`SelfTest` on a board's LEDs and UART."""
 
 from amaranth.build import ResourceError
-from amaranth.hdl import Elaboratable, Module, Signal
+from amaranth.hdl import ClockDomain, ClockSignal, Elaboratable, Module, ResetSignal, Signal
 from amaranth.lib import io, wiring
+from amaranth.lib.cdc import FFSynchronizer
 
+from .pll import Pll, pll_settings
 from .selftest import SelfTest, SelfTestErrors
 from .uart import ReportLine, UARTTransmitter
 
@@ -11,6 +13,9 @@ __all__ = ["BoardTop"]
 
 #: Baud rate of the report line.
 BAUD = 115200
+#: Cycles of the PLL's clock that the design stays in reset after the PLL locks: 50 us at
+#: 20 MHz, more than the 3 us after configuration during which iCE40 block RAMs read zero.
+START_CYCLES = 1 << 10
 
 
 class BoardTop(Elaboratable):
@@ -24,7 +29,9 @@ class BoardTop(Elaboratable):
         ihcube n=<n> rounds=<hex> sent=<hex> bcast=<hex> dlvd=<hex> err=<hex> pass=<0|1>
 
     ``err`` is :attr:`SelfTest.errors` (:class:`SelfTestErrors` positions). The self-test runs
-    on the board's own clock; no PLL.
+    on the board's own clock, or with ``clock_mhz`` on a PLL's (:mod:`.pll`): the highest
+    frequency the PLL makes from the board's clock that is not above ``clock_mhz``; the design
+    is held in reset until the PLL has locked and :data:`START_CYCLES` more have passed.
 
     Parameters
     ----------
@@ -32,10 +39,43 @@ class BoardTop(Elaboratable):
         As for :class:`~ihcube.rtl.Fabric` (``payload_width`` is 32).
     run_cycles : int
         Traffic cycles per round.
+    clock_mhz : float or None
+        The clock to run at, from the board's PLL; None for the board's oscillator.
     """
 
-    def __init__(self, n, depth=1, run_cycles=1 << 16):
+    def __init__(self, n, depth=1, run_cycles=1 << 16, clock_mhz=None):
         self.selftest = SelfTest(n, 32, depth, run_cycles=run_cycles, drain_cycles=1 << 12)
+        self.clock_mhz = clock_mhz
+        #: The PLL's settings once elaborated on a platform (None without a PLL).
+        self.pll = None
+
+    def _clock(self, m, platform):
+        """Make the ``sync`` domain from the board's PLL, if asked; return its frequency."""
+        if self.clock_mhz is None:
+            return int(platform.default_clk_frequency)
+        family = "ecp5" if platform.device.startswith("LFE5") else "ice40"
+        self.pll = pll_settings(family, platform.default_clk_frequency, self.clock_mhz)
+        pll = m.submodules.pll = Pll(self.pll, platform.request(platform.default_clk, dir="-"))
+
+        # Reset until the PLL is locked and START_CYCLES of its clock have passed.
+        m.domains.startup = ClockDomain(reset_less=True, local=True)
+        m.domains.sync = ClockDomain()
+        # No constraint of our own on the PLL's output: nextpnr derives it from the board
+        # clock's and the dividers ("Derived frequency constraint ... for net clk").
+        locked, count, ready = Signal(), Signal(range(START_CYCLES + 1)), Signal()
+        m.submodules.locked = FFSynchronizer(pll.locked, locked, o_domain="startup")
+        with m.If(~locked):
+            m.d.startup += [count.eq(0), ready.eq(0)]
+        with m.Elif(count == START_CYCLES):
+            m.d.startup += ready.eq(1)
+        with m.Else():
+            m.d.startup += count.eq(count + 1)
+        m.d.comb += [
+            ClockSignal("startup").eq(pll.clk_out),
+            ClockSignal("sync").eq(pll.clk_out),
+            ResetSignal("sync").eq(~ready),
+        ]
+        return round(self.pll.clk_out_hz)
 
     def _leds(self, platform):
         """Request the board's LEDs: (pass, fail, others)."""
@@ -60,7 +100,7 @@ class BoardTop(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         selftest = m.submodules.selftest = self.selftest
-        clk_hz = int(platform.default_clk_frequency)
+        clk_hz = self._clock(m, platform)
 
         second = Signal(range(clk_hz))
         tick = Signal()

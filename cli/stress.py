@@ -2,8 +2,11 @@
 
 ``ihcube stress --nodes 26 --cycles 20000`` (``make stress N=26 CYCLES=20000``)
 runs one configuration of :mod:`ihcube.verify.stress` and prints its counts; the exit status is
-1 if the scoreboard or the watchdog found a problem. ``--campaign`` (``make
-stress-campaign``) runs every configuration of :func:`campaign` as tasks of a Dask cluster
+1 if the scoreboard or the watchdog found a problem. ``--switching wormhole [--flits L]
+[--vcs V] [--vc-depth Q] [--flit-width F]`` (``make stress SWITCHING=wormhole ...``) runs
+:mod:`ihcube.verify.wormhole_stress` instead. ``--campaign`` (``make
+stress-campaign``) runs every configuration of :func:`campaign` (with ``--switching wormhole``,
+only those of :func:`wormhole_campaign`) as tasks of a Dask cluster
 (``--jobs`` local worker processes, or the workers of ``--scheduler ADDRESS``), prints a
 table and writes it to ``results/stress_campaign.json``. A wrong parameter is one line on
 standard error and exit status 2.
@@ -17,10 +20,11 @@ import time
 from .. import topology
 from ..extras import MissingExtra
 from ..params import check_depth
-from .options import AD_HOC, add_cluster_options, cluster_options, started
+from .options import (AD_HOC, add_cluster_options, add_switching_options, cluster_options,
+                      started, switching_options)
 from .usage import UsageError, command_parser, parse_number, report
 
-__all__ = ["campaign", "main"]
+__all__ = ["campaign", "wormhole_campaign", "main"]
 
 NAME = "stress"
 
@@ -29,6 +33,12 @@ NAME = "stress"
 CAMPAIGN_SIZES = (*range(1, 65), 100, 127, 128, 129, 255, 256, 257, 1000, 1048, 2047)
 #: Sizes the campaign also runs on the RTL, in the Amaranth simulator.
 CAMPAIGN_RTL_SIZES = tuple(range(1, 9))
+#: Wormhole switching: sizes on the (plain Python) model, and on the RTL.
+CAMPAIGN_WORMHOLE_SIZES = (*range(1, 17), 26, 33, 64)
+CAMPAIGN_WORMHOLE_RTL_SIZES = (2, 3, 5, 8)
+#: Wormhole switching: (virtual channels, flits per message); 3 channels with Tzeng and
+#: Kumar's 20 flits, and a single channel with short worms.
+CAMPAIGN_WORMHOLE_CHANNELS = ((1, 5), (3, 20))
 
 
 def campaign(quick=False):
@@ -61,20 +71,60 @@ def campaign(quick=False):
                     continue
                 configs.append(("rtl", StressConfig(n, depth, order,
                                                     cycles=150 if quick else 400, seed=n)))
+    return configs + wormhole_campaign(quick)
+
+
+def wormhole_campaign(quick=False):
+    """The campaign's wormhole configurations, as ``(backend, WormholeStressConfig)`` pairs.
+
+    On the model: every size of :data:`CAMPAIGN_WORMHOLE_SIZES`, 1 channel with 5-flit worms
+    and 3 with 20, channel depth 1 and 2, both routing orders (1,000 cycles up to 16 nodes,
+    500 beyond: the model is plain Python). On the RTL: :data:`CAMPAIGN_WORMHOLE_RTL_SIZES`,
+    both channel counts and depths, msb, 300 cycles. ``quick`` keeps a slice.
+    """
+    from ..verify.wormhole_stress import WormholeStressConfig
+
+    configs = []
+    for n in CAMPAIGN_WORMHOLE_SIZES:
+        if quick and n not in (1, 2, 5, 8, 13):
+            continue
+        cycles = 300 if quick else 1000 if n <= 16 else 500
+        for vcs, flits in CAMPAIGN_WORMHOLE_CHANNELS:
+            for depth in ((1,) if quick else (1, 2)):
+                for order in topology.ROUTING_ORDERS:
+                    configs.append(("model", WormholeStressConfig(
+                        n, flits, vcs, depth, order, cycles, seed=n * 10 + vcs + depth)))
+    for n in CAMPAIGN_WORMHOLE_RTL_SIZES:
+        if quick and n != 5:
+            continue
+        for vcs, flits in CAMPAIGN_WORMHOLE_CHANNELS:
+            for depth in (1, 2):
+                if quick and (vcs, depth) != (1, 1):
+                    continue
+                configs.append(("rtl", WormholeStressConfig(
+                    n, flits, vcs, depth, cycles=150 if quick else 300, seed=n)))
     return configs
 
 
 def _run(item):
-    from ..verify.stress import run_model, run_rtl
+    from ..verify import stress, wormhole_stress
 
     backend, config = item
+    runs = wormhole_stress if isinstance(config, wormhole_stress.WormholeStressConfig) \
+        else stress
     started = time.perf_counter()
-    result = (run_model if backend == "model" else run_rtl)(config)
+    result = (runs.run_model if backend == "model" else runs.run_rtl)(config)
     return result, time.perf_counter() - started
 
 
-def _run_campaign(quick, cluster, out):
-    configs = campaign(quick)
+def _mode(config):
+    """The switching column of the campaign table: ``packet`` or ``L<flits>V<vcs>``."""
+    flits = getattr(config, "flits", None)
+    return "packet" if flits is None else f"L{flits}V{config.vcs}"
+
+
+def _run_campaign(quick, cluster, out, wormhole_only=False):
+    configs = wormhole_campaign(quick) if wormhole_only else campaign(quick)
     with started(cluster):
         return _campaign_table(quick, configs, cluster, out)
 
@@ -84,11 +134,12 @@ def _campaign_table(quick, configs, cluster, out):
     rows = []
     totals = {}
     failed = []
-    print(f"{'backend':<7}{'n':>6}{'depth':>6}{'order':>6}{'cycles':>7}{'injected':>10}"
+    print(f"{'backend':<7}{'switch':>7}{'n':>6}{'depth':>6}{'order':>6}{'cycles':>7}{'injected':>10}"
           f"{'owed':>11}{'lost':>6}{'dup':>5}{'bad':>5}{'max lat':>8}{'drain':>6}{'s':>7}")
     for result, seconds in cluster.map(_run, configs):
         c, config = result.counts, result.config
-        print(f"{result.backend:<7}{config.n:>6}{config.depth:>6}{config.order:>6}"
+        depth = getattr(config, "vc_depth", None) or config.depth
+        print(f"{result.backend:<7}{_mode(config):>7}{config.n:>6}{depth:>6}{config.order:>6}"
               f"{config.cycles:>7}{c['messages injected']:>10,}{c['deliveries owed']:>11,}"
               f"{c['lost']:>6}{c['duplicated']:>5}{c['corrupted'] + c['misdelivered']:>5}"
               f"{c['max latency']:>8}{c['drain cycles']:>6}{seconds:>7.1f}"
@@ -96,9 +147,12 @@ def _campaign_table(quick, configs, cluster, out):
         if not result.ok:
             failed.append(result)
         for name, value in c.items():
-            totals[name] = max(totals.get(name, 0), value) if name.startswith("max") \
-                else totals.get(name, 0) + value
-        rows.append({"backend": result.backend, "n": config.n, "depth": config.depth,
+            totals[name] = max(totals.get(name, 0), value) \
+                if name.startswith(("max", "longest")) else totals.get(name, 0) + value
+        wormhole = ({} if _mode(config) == "packet" else
+                    {"switching": "wormhole", "flits": config.flits, "vcs": config.vcs,
+                     "flit_width": config.flit_width})
+        rows.append({"backend": result.backend, **wormhole, "n": config.n, "depth": depth,
                      "order": config.order, "cycles": config.cycles, "seed": config.seed,
                      "broadcast": config.broadcast, "eject_ready": config.eject_ready,
                      "ok": result.ok, "seconds": round(seconds, 2), **c})
@@ -137,8 +191,8 @@ def main(argv=None):
     parser.add_argument("--nodes", "-n", default="26", metavar="N", help="number of nodes")
     parser.add_argument("--cycles", default="20000", metavar="CYCLES",
                         help="cycles of saturating injection before the drain (default 20000)")
-    parser.add_argument("--depth", "-d", default="1", metavar="DEPTH",
-                        help="messages per input buffer (default 1)")
+    parser.add_argument("--depth", "-d", default=None, metavar="DEPTH",
+                        help="packet switching: messages per input buffer (default 1)")
     parser.add_argument("--order", default=topology.MSB_FIRST, help="msb (default) or lsb")
     parser.add_argument("--seed", default="1", metavar="S", help="random seed (default 1)")
     parser.add_argument("--backend", default="model", metavar="B",
@@ -152,6 +206,7 @@ def main(argv=None):
     parser.add_argument("--campaign", action="store_true",
                         help="run the whole campaign instead of one configuration")
     parser.add_argument("--quick", action="store_true", help="with --campaign: a small slice")
+    add_switching_options(parser)  # --switching, --flits, --flit-width, --vcs, --vc-depth
     add_cluster_options(parser)  # --jobs, --scheduler: with --campaign
     parser.add_argument("--out", default=None, metavar="FILE",
                         help=f"with --campaign: JSON to write (default "
@@ -162,29 +217,42 @@ def main(argv=None):
         if args.campaign:
             cluster = cluster_options(args, "Processes")
             out = args.out or (None if args.quick else f"{AD_HOC}/stress_campaign.json")
-            return _run_campaign(args.quick, cluster, out)
+            return _run_campaign(args.quick, cluster, out,
+                                 wormhole_only=args.switching == "wormhole")
 
-        from ..verify.stress import StressConfig, run_model, run_rtl
+        from ..verify import stress, wormhole_stress
         n = topology.check_node_count(_number(args.nodes, "Node count"))
         order = topology.check_routing_order(args.order)
         if args.backend not in ("model", "rtl"):
             raise ValueError(f"Backend must be model or rtl, not {args.backend!r}")
+        switching, flit_options = switching_options(args, n, 32)
         broadcast = (None if args.broadcast is None
                      else _number(args.broadcast, "Broadcast probability", float))
-        config = StressConfig(
-            n, check_depth(_number(args.depth, "Buffer depth")), order,
-            _number(args.cycles, "Cycles"), seed=_number(args.seed, "Seed"),
-            broadcast=broadcast,
-            eject_ready=_number(args.eject_ready, "Eject-ready probability", float),
-            watchdog=_number(args.watchdog, "Watchdog"))
+        common = dict(seed=_number(args.seed, "Seed"), broadcast=broadcast,
+                      eject_ready=_number(args.eject_ready, "Eject-ready probability", float),
+                      watchdog=_number(args.watchdog, "Watchdog"))
+        cycles = _number(args.cycles, "Cycles")
+        if switching == "wormhole":
+            if args.depth is not None:
+                raise UsageError("Buffer depth (--depth) is a packet option; with wormhole "
+                                 "switching give the virtual-channel depth (--vc-depth)")
+            config = wormhole_stress.WormholeStressConfig(
+                n, order=order, cycles=cycles, **flit_options, **common)
+            runs = wormhole_stress
+        else:
+            depth = {} if args.depth is None else {
+                "depth": check_depth(_number(args.depth, "Buffer depth"))}
+            config = stress.StressConfig(n, order=order, cycles=cycles, **depth, **common)
+            runs = stress
         if args.backend == "rtl":
             # The Amaranth simulation runs some cycles per second at n = 8, fewer beyond:
             # show how far the injection phase is.
             from ..sim.cluster import Progress
             bar = Progress(config.cycles, "RTL cycles simulated")
-            result = run_rtl(config, progress=lambda cycle: cycle <= config.cycles and bar.step())
+            result = runs.run_rtl(config,
+                                  progress=lambda cycle: cycle <= config.cycles and bar.step())
         else:
-            result = run_model(config)
+            result = runs.run_model(config)
     except (UsageError, MissingExtra, TypeError, ValueError) as error:
         return report(NAME, error)
     print(result.summary())

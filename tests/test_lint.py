@@ -1,5 +1,6 @@
 """Verilator lint of the emitted Verilog: ``-Wall`` reports nothing beyond the waivers of
-``verify/verilator.vlt``, each of which is for a habit of Amaranth's output."""
+``verify/verilator.vlt`` (and ``verilator_wormhole.vlt`` for a wormhole fabric), each of which is
+for a habit of Amaranth's output."""
 
 import re
 import shutil
@@ -7,7 +8,7 @@ import shutil
 import pytest
 
 from ihcube.generate import fabric_name, fabric_verilog
-from ihcube.verify.lint import lint_file
+from ihcube.verify.lint import WAIVERS, WORMHOLE_WAIVERS, lint_file, waivers_for
 from ihcube.rtl import message_layout
 
 pytestmark = pytest.mark.skipif(shutil.which("verilator") is None,
@@ -60,6 +61,24 @@ def test_lint_catches_an_undriven_output(tmp_path, verilog5):
     text = edit(verilog5, r"\.refused\(refused__2\)", ".refused()")
     result = lint_text(tmp_path, 5, text)
     assert any("'refused__2'" in message for message in result.messages), result.output
+
+
+def test_wormhole_waivers_apply_to_wormhole_fabrics_only():
+    """A wormhole fabric's Verilog gets both waiver files, a packet fabric's the first only."""
+    assert waivers_for(fabric_verilog(2)) == (WAIVERS,)
+    wormhole = fabric_verilog(2, switching="wormhole", flits=2, vcs=1)
+    assert waivers_for(wormhole) == (WAIVERS, WORMHOLE_WAIVERS)
+
+
+def test_packet_lint_reports_a_signal_the_wormhole_waivers_would_hide(tmp_path, verilog5):
+    """Negative control: an unused wire named ``free`` in a packet router (a name waived for
+    the wormhole router's allocator) is reported, and the wormhole waivers would hide it."""
+    text = edit(verilog5, r"\n  input clk;", "\n  input clk;\n  wire free = 1'b0;")
+    result = lint_text(tmp_path, 5, text)
+    assert result.waivers == (WAIVERS,)
+    assert any("Signal is not used: 'free'" in message for message in result.messages), \
+        result.output
+    assert lint_file(result.path, waivers=(WAIVERS, WORMHOLE_WAIVERS)).clean
 
 
 # --- Command line ---------------------------------------------------------------------------

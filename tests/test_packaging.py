@@ -57,6 +57,7 @@ def test_the_wheel_holds_the_waivers_and_the_testbench(installed):
     wheel, _ = installed
     names = zipfile.ZipFile(wheel).namelist()
     assert "ihcube/verify/verilator.vlt" in names
+    assert "ihcube/verify/verilator_wormhole.vlt" in names
     assert "ihcube/verify/cocotb_tb/fabric_tb.py" in names
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "WEIGHT_PARITY", "weight_parity_router", "only_at",
     "FAULTS", "faulty_router",
     "WORMHOLE_FAULTS", "wormhole_buffer_fault_router", "NoReleaseAllocator",
+    "ReorderingBuffer", "reordering_buffer", "weight_parity_wormhole_router",
     "SharedChannelAllocator", "NoReleaseWormholeRouter", "SharedChannelWormholeRouter",
     "UnfairAllocator",
 ]
@@ -379,19 +380,97 @@ def faulty_router(name, **options):
 # --- Wormhole routers broken on purpose (docs/wormhole.md, "Tests") -------------------------
 
 
+class ReorderingBuffer(FaultyBuffer):
+    """A buffer that, on a strike, swaps two flits: the one written is put aside, the next one
+    goes into the queue first, and the one put aside follows it in the next cycle (``w.ready``
+    is low in that cycle, a flip-flop still: the real buffer's room and a register).
+
+    Make one with :func:`reordering_buffer`. Strikes fall on writes, counted as
+    :class:`FaultyBuffer` counts them."""
+
+    fault = "reorder"
+
+    def elaborate(self, platform):
+        m = Module()
+        inner = m.submodules.inner = LinkBuffer(self.w.payload.shape(), self.depth)
+        aside = Signal(self.w.payload.shape(), name="aside", reset_less=True)
+        holding = Signal()  # a flit is put aside
+        due = Signal()      # the flit after it has gone in: the one put aside goes in now
+        write = self.w.valid & self.w.ready
+        strike = self._count_strikes(m, write)
+        m.d.comb += [
+            self.w.ready.eq(inner.w.ready & ~due),
+            self.r.payload.eq(inner.r.payload),
+            self.r.valid.eq(inner.r.valid),
+            inner.r.ready.eq(self.r.ready),
+        ]
+        with m.If(due):
+            m.d.comb += [inner.w.payload.eq(aside), inner.w.valid.eq(1)]
+            with m.If(inner.w.ready):
+                m.d.sync += [due.eq(0), holding.eq(0)]
+        with m.Else():
+            m.d.comb += [inner.w.payload.eq(self.w.payload),
+                         inner.w.valid.eq(self.w.valid & ~(strike & ~holding))]
+            with m.If(write & strike & ~holding):
+                m.d.sync += [aside.eq(self.w.payload), holding.eq(1)]
+            with m.Elif(write & holding):
+                m.d.sync += due.eq(1)
+        return m
+
+
+def reordering_buffer(*, every=3, first=1, once=False):
+    """The :class:`ReorderingBuffer` class that strikes on the ``first``-th write, then on
+    every ``every``-th (or never again if ``once``)."""
+    check_positive_integer(every, "Strike period")
+    check_positive_integer(first, "First strike")
+    if not once and first > every:
+        raise ValueError(f"First strike must be at most the strike period {every}, not {first}")
+    return type("ReorderingBuffer", (ReorderingBuffer,),
+                {"every": every, "first": first, "once": once, "__module__": __name__})
+
+
 def wormhole_buffer_fault_router(fault, **options):
     """A :class:`~ihcube.rtl.WormholeRouter` whose unicast flit buffers (every link's unicast
     virtual channels and the PE's injection) are :func:`faulty_buffer` ``(fault,
-    **options)``: they drop, repeat or alter flits. The flit scoreboard
-    (:func:`ihcube.verify.scoreboard.check_worms`) must catch each."""
-    fifo = faulty_buffer(fault, **options)
+    **options)``, or for ``fault="reorder"`` :func:`reordering_buffer` ``(**options)``: they
+    drop, repeat, alter or swap flits. The flit scoreboard
+    (:func:`ihcube.verify.scoreboard.check_worms`) and the wormhole stress run's scoreboard
+    (:mod:`ihcube.verify.wormhole_stress`) must catch each."""
+    fifo = reordering_buffer(**options) if fault == "reorder" else faulty_buffer(fault, **options)
     buffer = type(f"{fifo.__name__}FlitBuffer", (FlitBuffer,),
                   {"fifo": fifo, "__module__": __name__})
-    name = {"drop": "Dropping", "duplicate": "Duplicating", "corrupt": "Corrupting"}[fault]
+    name = {"drop": "Dropping", "duplicate": "Duplicating", "corrupt": "Corrupting",
+            "reorder": "Reordering"}[fault]
     doc = (f"Its unicast flit buffers {fault} flits ({options or 'every third from the first'}"
-           f"). Caught by the flit scoreboard (check_worms).")
+           f"). Caught by the flit scoreboard (check_worms) and the wormhole stress run's.")
     return type(f"{name}WormholeRouter", (WormholeRouter,),
                 {"flit_buffer": buffer, "__module__": __name__, "__doc__": doc})
+
+
+class _FullCrossbarWormholeRouter(WormholeRouter):
+    """A wormhole router whose unicast inputs may use every output: routers that mix orders
+    send turns that one order's :func:`~ihcube.topology.onward_links` leave out."""
+
+    def outputs_of(self, j, broadcast=False):
+        links = len(self.dims)
+        if j >= links or broadcast:
+            return super().outputs_of(j, broadcast)
+        return tuple(range(links + 1))
+
+
+def weight_parity_wormhole_router(n, node, wormhole, order=topology.MSB_FIRST, *,
+                                  strap=False):
+    """The wormhole router of :data:`WEIGHT_PARITY` at ``node`` (``order`` is ignored; its
+    unicasts only: broadcasts would follow the node's order too, which Algorithm 6 does not).
+
+    The dependency graph over (link, virtual channel) is cyclic whatever channel a worm takes
+    (``tests/test_wormhole_deadlock.py``), so :class:`~ihcube.rtl.WormholeFabric` refuses it:
+    build the fabric with ``routing=WEIGHT_PARITY`` and the check turned off. Caught by: the
+    wormhole stress run's watchdog under saturating unicasts, whose report names the cycle of
+    waits over (link, virtual channel) (``tests/test_wormhole_stress.py``).
+    """
+    return _FullCrossbarWormholeRouter(n, node, wormhole, WEIGHT_PARITY.order_at(node),
+                                       strap=strap)
 
 
 class NoReleaseAllocator(VcAllocator):
@@ -428,6 +507,8 @@ class UnfairAllocator(VcAllocator):
 WORMHOLE_FAULTS = {
     "dropping-flit-buffer": wormhole_buffer_fault_router("drop", every=5, first=5),
     "duplicating-flit-buffer": wormhole_buffer_fault_router("duplicate", every=5, first=5),
+    "reordering-flit-buffer": wormhole_buffer_fault_router("reorder", every=8, first=2),
+    "weight-parity-routing": weight_parity_wormhole_router,
     "no-release-on-tail": NoReleaseWormholeRouter,
     "shared-channel": SharedChannelWormholeRouter,
 }

@@ -2,11 +2,13 @@
 
 :func:`lint_fabric` generates the fabric with :func:`ihcube.generate.fabric_verilog` into
 ``out/<top>.v``; :func:`lint_file` runs ``verilator --lint-only -Wall`` on a file with the
-waivers of ``verify/verilator.vlt``, which lists and explains each one. ``ihcube lint``
+waivers of ``verify/verilator.vlt`` (and, for a wormhole fabric, those of
+``verify/verilator_wormhole.vlt``), which list and explain each one. ``ihcube lint``
 (:mod:`ihcube.cli.lint`, ``make lint``) is the command line.
 """
 
 
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -14,10 +16,16 @@ from pathlib import Path
 
 from .. import topology
 
-__all__ = ["WAIVERS", "LintResult", "require_verilator", "lint_file", "lint_fabric"]
+__all__ = ["WAIVERS", "WORMHOLE_WAIVERS", "LintResult", "require_verilator", "waivers_for",
+           "lint_file", "lint_fabric"]
 
-#: The one file of Verilator waivers, each with its reason.
+#: The Verilator waivers of every fabric, each with its reason.
 WAIVERS = Path(__file__).resolve().parent / "verilator.vlt"
+#: The waivers added for a wormhole fabric's routers only.
+WORMHOLE_WAIVERS = WAIVERS.with_name("verilator_wormhole.vlt")
+#: A wormhole router module, as ihcube.generate names it (``<top>_router_x<k>``, the top
+#: named by ``fabric_name`` with ``_wormhole_`` in it).
+_WORMHOLE_ROUTER = re.compile(r"^module \\?\w*_wormhole_\w*_router_x\d+\W", re.M)
 
 
 @dataclass(frozen=True)
@@ -32,6 +40,7 @@ class LintResult:
     returncode: int
     messages: tuple
     output: str
+    waivers: tuple = (WAIVERS,)
 
     @property
     def clean(self):
@@ -46,13 +55,25 @@ def require_verilator():
                                 "apt-get install verilator), or run `make system-tools`")
 
 
-def lint_file(path, top=None, waivers=WAIVERS):
+def waivers_for(text):
+    """The waiver files for Verilog ``text``: :data:`WAIVERS`, and :data:`WORMHOLE_WAIVERS` if
+    it holds a wormhole router module."""
+    if _WORMHOLE_ROUTER.search(text):
+        return (WAIVERS, WORMHOLE_WAIVERS)
+    return (WAIVERS,)
+
+
+def lint_file(path, top=None, waivers=None):
     """Run ``verilator --lint-only -Wall`` on ``path`` (top module ``top``, by default the file's
-    name) with ``waivers``; return a :class:`LintResult`."""
+    name) with the waiver files ``waivers`` (by default :func:`waivers_for` the file); return a
+    :class:`LintResult`."""
     path = Path(path)
     require_verilator()
+    if waivers is None:
+        waivers = waivers_for(path.read_text())
+    waivers = tuple(waivers)
     command = ["verilator", "--lint-only", "-Wall", "--top-module", top or path.stem,
-               str(waivers), str(path)]
+               *map(str, waivers), str(path)]
     result = subprocess.run(command, capture_output=True, text=True)
     output = result.stdout + result.stderr
     messages = tuple(line for line in output.splitlines()
@@ -60,7 +81,7 @@ def lint_file(path, top=None, waivers=WAIVERS):
                      and not line.startswith("%Error: Exiting due to"))
     if result.returncode != 0 and not messages:
         messages = (f"%Error: verilator exited with status {result.returncode}",)
-    return LintResult(path, result.returncode, messages, output)
+    return LintResult(path, result.returncode, messages, output, waivers)
 
 
 def lint_fabric(n, payload_width=32, depth=1, order=topology.MSB_FIRST, out="build/lint",

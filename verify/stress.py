@@ -42,7 +42,7 @@ from ..rtl.message import Kind
 from ..sim.model import DELIVERY, HOP, Model
 
 __all__ = ["StressConfig", "StressResult", "Records", "Stall", "payload_of", "score",
-           "find_stall", "stall_report", "run_model", "run_rtl", "PAYLOAD_WIDTH"]
+           "find_stall", "stall_report", "wait_cycle", "run_model", "run_rtl", "PAYLOAD_WIDTH"]
 
 #: Payload width of the model's runs: a 32-bit message number and a 32-bit check word.
 PAYLOAD_WIDTH = 64
@@ -391,7 +391,7 @@ def find_stall(records, routing):
         for wanted in copies_held[0][2]:
             if wanted.is_link and len(held.get(wanted, ())) >= records.depth:
                 waits.setdefault(channel, []).append(wanted)
-    return Stall(records.stalled_at, dict(held), waits, _wait_cycle(waits))
+    return Stall(records.stalled_at, dict(held), waits, wait_cycle(waits))
 
 
 def _buffer_name(channel):
@@ -434,7 +434,7 @@ def stall_report(records, routing, limit=12):
     return "\n".join(text)
 
 
-def _wait_cycle(waits):
+def wait_cycle(waits):
     """A cycle in the graph ``waits`` (buffer -> buffers it waits for), or None."""
     state = {}
     for start in sorted(waits):

@@ -1,10 +1,11 @@
 """The catalogue of formal jobs: what ``ihcube formal`` runs, and the fast subset CI runs."""
 
 from ... import topology
-from ..faults import faulty_router
+from ..faults import WORMHOLE_FAULTS, faulty_router, wormhole_buffer_fault_router
 from .fabric_check import FabricCheck
 from .router_check import RouterCheck
 from .runner import Job
+from .wormhole_check import WormholeRouterCheck
 
 __all__ = ["FABRIC_CHECKS", "FABRIC_PROOFS", "FABRIC_DRAINS", "DRAIN_DEPTH", "jobs",
            "fast_jobs"]
@@ -12,6 +13,19 @@ __all__ = ["FABRIC_CHECKS", "FABRIC_PROOFS", "FABRIC_DRAINS", "DRAIN_DEPTH", "jo
 
 def _router(n, node, depth=1, **kwargs):
     return lambda: RouterCheck(n, node, payload_width=2, depth=depth, **kwargs)
+
+
+def _wormhole(n, node, **kwargs):
+    return lambda: WormholeRouterCheck(n, node, **kwargs)
+
+
+def _wormhole_fault(name):
+    return WORMHOLE_FAULTS[name]
+
+
+def _wormhole_buffer(fault, first=1):
+    """A wormhole router whose unicast flit buffers break the ``first``-th flit, once."""
+    return wormhole_buffer_fault_router(fault, first=first, once=True)
 
 
 def _fabric(n, **kwargs):
@@ -105,6 +119,27 @@ def jobs():
         Job("router_n5_node4_d2_cover", _router(5, 4, 2, covers=True), "cover", 10),
         Job("router_fair_n6_node1_d1_cover", _router(6, 1, outputs_ready=True, covers=True),
             "cover", 8),
+        # One wormhole router, any environment, a tagged unicast worm: no flit lost,
+        # duplicated or reordered; its output channel reserved until, and released by, its
+        # tail (wormhole_check.py). 2-inductive with the helper invariants.
+        Job("wormhole_router_n2_node0_v1_q1", _wormhole(2, 0), "prove", 2, fast=True),
+        Job("wormhole_router_n3_node1_v2_q1", _wormhole(3, 1, vcs=2), "prove", 2),
+        Job("wormhole_router_n4_node0_v1_q2", _wormhole(4, 0, vc_depth=2), "prove", 2),
+        Job("wormhole_router_n4_node3_v2_q2_l4", _wormhole(4, 3, flits=4, vcs=2, vc_depth=2),
+            "prove", 2),
+        Job("wormhole_router_n5_node4_v2_q1", _wormhole(5, 4, vcs=2), "prove", 2),
+        Job("wormhole_router_n5_node1_v2_q2", _wormhole(5, 1, vcs=2, vc_depth=2), "prove", 2),
+        Job("wormhole_router_n6_node1_v1_q1_lsb", _wormhole(6, 1, order=topology.LSB_FIRST),
+            "prove", 2),
+        Job("wormhole_router_n4_node0_v3_q2", _wormhole(4, 0, vcs=3, vc_depth=2), "prove", 2),
+        Job("wormhole_router_n8_node3_v2_q2", _wormhole(8, 3, vcs=2, vc_depth=2), "prove", 2),
+        Job("wormhole_router_n13_node5_v1_q1_lsb", _wormhole(13, 5, order=topology.LSB_FIRST),
+            "prove", 2),
+        # The scenarios happen: tagged worms pass whole from a link to the PE and to a link,
+        # and from the PE to a link (so the assumptions rule none of them out).
+        Job("wormhole_router_n4_node1_v2_q2_cover", _wormhole(4, 1, vcs=2, vc_depth=2,
+                                                              covers=True), "cover", 12,
+            fast=True),
         # Whole fabrics, bounded.
         Job("fabric_n3_delivery_fast", _fabric(3, bound=12), "bmc", 16, fast=True),
         Job("fabric_n3_drain_fast", _fabric(3, drain=FABRIC_DRAINS[3][0]), "bmc", DRAIN_DEPTH,
@@ -139,6 +174,19 @@ def jobs():
         Job("neg_fabric_bound", _fabric(3, bound=11), "bmc", 20, expect="FAIL"),
         Job("neg_fabric_drain", _fabric(3, drain=FABRIC_DRAINS[3][0] - 1), "bmc", DRAIN_DEPTH,
             expect="FAIL", engine="abc bmc3", fast=True),
+        # The wormhole router's check on broken parts (faults.py): flit buffers that drop,
+        # repeat or swap a flit (the first write or read, so that a short base case reaches it),
+        # an allocator whose tail does not release, one whose grant does not reserve.
+        Job("neg_wormhole_drop", _wormhole(3, 1, router=_wormhole_buffer("drop")), "prove", 6,
+            expect="FAIL", fast=True),
+        Job("neg_wormhole_duplicate", _wormhole(3, 1, router=_wormhole_buffer("duplicate")),
+            "prove", 6, expect="FAIL"),
+        Job("neg_wormhole_reorder", _wormhole(3, 1, router=_wormhole_buffer("reorder", 2)),
+            "prove", 6, expect="FAIL"),
+        Job("neg_wormhole_no_release", _wormhole(3, 1, router=_wormhole_fault(
+            "no-release-on-tail")), "prove", 8, expect="FAIL", fast=True),
+        Job("neg_wormhole_shared_channel", _wormhole(3, 1, router=_wormhole_fault(
+            "shared-channel")), "prove", 8, expect="FAIL"),
         # A cover that cannot be reached fails: the full-bound delivery needs more cycles.
         Job("neg_fabric_cover", _fabric(3, bound=12, covers=True, tight=True), "cover", 12,
             expect="FAIL"),
