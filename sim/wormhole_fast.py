@@ -71,17 +71,26 @@ class FastWormholeModel(WormholeModel):
     def __init__(self, n, wormhole, order=topology.MSB_FIRST):
         n = topology.check_fabric_node_count(n)
         if isinstance(wormhole, Wormhole):  # (else WormholeModel says what it must be)
-            if wormhole.flit_width > MAX_FLIT_WIDTH:
-                raise ValueError(f"Flit width must be at most {MAX_FLIT_WIDTH} in the fast "
-                                 f"model, not {wormhole.flit_width}")
-            # Node 0 has every link: k (V + 1) unicast and broadcast link channels, and the
-            # injection's two.
-            links = topology.dimensions(n)
-            if links * (wormhole.vcs + 1) + 2 > wormhole_kernel.MAX_CHANNELS:
-                most = (wormhole_kernel.MAX_CHANNELS - 2) // links - 1
-                raise ValueError(f"Virtual channel count must be at most {most} in the fast "
-                                 f"model for {n} nodes, not {wormhole.vcs}")
+            beyond = self.beyond(n, wormhole)
+            if beyond:
+                raise ValueError(beyond)
         super().__init__(n, wormhole, order)
+
+    @staticmethod
+    def beyond(n, wormhole):
+        """Why the fast model cannot take these parameters (a sentence), or None if it can:
+        its flits and request masks are int64 words."""
+        if wormhole.flit_width > MAX_FLIT_WIDTH:
+            return (f"Flit width must be at most {MAX_FLIT_WIDTH} in the fast model, not "
+                    f"{wormhole.flit_width}")
+        # Node 0 has every link: k (V + 1) unicast and broadcast link channels, and the
+        # injection's two.
+        links = topology.dimensions(n)
+        if links * (wormhole.vcs + 1) + 2 > wormhole_kernel.MAX_CHANNELS:
+            most = (wormhole_kernel.MAX_CHANNELS - 2) // links - 1
+            return (f"Virtual channel count must be at most {most} in the fast model for {n} "
+                    f"nodes, not {wormhole.vcs}")
+        return None
 
     def _build_tables(self):
         super()._build_tables()

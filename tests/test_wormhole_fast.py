@@ -247,6 +247,19 @@ def test_advance_stops_when_delivered():
     assert all(flit >> wormhole.flit_width + 1 & 1 for flit in run.ejects["flit"])
 
 
+def test_the_stress_runs_drive_the_fast_model_where_it_fits():
+    """``verify.wormhole_stress.wormhole_model`` gives the compiled model, and the reference
+    for parameters beyond the compiled model's words (its reason is the fast model's own
+    error)."""
+    from ihcube.verify.wormhole_stress import wormhole_model
+    assert type(wormhole_model(26, wormhole_parameters(26, flits=4), "msb")) is \
+        FastWormholeModel
+    wide = wormhole_parameters(100, flits=20, vcs=8)
+    assert FastWormholeModel.beyond(100, wide) == (
+        "Virtual channel count must be at most 7 in the fast model for 100 nodes, not 8")
+    assert type(wormhole_model(100, wide, "msb")) is WormholeModel
+
+
 def test_fast_model_limits():
     """Configurations beyond the kernel's words are refused in one line."""
     with pytest.raises(ValueError, match=r"^Virtual channel count must be at most 4 in the "

@@ -65,9 +65,14 @@ COUNT_NAMES = ("messages injected", "broadcasts injected", "deliveries owed", "d
 def wormhole_model(n, wormhole, order):
     """The cycle-exact model the stress runs drive: anything with ``step(valid, words,
     eject_ready) -> (inject_ready, ejects, hops)`` as :class:`~ihcube.sim.wormhole_model.
-    WormholeModel` has. A faster model with the same semantics replaces it here."""
+    WormholeModel` has: the compiled :class:`~ihcube.sim.wormhole_fast.FastWormholeModel`
+    (``tests/test_wormhole_fast.py`` holds it to the reference, cycle for cycle), or the
+    reference itself for parameters beyond the compiled model's words."""
+    from ..sim.wormhole_fast import FastWormholeModel
     from ..sim.wormhole_model import WormholeModel
-    return WormholeModel(n, wormhole, order)
+    if FastWormholeModel.beyond(n, wormhole):
+        return WormholeModel(n, wormhole, order)
+    return FastWormholeModel(n, wormhole, order)
 
 
 @dataclass(frozen=True)
