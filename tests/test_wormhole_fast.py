@@ -12,6 +12,7 @@ same comparisons must catch each of them at its first differing cycle. Its messa
 interface (``offer``/``advance``) must give the events of the flit-level ``step``.
 """
 
+import os
 import random
 
 import numpy as np
@@ -24,7 +25,7 @@ from ihcube.sim.wormhole_fast import FastWormholeModel
 from ihcube.sim.wormhole_model import WormholeModel
 from ihcube.verify.harness import Request, worm_flits
 from ihcube.verify.scoreboard import check_worms
-from test_wormhole_model import (CONTROL, AllocatorStartsAtZero, BrokenTravel,
+from test_wormhole_model import (CONTROL, LONG, AllocatorStartsAtZero, BrokenTravel,
                                  HighestFreeChannel, ReadyInReset, RoutedInTheOtherOrder,
                                  TailKeepsTheChannel, all_pairs, first_difference, lockstep,
                                  model_worms, parameters, run_model, traffic)
@@ -85,7 +86,13 @@ def test_lockstep_with_the_reference_model(n, vcs, vc_depth, order, flits, cycle
     assert fast.cycle == reference.cycle == cycles
 
 
-@pytest.mark.parametrize("config", [CONTROL, (8, 1, 2, "msb", 3, 300)])
+#: Against the RTL: two configurations, and with ``IHCUBE_WORMHOLE_LOCKSTEP=long`` the
+#: reference test's long ones too (26 nodes, 20 flits).
+RTL_CONFIGURATIONS = [CONTROL, (8, 1, 2, "msb", 3, 300)] + (
+    LONG if os.environ.get("IHCUBE_WORMHOLE_LOCKSTEP") == "long" else [])
+
+
+@pytest.mark.parametrize("config", RTL_CONFIGURATIONS)
 def test_lockstep_with_rtl(config):
     """The fast model against the Amaranth simulation of the fabric, as the reference is."""
     difference, refused, model_refused = lockstep(FastWormholeModel, *config)
