@@ -155,6 +155,7 @@ class FastWormholeModel(WormholeModel):
             Kind.BROADCAST.value, lset, *shared, far_node, far_j,
             np.array(self.exists, np.int64), route, choice)
         self._links = int(klinks.sum())
+        self._unicast = (np.arange(C)[None, :] < nchan[:, None]) & (chan_v != V)
 
     def reset(self):
         """Return to the state after reset (cycle 0 next), with empty source queues and the
@@ -170,7 +171,8 @@ class FastWormholeModel(WormholeModel):
             self.written, self.idle, self.read, self.routed, self.want_reg, self.held, self.ovc,
             self.busy, self.alloc_last, self.sw_last, self.sw_locked, self.sw_held, self.index,
             self.refusing, self.broadcasting, self.refused, self.refused_count,
-            np.zeros(n, np.int64))  # the kernel's mask of live channels a node
+            np.zeros(n, np.int64),  # the kernel's mask of live channels a node
+            np.full((n, self.C), -1, np.int64))  # and the cycle each buffer last popped
         self._heads = np.full(n, -1, np.int64)
         self._tails = np.full(n, -1, np.int64)
         self._position = np.zeros(n, np.int64)
@@ -199,6 +201,7 @@ class FastWormholeModel(WormholeModel):
                                                 words, ready, taken, ej, hop, self._writes,
                                                 self._touched)
         self.cycle += 1
+        self._settle_room()
         return ([int(x) for x in taken], [(int(a), int(f)) for a, f in ej[:got_ej]],
                 [tuple(int(x) for x in row) for row in hop[:got_hop]])
 
@@ -280,8 +283,16 @@ class FastWormholeModel(WormholeModel):
             np.zeros((1024 if record_hops else 0, 5), np.int64), self._totals, until,
             self._link_counts if count_links else self._link_counts[:0], self._link_columns)
         self.cycle += done
+        self._settle_room()
         return WormholeRun(_records(inj[:n_inj], INJECTION), _records(ej[:n_ej], EJECT),
                            _records(hop[:n_hop], HOP), self.queued)
+
+    def _settle_room(self):
+        """The unicast buffers' ``room`` registers, which the kernel does not keep (it
+        computes them from the counts), as the reference keeps them."""
+        if self.cycle:
+            unicast = self._unicast
+            self.room[unicast] = self.count[unicast] != self.wormhole.vc_depth
 
     @property
     def offered(self):

@@ -29,7 +29,15 @@ channels' requests are all taken before any output is served). What its neighbou
 the ``room`` and ``idle`` registers of its input buffers, is only written after every node
 has been visited, as are the flits written into buffers (``writes``), and with them the
 node's ``live`` mask: the channels that are routed or hold a flit, the only ones a visit
-looks at.
+looks at (a write sets a channel's bit; a visit clears it when it finds the channel empty
+and not routed).
+
+A unicast buffer's ``room`` is not stored (after cycle 0): it is ``count != depth`` as the
+cycle began, and since writes come after every visit, that is its count now plus one if its
+node popped it in this cycle (``popped`` holds the cycle of each buffer's last pop). The
+broadcast buffers' ``room`` and ``idle`` are stored and written after the visits
+(``touched``). :class:`~ihcube.sim.wormhole_fast.FastWormholeModel` fills the unicast
+``room`` registers in after each call, for the reference's state.
 """
 
 import numpy as np
@@ -68,7 +76,7 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
      choice) = tab
     (fifo, fifo_head, fifo_tail, count, room, entries, written, idle, read, routed, want_reg,
      held, ovc, busy, alloc_last, sw_last, sw_locked, sw_held, index, refusing, broadcasting,
-     refused, refused_count, live) = st
+     refused, refused_count, live, popped) = st
     head_bit = 1 << wbits
     tail_bit = 1 << (wbits + 1)
     amask = (1 << abits) - 1
@@ -102,7 +110,10 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
                 if is_b:
                     if written[a, c] == 0:
                         continue
-                elif count[a, c] == 0 or (fifo[a, c, fifo_head[a, c]] & head_bit) == 0:
+                elif count[a, c] == 0:
+                    live[a] &= ~(1 << c)  # empty, not routed: nothing until a flit comes
+                    continue
+                elif (fifo[a, c, fifo_head[a, c]] & head_bit) == 0:
                     continue
                 # A new head: its want bits.
                 if is_b:
@@ -139,8 +150,9 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
                     if not has:
                         continue
                     o = out_of[s, c, b]
-                    if o < k and not room[far_node[a, o],
-                                          far_j[a, o] * (V + 1) + ovc[a, c, b]]:
+                    if o < k and not _room(room, count, popped, far_node[a, o],
+                                           far_j[a, o] * (V + 1) + ovc[a, c, b],
+                                           ovc[a, c, b] == V, t, depth):
                         continue
                     sw_req[o] |= 1 << c
                     wanted |= 1 << o
@@ -259,7 +271,8 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
                 drop = drop or broadcast
             uc = nc - 2 if k else nc - 1
             buf = nc - 1 if broadcast and k else uc
-            ready = drop or room[a, buf] != 0
+            ready = drop or _room(room, count, popped, a, buf, broadcast and k != 0, t,
+                                  depth)
             ready_out[a] = ready
             if ready:
                 if first:
@@ -318,9 +331,7 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
                 finished = (fifo[a, c, fifo_head[a, c]] & tail_bit) != 0
                 fifo_head[a, c] = 0 if fifo_head[a, c] == depth - 1 else fifo_head[a, c] + 1
                 count[a, c] -= 1
-                touched[n_touch, 0] = a
-                touched[n_touch, 1] = c
-                n_touch += 1
+                popped[a, c] = t
             if finished:
                 routed[a, c] = 0
                 held[a, c] = 0
@@ -332,13 +343,14 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
         if chan_v[lset[a], c] == V:
             entries[a, c, written[a, c]] = flit
             written[a, c] += 1
+            touched[n_touch, 0] = a
+            touched[n_touch, 1] = c
+            n_touch += 1
         else:
             fifo[a, c, fifo_tail[a, c]] = flit
             fifo_tail[a, c] = 0 if fifo_tail[a, c] == depth - 1 else fifo_tail[a, c] + 1
             count[a, c] += 1
-        touched[n_touch, 0] = a
-        touched[n_touch, 1] = c
-        n_touch += 1
+            live[a] |= 1 << c
     if t == 0:  # room is low in the first cycle after reset, whatever the buffer holds
         for a in range(n):
             s = lset[a]
@@ -352,6 +364,17 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
             _settle(count, written, room, idle, routed, live, a, c, chan_v[lset[a], c] == V,
                     L, depth)
     return n_ej, n_hop
+
+
+@njit(cache=True, inline="always")
+def _room(room, count, popped, a, c, is_b, t, depth):
+    """The ``room`` register of channel ``c`` of node ``a`` as it was when cycle ``t``
+    began. A unicast buffer's is ``count != depth`` then (but in cycle 0): its count now,
+    plus one if its node has popped it in this cycle (writes come after every visit). A
+    broadcast buffer's is the stored register."""
+    if is_b or t == 0:
+        return room[a, c] != 0
+    return count[a, c] + (popped[a, c] == t) != depth
 
 
 @njit(cache=True, inline="always")
