@@ -137,22 +137,28 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
                 unheld = want  # nothing is held before a head is routed
             else:
                 want = want_reg[a, c]
-                unheld = want & ~held[a, c]
-                # Switch requests: held branches with a flit, and room at the far end.
                 hb = held[a, c]
+                unheld = want & ~hb
+                # Switch requests: held branches with a flit, and room at the far end.
+                if not is_b:
+                    # A unicast holds one branch at most, on a unicast channel.
+                    if hb and count[a, c] != 0:
+                        b = lowest_bit(hb)
+                        o = out_of[s, c, b]
+                        if o == k or _room(room, count, popped, far_node[a, o],
+                                           far_j[a, o] * (V + 1) + ovc[a, c, b], False, t,
+                                           depth):
+                            sw_req[o] |= 1 << c
+                            wanted |= 1 << o
+                    hb = 0
                 while hb:
                     b = lowest_bit(hb)
                     hb &= hb - 1
-                    if is_b:
-                        has = (want >> b) & 1 and read[a, c, b] < written[a, c]
-                    else:
-                        has = count[a, c] != 0
-                    if not has:
+                    if not ((want >> b) & 1 and read[a, c, b] < written[a, c]):
                         continue
                     o = out_of[s, c, b]
                     if o < k and not _room(room, count, popped, far_node[a, o],
-                                           far_j[a, o] * (V + 1) + ovc[a, c, b],
-                                           ovc[a, c, b] == V, t, depth):
+                                           far_j[a, o] * (V + 1) + V, True, t, depth):
                         continue
                     sw_req[o] |= 1 << c
                     wanted |= 1 << o
