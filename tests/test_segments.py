@@ -16,7 +16,8 @@ import pytest
 from ihcube import topology
 from ihcube.sim import collectives, schedule
 from ihcube.sim.collectives import MULTINODE, broadcast_bound, link_bound, run
-from ihcube.sim.schedule import SEGMENT_TREES, check_segment_tree, segment_tree
+from ihcube.sim.schedule import (SEGMENT_TREES, check_segment_tree, segment_tree,
+                                 solve_segment_tree)
 
 #: The completion of each stored tree: the model must take exactly this.
 COMPLETION = {4: 6, 5: 8, 6: 13}
@@ -52,6 +53,16 @@ def test_stored_trees_are_conflict_free(d):
         assert segment_tree(d, ports) is not None
     # Some segments are longer than one hop: that is what beats the one-hop relays.
     assert max(np.bitwise_count(node ^ parent)) > 1
+
+
+def test_the_search_on_the_4_cube():
+    """z3 finds no translated tree of segments in 5 cycles on the 4-cube (segments of any
+    length) and finds one in 6, which the check accepts: the stored tree is the best of its
+    kind. Needs z3 (the verify extra)."""
+    pytest.importorskip("z3", reason="z3-solver (pip install 'ihcube[verify]')")
+    assert solve_segment_tree(4, 5, 5) is None
+    node, parent, slot = zip(*solve_segment_tree(4, 6, 5))
+    assert check_segment_tree(4, node, parent, slot, 5)[1] == 6
 
 
 def test_broken_trees_are_refused():
