@@ -63,7 +63,7 @@ from ..rtl.message import Kind
 from .model import Model
 from .schedule import greedy, hops, relays, segment_tree, translated_tree
 
-__all__ = ["COLLECTIVES", "link_bound", "port_bound", "relay_bound", "broadcast_bound",
+__all__ = ["COLLECTIVES", "MULTINODE", "link_bound", "port_bound", "relay_bound", "broadcast_bound",
            "route_bound", "schedule", "relay_hops", "segment_hops", "Run", "run", "run_all",
            "write_csv", "table"]
 
@@ -336,13 +336,14 @@ def relay_hops(n, ports, depth=2):
     return _translated(n, node, node ^ (1 << dim), slot, port)
 
 
-def segment_hops(n, ports, depth=2):
+def segment_hops(n, ports, depth=2, order=topology.MSB_FIRST):
     """The hops of the multinode broadcast by segments, as :func:`relay_hops` gives them, but
     a hop may be a unicast of several links: on a complete cube with a tree of
-    :func:`~ihcube.sim.schedule.segment_tree` for ``ports`` and ``depth``, that tree
-    translated to every source; otherwise :func:`relay_hops` (a one-hop unicast is a
-    segment too)."""
-    tree = None if n & (n - 1) else segment_tree(topology.dimensions(n), ports, depth)
+    :func:`~ihcube.sim.schedule.segment_tree` for ``ports``, ``depth`` and the routing
+    ``order``, that tree translated to every source; otherwise :func:`relay_hops` (a one-hop
+    unicast is a segment too)."""
+    tree = (None if n & (n - 1)
+            else segment_tree(topology.dimensions(n), ports, depth, order))
     if tree is None:
         return relay_hops(n, ports, depth)
     return _translated(n, *tree)
@@ -388,7 +389,8 @@ def _run_relay(model, n, collective, depth, order, ports, max_cycles):
     """:func:`run` for ``"relay"`` and ``"segment"``: the hops of :func:`relay_hops` or
     :func:`segment_hops`, each message's origin in its payload; the deliveries must bring
     every origin's message to every other node exactly once."""
-    plan = (relay_hops if collective == "relay" else segment_hops)(n, ports, depth)
+    plan = (relay_hops(n, ports, depth) if collective == "relay"
+            else segment_hops(n, ports, depth, order))
     got, first = _offer_relays(model, n, plan, max_cycles)
     expected = 1 - np.eye(n, dtype=np.int32)
     received = np.zeros((n, n), np.int32)

@@ -350,7 +350,7 @@ def _segment_dims(d, parent, node, order=topology.MSB_FIRST):
     return np.where(links >= 0, links % max(d, 1), -1), count
 
 
-def check_segment_tree(d, node, parent, slot, ports, depth=2):
+def check_segment_tree(d, node, parent, slot, ports, depth=2, order=topology.MSB_FIRST):
     """Check that a tree of segments is a conflict-free multinode broadcast on the complete
     ``d``-cube when every source ``a`` uses it translated (``docs/collectives.md``,
     "Relays by segments"), and give each edge its injection port.
@@ -362,7 +362,8 @@ def check_segment_tree(d, node, parent, slot, ports, depth=2):
     message (the root from slot 0); no two hops of the tree cross one dimension in one cycle
     (so, translated, no link direction carries two messages a cycle); no two deliveries reach
     one eject port (``topology.eject_port``) in one cycle; at most ``ports`` segments leave in
-    one slot. Only depth 2 or more (a link a message a cycle) is handled.
+    one slot. Only depth 2 or more (a link a message a cycle) is handled; the routes are
+    those of ``order``.
 
     Returns ``(port, completion)``: each edge's injection port, and ``C``, the last delivery
     minus one. Raises ``ValueError`` naming the first property that fails.
@@ -375,7 +376,7 @@ def check_segment_tree(d, node, parent, slot, ports, depth=2):
         raise ValueError(f"The tree must reach every node 1 .. {n - 1} exactly once")
     if ((parent < 0) | (parent >= n) | (parent == node)).any():
         raise ValueError("A segment's sender must be another node of the cube")
-    dims, count = _segment_dims(d, parent, node)
+    dims, count = _segment_dims(d, parent, node, order)
     arrival = np.full(n, np.iinfo(np.int64).max // 2, np.int64)
     arrival[0] = -1  # the root holds its message: it can send from slot 0
     for m in np.argsort(slot, kind="stable"):
@@ -453,8 +454,8 @@ def solve_segment_tree(d, completion, ports, longest=None):
 
 
 #: Trees of segments found by :func:`solve_segment_tree` for the complete ``d``-cube, at
-#: depth 2 or more with ``P >= d`` ports: ``(node, sender, slot)`` for every node but the
-#: root. Their completions are 6, 8 and 13 (see ``docs/collectives.md``).
+#: depth 2 or more with ``P >= d`` ports and msb-first routes: ``(node, sender, slot)`` for
+#: every node but the root. Their completions are 6, 8 and 13 (see ``docs/collectives.md``).
 SEGMENT_TREES = {
     4: (
         (1, 0, 0), (2, 6, 4), (3, 0, 0), (4, 0, 5), (5, 1, 3), (6, 0, 0), (7, 0, 2), (8, 0, 2),
@@ -479,15 +480,15 @@ SEGMENT_TREES = {
 }
 
 
-def segment_tree(d, ports, depth=2):
+def segment_tree(d, ports, depth=2, order=topology.MSB_FIRST):
     """The stored tree of segments for the complete ``d``-cube (:data:`SEGMENT_TREES`) if
-    there is one and :func:`check_segment_tree` accepts it for ``ports`` and ``depth``,
-    else None. Returns ``(node, parent, slot, port)`` arrays, one entry an edge."""
+    there is one and :func:`check_segment_tree` accepts it for ``ports``, ``depth`` and
+    ``order``, else None. Returns ``(node, parent, slot, port)`` arrays, one entry an edge."""
     if d not in SEGMENT_TREES or depth < 2:
         return None
     node, parent, slot = (np.array(c, np.int64) for c in zip(*SEGMENT_TREES[d]))
     try:
-        port, _ = check_segment_tree(d, node, parent, slot, ports, depth)
+        port, _ = check_segment_tree(d, node, parent, slot, ports, depth, order)
     except ValueError:
         return None
     return node, parent, slot, port

@@ -106,9 +106,12 @@ def test_segments_run_exactly_once_as_planned(d):
 
 
 def test_segments_fall_back_to_one_hop_relays():
-    """Without a stored tree for the size, ports and depth, the segments are the relays."""
-    for n, ports, depth in ((16, 5, 1), (16, 3, 2), (128, 8, 2), (13, 5, 2)):
-        for a, b in zip(collectives.segment_hops(n, ports, depth),
+    """Without a stored tree for the size, ports, depth and routing order, the segments are
+    the relays (the trees were found for msb-first routes; lsb-first ones cross the
+    dimensions of a segment in the other order, and the check refuses them)."""
+    for n, ports, depth, order in ((16, 5, 1, "msb"), (16, 3, 2, "msb"), (128, 8, 2, "msb"),
+                                   (13, 5, 2, "msb"), (32, 6, 2, "lsb")):
+        for a, b in zip(collectives.segment_hops(n, ports, depth, order),
                         collectives.relay_hops(n, ports, depth)):
             assert np.array_equal(a, b)
 
@@ -116,7 +119,8 @@ def test_segments_fall_back_to_one_hop_relays():
 def _broken_tree(monkeypatch, change):
     stored = schedule.segment_tree
     monkeypatch.setattr(collectives, "segment_tree",
-                        lambda d, ports, depth=2: change(*stored(d, ports, depth)))
+                        lambda d, ports, depth=2, order="msb": change(*stored(d, ports, depth,
+                                                                              order)))
 
 
 def test_broken_segment_runs_are_caught(monkeypatch):
