@@ -2,10 +2,11 @@
 (model).
 
 ``ihcube collectives [--dims 2,...,11] [--sizes 6,13,...] [--depths 1,2,3]
-[--ports 1,full] [--collectives broadcast,...,relay]`` (``make collectives``) runs
+[--ports 1,full] [--collectives broadcast,...,segment]`` (``make collectives``) runs
 :func:`ihcube.sim.collectives.run_all` on the complete cubes ``2**d`` and the incomplete sizes
 (with each number of PE ports; ``full`` is ``D + 1`` at each size; every collective unless
-``--collectives`` names some: ``relay`` is the multinode broadcast by relays), prints the
+``--collectives`` names some: ``relay`` is the multinode broadcast by one-hop relays,
+``segment`` by relays whose hops are unicasts of any length), prints the
 table of :func:`ihcube.sim.collectives.table` and writes
 ``<out>/collectives.csv`` and ``<out>/collectives.json``. The sizes run on ``--jobs`` local
 Dask worker processes, or on the cluster of ``--scheduler ADDRESS``
@@ -37,8 +38,8 @@ def _parser():
                         help="PE ports per node, 1 to D + 1, or 'full' for D + 1 at each size "
                              "(default 1)")
     parser.add_argument("--collectives", default=None, metavar="NAME,...",
-                        help="which to run: broadcast, scatter, multinode, exchange, relay "
-                             "(default all)")
+                        help="which to run: broadcast, scatter, multinode, exchange, relay, "
+                             "segment (default all)")
     add_run_options(parser)
     return parser
 

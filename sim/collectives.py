@@ -16,6 +16,10 @@ Collectives (each PE offers its messages in a fixed order, back to back, from cy
   unicasts (its origin in the payload), each PE offering again what it was delivered, on the
   timed hops of :func:`relay_hops`; a hop is offered only once the model has delivered its
   message to the sender.
+- ``segment``: multinode broadcast by relays whose hops are *segments*, unicasts of any
+  length between two PEs (:func:`segment_hops`): on the complete 4-, 5- and 6-cubes at
+  depth 2 or more with at least ``d`` ports, the stored trees of
+  :data:`~ihcube.sim.schedule.SEGMENT_TREES`; elsewhere the one-hop relays of ``relay``.
 
 The *completion* ``C`` of a run is the cycle of the last delivery minus the cycle of the first
 injection minus one: the one cycle that every message spends between the injection buffer and
@@ -32,7 +36,9 @@ Bounds (derivation in ``docs/collectives.md``); ``e_i`` is the number of links o
   ``max(diam, max_a ceil((n-1)/deg(a)), max_i ceil(max(|L_i|, |U_i|)/e_i))``; total
   exchange ``max(diam, max_a ceil((n-1)/deg(a)), max_i ceil(|L_i| |U_i| / e_i))``. For a
   complete ``d``-cube they are SPEC section 7's ``d``, ``ceil((2**d-1)/d)`` (twice) and
-  ``2**(d-1)``. ``relay`` has the bounds of ``multinode``, and :func:`relay_bound`.
+  ``2**(d-1)``. ``relay`` and ``segment`` have the bounds of ``multinode``; ``relay`` also
+  :func:`relay_bound`, and all three :func:`broadcast_bound` (any scheme the hardware
+  allows, complete cubes).
 - route bound: the messages that the routes put on the busiest link direction (counted
   in the run), one per cycle (every other cycle at depth 1).
 - port bounds, from the PE ports (SPEC section 5, ``docs/ports.md``): each of a PE's ``P``
@@ -55,12 +61,16 @@ import numpy as np
 from .. import topology
 from ..rtl.message import Kind
 from .model import Model
-from .schedule import greedy, hops, relays, translated_tree
+from .schedule import greedy, hops, relays, segment_tree, translated_tree
 
-__all__ = ["COLLECTIVES", "link_bound", "port_bound", "relay_bound", "route_bound", "schedule",
-           "relay_hops", "Run", "run", "run_all", "write_csv", "table"]
+__all__ = ["COLLECTIVES", "MULTINODE", "link_bound", "port_bound", "relay_bound", "broadcast_bound",
+           "route_bound", "schedule", "relay_hops", "segment_hops", "Run", "run", "run_all",
+           "write_csv", "table"]
 
-COLLECTIVES = ("broadcast", "scatter", "multinode", "exchange", "relay")
+COLLECTIVES = ("broadcast", "scatter", "multinode", "exchange", "relay", "segment")
+
+#: The collectives that are a multinode broadcast (every node's message to every other node).
+MULTINODE = ("multinode", "relay", "segment")
 
 
 @functools.lru_cache(maxsize=4)
@@ -94,7 +104,7 @@ def link_bound(n, collective, origin=0):
         return max([ecc, math.ceil((n - 1) / degree[origin])]
                    + [math.ceil(far[i] / edges[i]) for i in range(D)])
     receive = max(math.ceil((n - 1) / k) for k in degree)
-    if collective in ("multinode", "relay"):
+    if collective in MULTINODE:
         cuts = [math.ceil(max(n - upper[i], upper[i]) / edges[i]) for i in range(D)]
     else:
         cuts = [math.ceil((n - upper[i]) * upper[i] / edges[i]) for i in range(D)]
@@ -111,9 +121,9 @@ def port_bound(n, collective, depth, ports=1):
     # A relaying PE injects one message for each neighbour it passes a message to: n - 1
     # over the whole broadcast, as many as it receives (each message reaches it once).
     inject = {"broadcast": 1, "scatter": n - 1, "multinode": 1, "exchange": n - 1,
-              "relay": n - 1}[collective]
+              "relay": n - 1, "segment": n - 1}[collective]
     accept = {"broadcast": 1, "scatter": 1, "multinode": n - 1, "exchange": n - 1,
-              "relay": n - 1}[collective]
+              "relay": n - 1, "segment": n - 1}[collective]
     # The eject ports that a node's links reach: a node with fewer of them accepts less.
     reached = min(len({topology.eject_port(n, ports, l) for l in topology.links(n, a)})
                   for a in range(n))
@@ -146,6 +156,45 @@ def relay_bound(n, depth=2, ports=1):
                         gap * (math.ceil(far[k] / degree[x]) - 1) + 1)
                 best = max(best, w + 3 * k - 3)
     return best
+
+
+#: Cycles from a delivery to the first cycle in which the receiving PE can offer the message
+#: again (it cannot offer in the cycle of a delivery what that delivery brings).
+REOFFER = 1
+
+
+def _multinode_impossible(d, C):
+    """True if no multinode broadcast on the complete ``d``-cube can complete in ``C``
+    cycles: the counting argument of :func:`broadcast_bound`."""
+    n = 1 << d
+    if C < d:  # the antipode's message crosses d links, one a cycle
+        return True
+    # Link crossings that deliver nothing new, that C cycles leave room for.
+    spare = n * d * C - n * (n - 1)
+    # A hardware broadcast puts n / 2 copies on the links of the last dimension of the
+    # routing order, which carry n C messages in C cycles.
+    broadcast = min(n, (n * C) // (n // 2))
+    # A message never broadcast reaches its antipode by r segments of d hops in all,
+    # delivered no earlier than d + r + REOFFER (r - 1); each segment passes k - 1 nodes
+    # without delivering there.
+    segments = min(d, (C + 1 + REOFFER - d) // (1 + REOFFER))
+    return segments < 1 or (n - broadcast) * (d - segments) > spare
+
+
+def broadcast_bound(n):
+    """The fewest cycles any multinode broadcast this hardware allows can take on ``n`` nodes
+    (``docs/collectives.md``, "A lower bound for every scheme"): hardware broadcasts,
+    unicasts of any length and relays by PEs with any timing, one message per link direction
+    per cycle. On a complete ``d``-cube the smallest ``C`` from the link bound up that the
+    counting argument of :func:`_multinode_impossible` does not rule out; on other sizes
+    the link bound."""
+    C = link_bound(n, "multinode")
+    if n < 4 or n & (n - 1):
+        return C
+    d = topology.dimensions(n)
+    while _multinode_impossible(d, C):
+        C += 1
+    return C
 
 
 def _bit_reversed(D):
@@ -263,22 +312,41 @@ def schedule(n, collective, ports, depth=2, order=topology.MSB_FIRST, priority=N
     return at, port, predicted
 
 
-def relay_hops(n, ports, depth=2):
-    """The hops of the relayed multinode broadcast, in slot order: ``(slot, sender, dim,
-    origin, port)`` arrays, one entry a one-hop unicast (``sender`` passes ``origin``'s
-    message over its link of dimension ``dim``, taken from injection port ``port`` in
-    ``slot``). On a complete cube, the spanning tree of
-    :func:`~ihcube.sim.schedule.translated_tree` translated to every source; on the others,
-    the link-by-link relays of :func:`~ihcube.sim.schedule.relays`."""
-    if n & (n - 1):
-        return relays(n, ports, depth)
-    node, dim, slot, port = translated_tree(topology.dimensions(n), ports, depth)
+def _translated(n, node, parent, slot, port):
+    """Every source's copy of a tree rooted at node 0, as hops in slot order: source ``a``'s
+    copy of the edge ``parent -> node`` goes from ``a XOR parent`` to ``a XOR node``."""
     origin = np.repeat(np.arange(n, dtype=np.int64), len(node))
-    # Source a's copy of the edge into u goes from a XOR u XOR 2**dim to a XOR u.
-    sender = origin ^ np.tile(node ^ (1 << dim), n)
-    hops_ = (np.tile(slot, n), sender, np.tile(dim, n), origin, np.tile(port, n))
+    hops_ = (np.tile(slot, n), origin ^ np.tile(parent, n), origin ^ np.tile(node, n), origin,
+             np.tile(port, n))
     by_slot = np.argsort(hops_[0], kind="stable")
     return tuple(column[by_slot] for column in hops_)
+
+
+def relay_hops(n, ports, depth=2):
+    """The hops of the relayed multinode broadcast, in slot order: ``(slot, sender, dest,
+    origin, port)`` arrays, one entry a one-hop unicast (``sender`` passes ``origin``'s
+    message to its neighbour ``dest``, taken from injection port ``port`` in ``slot``). On a
+    complete cube, the spanning tree of :func:`~ihcube.sim.schedule.translated_tree`
+    translated to every source; on the others, the link-by-link relays of
+    :func:`~ihcube.sim.schedule.relays`."""
+    if n & (n - 1):
+        slot, sender, dim, origin, port = relays(n, ports, depth)
+        return slot, sender, sender ^ (1 << dim), origin, port
+    node, dim, slot, port = translated_tree(topology.dimensions(n), ports, depth)
+    return _translated(n, node, node ^ (1 << dim), slot, port)
+
+
+def segment_hops(n, ports, depth=2, order=topology.MSB_FIRST):
+    """The hops of the multinode broadcast by segments, as :func:`relay_hops` gives them, but
+    a hop may be a unicast of several links: on a complete cube with a tree of
+    :func:`~ihcube.sim.schedule.segment_tree` for ``ports``, ``depth`` and the routing
+    ``order``, that tree translated to every source; otherwise :func:`relay_hops` (a one-hop
+    unicast is a segment too)."""
+    tree = (None if n & (n - 1)
+            else segment_tree(topology.dimensions(n), ports, depth, order))
+    if tree is None:
+        return relay_hops(n, ports, depth)
+    return _translated(n, *tree)
 
 
 def _offer_relays(model, n, schedule, max_cycles):
@@ -287,8 +355,7 @@ def _offer_relays(model, n, schedule, max_cycles):
     has been delivered the message by then, which the model's delivery records tell, and
     otherwise as soon as it has. Returns the deliveries of the run and the cycle of its
     first injection."""
-    slot, sender, dim, origin, port = schedule
-    dest = sender ^ (1 << dim)
+    slot, sender, dest, origin, port = schedule
     due = slot + 1
     holds = np.eye(n, dtype=bool)  # holds[x, a]: node x has been delivered a's message
     waiting = np.zeros(0, np.int64)
@@ -318,33 +385,35 @@ def _offer_relays(model, n, schedule, max_cycles):
     return np.concatenate(records), first
 
 
-def _run_relay(model, n, depth, order, ports, max_cycles):
-    """:func:`run` for ``"relay"``: the hops of :func:`relay_hops`, each message's origin
-    in its payload; the deliveries must bring every origin's message to every other node
-    exactly once."""
-    plan = relay_hops(n, ports, depth)
+def _run_relay(model, n, collective, depth, order, ports, max_cycles):
+    """:func:`run` for ``"relay"`` and ``"segment"``: the hops of :func:`relay_hops` or
+    :func:`segment_hops`, each message's origin in its payload; the deliveries must bring
+    every origin's message to every other node exactly once."""
+    plan = (relay_hops(n, ports, depth) if collective == "relay"
+            else segment_hops(n, ports, depth, order))
     got, first = _offer_relays(model, n, plan, max_cycles)
     expected = 1 - np.eye(n, dtype=np.int32)
     received = np.zeros((n, n), np.int32)
     np.add.at(received, (got["payload"], got["node"]), 1)
     misrouted = int((got["dest"] != got["node"]).sum())
     complete = bool(misrouted == 0 and np.array_equal(received, expected))
-    # Deliveries later than planned (taken in slot + 1, delivered two cycles later): a hop
+    # Deliveries later than planned (taken in slot + 1, delivered h + 1 cycles later): a hop
     # that waited, for a busy resource or for its sender to get the message.
-    slot, sender, dim, origin, _ = plan
+    slot, sender, dest, origin, _ = plan
+    length = np.bitwise_count(sender ^ dest).astype(np.int64)  # hops (Katseff, Theorem 1)
     planned = np.full((n, n), -1, np.int64)
-    planned[origin, sender ^ (1 << dim)] = slot + 3
+    planned[origin, dest] = slot + length + 2
     late = int((got["cycle"] != planned[got["payload"], got["node"]]).sum())
     link_count = model.link_counts
     busiest = int(link_count.max()) if len(link_count) else 0
-    return Run(n=n, collective="relay", depth=depth, order=order, cycles=model.cycle,
+    return Run(n=n, collective=collective, depth=depth, order=order, cycles=model.cycle,
                completion=int(got["cycle"].max()) - first - 1 if complete and len(got) else
                (0 if complete else None),
                complete=complete, delivered=len(got), expected=int(expected.sum()),
                misrouted=misrouted, hops=model.transfers, received=received,
                expected_matrix=expected, link_count=link_count, busiest=busiest,
                route_bound=route_bound(busiest, depth), ports=ports, late=late,
-               predicted=int(slot.max() + 1 - slot.min()) if len(slot) else 0)
+               predicted=int((slot + length).max() - slot.min()) if len(slot) else 0)
 
 
 #: Cycles a :meth:`Model.advance <ihcube.sim.model.Model.advance>` call of a run covers,
@@ -375,8 +444,8 @@ def run(n, collective, depth=2, order=topology.MSB_FIRST, max_cycles=None, ports
     model = Model(n, payload_width=32, depth=depth, order=order, ports=ports)
     if max_cycles is None:
         max_cycles = 4 * (link_bound(n, collective) + port_bound(n, collective, depth)) + 100
-    if collective == "relay":
-        return _run_relay(model, n, depth, order, ports, max_cycles)
+    if collective in ("relay", "segment"):
+        return _run_relay(model, n, collective, depth, order, ports, max_cycles)
     start, dests, kinds, expected = _requests(n, collective)
     sources = np.repeat(np.arange(n), np.diff(start))
     payloads = np.arange(start[-1])  # a payload is the message's number
@@ -447,7 +516,8 @@ def run_all(task):
         links = link_bound(n, collective)
         ports = port_bound(n, collective, depth, pe_ports)
         relayed = relay_bound(n, depth, pe_ports) if collective == "relay" else None
-        bound = max(links, ports, result.route_bound, relayed or 0)
+        every = broadcast_bound(n) if collective in MULTINODE else None
+        bound = max(links, ports, result.route_bound, relayed or 0, every or 0)
         C = result.completion
         rows.append(dict(
             n=n, complete_cube=int(n & (n - 1) == 0), d=topology.dimensions(n), depth=depth,

@@ -22,6 +22,9 @@ The multinode broadcast by relays (every hop a one-hop unicast that the receivin
 again, three cycles a hop) is timed the same way, hop by hop: :func:`translated_tree` on
 complete cubes (one spanning tree and its slots, the same for every source up to
 translation), :func:`relays` on any ``n`` (link by link, rarest message first).
+:func:`segment_tree` does the same with *segments*, unicasts of any length between two PEs
+(a ``k``-hop segment is delivered ``k + 1`` cycles after it is taken, not ``3k - 1``), on
+the complete 4-, 5- and 6-cubes, from the trees :func:`solve_segment_tree` found.
 """
 
 import numpy as np
@@ -29,7 +32,8 @@ from numba import njit
 
 from .. import topology
 
-__all__ = ["hops", "greedy", "relays", "translated_tree"]
+__all__ = ["hops", "greedy", "relays", "translated_tree", "SEGMENT_TREES", "segment_tree",
+           "check_segment_tree", "solve_segment_tree"]
 
 
 def hops(n, sources, dests, order=topology.MSB_FIRST):
@@ -335,3 +339,156 @@ def translated_tree(d, ports, depth=2):
         left = np.delete(left, chosen)
         t += 1
     return np.arange(1, n), dim[1:], slot[1:], port[1:]
+
+
+# --- Multinode broadcast by segments: relays whose hops are unicasts of any length ---------
+
+def _segment_dims(d, parent, node, order=topology.MSB_FIRST):
+    """The dimensions the unicasts ``parent[m] -> node[m]`` cross, hop by hop (``-1`` after
+    the last), and their hop counts: the fixed routes of :func:`hops`."""
+    links, count = hops(1 << d, parent, node, order)
+    return np.where(links >= 0, links % max(d, 1), -1), count
+
+
+def check_segment_tree(d, node, parent, slot, ports, depth=2, order=topology.MSB_FIRST):
+    """Check that a tree of segments is a conflict-free multinode broadcast on the complete
+    ``d``-cube when every source ``a`` uses it translated (``docs/collectives.md``,
+    "Relays by segments"), and give each edge its injection port.
+
+    Edge ``parent[m] -> node[m]`` is a unicast along the fixed route, taken in ``slot[m]``;
+    its ``j``-th hop crosses its dimension in cycle ``slot + j`` and it is delivered in
+    ``slot + k + 1`` (``k`` hops) if it never waits. Checked: every node but 0 is reached
+    once; a segment is taken no earlier than the cycle after its sender was delivered the
+    message (the root from slot 0); no two hops of the tree cross one dimension in one cycle
+    (so, translated, no link direction carries two messages a cycle); no two deliveries reach
+    one eject port (``topology.eject_port``) in one cycle; at most ``ports`` segments leave in
+    one slot. Only depth 2 or more (a link a message a cycle) is handled; the routes are
+    those of ``order``.
+
+    Returns ``(port, completion)``: each edge's injection port, and ``C``, the last delivery
+    minus one. Raises ``ValueError`` naming the first property that fails.
+    """
+    if depth < 2:
+        raise ValueError("Segment trees are timed for buffer depth 2 or more, not 1")
+    n = 1 << d
+    node, parent, slot = (np.asarray(c, np.int64) for c in (node, parent, slot))
+    if sorted(node.tolist()) != list(range(1, n)):
+        raise ValueError(f"The tree must reach every node 1 .. {n - 1} exactly once")
+    if ((parent < 0) | (parent >= n) | (parent == node)).any():
+        raise ValueError("A segment's sender must be another node of the cube")
+    dims, count = _segment_dims(d, parent, node, order)
+    arrival = np.full(n, np.iinfo(np.int64).max // 2, np.int64)
+    arrival[0] = -1  # the root holds its message: it can send from slot 0
+    for m in np.argsort(slot, kind="stable"):
+        # Delivered in arrival[p], offered again (and taken at the earliest) a cycle later.
+        if slot[m] < arrival[parent[m]] + 1:
+            raise ValueError(f"Node {parent[m]} sends to {node[m]} in slot {slot[m]} before "
+                             f"it has the message")
+        arrival[node[m]] = slot[m] + count[m] + 1
+    crossings = [(dims[m, j], slot[m] + 1 + j) for m in range(len(node))
+                 for j in range(count[m])]
+    if len(set(crossings)) != len(crossings):
+        raise ValueError("Two hops cross one dimension in one cycle")
+    last = dims[np.arange(len(node)), count - 1]
+    ejects = [(topology.eject_port(n, ports, int(i)), int(arrival[u]))
+              for i, u in zip(last, node)]
+    if len(set(ejects)) != len(ejects):
+        raise ValueError("Two deliveries reach one eject port in one cycle")
+    port = np.zeros(len(node), np.int64)
+    for t in np.unique(slot):
+        leaving = np.flatnonzero(slot == t)
+        if len(leaving) > ports:
+            raise ValueError(f"{len(leaving)} segments leave in slot {t}, more than the "
+                             f"{ports} injection ports")
+        port[leaving] = np.arange(len(leaving))
+    return port, int(arrival.max() - 1)
+
+
+def solve_segment_tree(d, completion, ports, longest=None):
+    """Search for a tree of segments that :func:`check_segment_tree` accepts and that
+    completes in ``completion`` cycles, with the SMT solver z3 (the ``verify`` extra).
+
+    One Boolean per possible edge (a node ``u``, its sender ``p`` at most ``longest`` hops
+    away, a slot ``s``) and an integer delivery cycle per node: each node has one edge;
+    an edge fixes ``arrival[u] = s + k + 1`` and needs ``arrival[p] <= s - 1``; each
+    (dimension, cycle) and each (eject port, cycle) is used at most once and each slot by at
+    most ``ports`` edges. Returns ``(node, parent, slot)`` sorted by node, or None if there
+    is no such tree (z3's answer ``unsat``: then none exists, with segments of at most
+    ``longest`` hops).
+    """
+    import z3  # only the search needs it; the trees it found are SEGMENT_TREES
+
+    n = 1 << d
+    longest = d if longest is None else longest
+    solver = z3.Solver()
+    arrival = [z3.Int(f"arrival{u}") for u in range(n)]
+    solver.add(arrival[0] == -1)
+    uses, edges = {}, {}
+    for u in range(1, n):
+        senders = [p for p in range(n) if p != u and bin(p ^ u).count("1") <= longest]
+        dims, count = _segment_dims(d, senders, [u] * len(senders))
+        options = []
+        for p, path, k in zip(senders, dims, count):
+            # A sender other than the root has the message from cycle 2 on: 3 is its first slot.
+            for s in range(0 if p == 0 else 3, completion - k + 1):
+                chosen = z3.Bool(f"e{u}_{p}_{s}")
+                options.append(chosen)
+                edges[chosen] = (u, p, s)
+                solver.add(z3.Implies(chosen, z3.And(arrival[u] == s + k + 1,
+                                                     arrival[p] <= s - 1)))
+                keys = [("link", int(i), s + 1 + j) for j, i in enumerate(path[:k])]
+                keys += [("eject", topology.eject_port(n, ports, int(path[k - 1])), s + k + 1),
+                         ("slot", s)]
+                for key in keys:
+                    uses.setdefault(key, []).append(chosen)
+        solver.add(z3.PbEq([(chosen, 1) for chosen in options], 1))
+    for key, users in uses.items():
+        most = ports if key[0] == "slot" else 1
+        if len(users) > most:
+            solver.add(z3.AtMost(*users, most))
+    if solver.check() != z3.sat:
+        return None
+    model = solver.model()
+    found = sorted(edges[chosen] for chosen in edges if z3.is_true(model.eval(chosen)))
+    return tuple(found)
+
+
+#: Trees of segments found by :func:`solve_segment_tree` for the complete ``d``-cube, at
+#: depth 2 or more with ``P >= d`` ports and msb-first routes: ``(node, sender, slot)`` for
+#: every node but the root. Their completions are 6, 8 and 13 (see ``docs/collectives.md``).
+SEGMENT_TREES = {
+    4: (
+        (1, 0, 0), (2, 6, 4), (3, 0, 0), (4, 0, 5), (5, 1, 3), (6, 0, 0), (7, 0, 2), (8, 0, 2),
+        (9, 1, 4), (10, 0, 3), (11, 0, 1), (12, 13, 5), (13, 0, 0), (14, 6, 5), (15, 13, 5)),
+    5: (
+        (1, 0, 0), (2, 0, 0), (3, 1, 3), (4, 0, 3), (5, 0, 2), (6, 2, 4), (7, 0, 0), (8, 0, 2),
+        (9, 1, 4), (10, 2, 7), (11, 3, 6), (12, 0, 0), (13, 12, 4), (14, 12, 5), (15, 7, 5),
+        (16, 0, 1), (17, 1, 3), (18, 16, 4), (19, 17, 6), (20, 16, 5), (21, 5, 6), (22, 18, 7),
+        (23, 7, 5), (24, 0, 2), (25, 24, 6), (26, 0, 0), (27, 26, 5), (28, 12, 4), (29, 13, 7),
+        (30, 28, 7), (31, 26, 6)),
+    6: (
+        (1, 0, 0), (2, 0, 0), (3, 2, 6), (4, 0, 0), (5, 1, 3), (6, 2, 4), (7, 6, 9), (8, 0, 1),
+        (9, 1, 3), (10, 8, 10), (11, 8, 4), (12, 0, 0), (13, 12, 8), (14, 6, 12), (15, 11, 9),
+        (16, 0, 3), (17, 0, 2), (18, 0, 0), (19, 18, 4), (20, 0, 1), (21, 5, 11), (22, 20, 8),
+        (23, 19, 8), (24, 16, 11), (25, 9, 7), (26, 8, 5), (27, 19, 7), (28, 12, 4), (29, 13, 12),
+        (30, 18, 4), (31, 30, 10), (32, 0, 3), (33, 0, 0), (34, 0, 2), (35, 34, 7), (36, 4, 4),
+        (37, 33, 12), (38, 34, 6), (39, 38, 11), (40, 0, 1), (41, 33, 5), (42, 40, 5),
+        (43, 41, 12), (44, 12, 7), (45, 33, 6), (46, 38, 10), (47, 15, 12), (48, 16, 8),
+        (49, 33, 8), (50, 18, 6), (51, 33, 6), (52, 20, 5), (53, 49, 11), (54, 52, 9),
+        (55, 51, 10), (56, 40, 9), (57, 25, 11), (58, 50, 9), (59, 27, 10), (60, 52, 8),
+        (61, 45, 10), (62, 30, 9), (63, 60, 11)),
+}
+
+
+def segment_tree(d, ports, depth=2, order=topology.MSB_FIRST):
+    """The stored tree of segments for the complete ``d``-cube (:data:`SEGMENT_TREES`) if
+    there is one and :func:`check_segment_tree` accepts it for ``ports``, ``depth`` and
+    ``order``, else None. Returns ``(node, parent, slot, port)`` arrays, one entry an edge."""
+    if d not in SEGMENT_TREES or depth < 2:
+        return None
+    node, parent, slot = (np.array(c, np.int64) for c in zip(*SEGMENT_TREES[d]))
+    try:
+        port, _ = check_segment_tree(d, node, parent, slot, ports, depth, order)
+    except ValueError:
+        return None
+    return node, parent, slot, port

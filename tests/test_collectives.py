@@ -38,8 +38,8 @@ def test_hand_derived_incomplete_bounds():
     scatter 2. Multinode: a node with 2 links receives 5 messages, ceil(5/2) = 3. Total
     exchange: cut of dimension 2 separates {0, 1, 2, 3} from {4, 5} by 2 links, 4 * 2
     messages each way: 4."""
-    assert [link_bound(3, c) for c in COLLECTIVES] == [1, 1, 2, 2, 2]
-    assert [link_bound(6, c) for c in COLLECTIVES] == [2, 2, 3, 4, 3]
+    assert [link_bound(3, c) for c in COLLECTIVES] == [1, 1, 2, 2, 2, 2]
+    assert [link_bound(6, c) for c in COLLECTIVES] == [2, 2, 3, 4, 3, 3]
     # n = 1048: the 24 nodes 1024..1047 reach the other 1024 over 24 links of dimension
     # 10, so total exchange needs 1024 * 24 / 24 = 1024, as for 2048 nodes.
     assert link_bound(1048, "exchange") == 1024
@@ -145,7 +145,7 @@ def test_collectives_command(tmp_path, capsys):
     assert main(["collectives", "--collectives", "relays"]) == 2
     assert capsys.readouterr().err == (
         "ihcube collectives: error: Collectives must be comma-separated names from broadcast, "
-        "scatter, multinode, exchange, relay, not 'relays'\n")
+        "scatter, multinode, exchange, relay, segment, not 'relays'\n")
     assert main(["collectives", "--depths", "0"]) == 2
     assert capsys.readouterr().err == ("ihcube collectives: error: Depths must be comma-separated "
                                        "integers of at least 1, not '0'\n")
