@@ -36,7 +36,10 @@ import numpy as np
 from .. import topology
 from .cluster import Cluster, Progress
 from .model import Model
+from ..params import Wormhole
 from .traffic import SPHERE_RADIUS, SPHERE_ZETA, Pattern, TrafficSource, distance_table
+from .wormhole_fast import FastWormholeModel
+from .wormhole_traffic import WormholeTrafficSource
 
 __all__ = ["Point", "Settings", "RATES", "QUICK", "FULL", "SETS", "injection_limit", "points",
            "measure", "sweep", "write_csv", "CSV_COLUMNS", "link_density", "Progress",
@@ -58,6 +61,9 @@ class Point:
     radius: int = SPHERE_RADIUS
     zeta: float = SPHERE_ZETA
     reading: str = "literal"
+    #: None: packet switching; a :class:`~ihcube.params.Wormhole`: wormhole switching (then
+    #: ``depth`` is its ``vc_depth``).
+    wormhole: Wormhole = None
 
     def seed(self, base):
         """The point's seed: a function of ``base`` and the parameters only."""
@@ -66,6 +72,9 @@ class Point:
             text += f":{self.radius}:{self.zeta!r}"
         if self.reading != "literal" and self.pattern != "uniform":
             text += f":{self.reading}"
+        if self.wormhole is not None:
+            wh = self.wormhole
+            text += f":wormhole:{wh.flits}:{wh.flit_width}:{wh.vcs}:{wh.vc_depth}"
         return zlib.crc32(text.encode())
 
 
@@ -93,24 +102,31 @@ SETS = {
 QUICK, FULL = SETS["quick"], SETS["full"]
 
 
-def injection_limit(depth):
-    """The most messages per cycle a PE can inject: every other cycle at depth 1."""
+def injection_limit(depth, wormhole=None):
+    """The most messages per cycle a PE can inject: every other cycle at depth 1; in wormhole
+    mode one flit a cycle, so one message every ``flits`` cycles."""
+    if wormhole is not None:
+        return 1.0 / wormhole.flits
     return 0.5 if depth == 1 else 1.0
 
 
 def points(sizes, depths, orders, patterns, rates, radius=SPHERE_RADIUS, zeta=SPHERE_ZETA,
-           reading="literal"):
+           reading="literal", wormhole=None):
     """The points of a sweep, grouped by size (so that a process reuses its tables);
-    ``reading`` is :class:`~.traffic.Pattern`'s."""
+    ``reading`` is :class:`~.traffic.Pattern`'s. With ``wormhole`` (a
+    :class:`~ihcube.params.Wormhole`) the points are wormhole points and ``depths`` is
+    ignored (the depth is its ``vc_depth``)."""
+    if wormhole is not None:
+        depths = (wormhole.vc_depth,)
     out = []
     for n in sizes:
         for pattern in patterns:
             for depth in depths:
                 for order in orders:
                     for rate in rates:
-                        if rate <= injection_limit(depth):
+                        if rate <= injection_limit(depth, wormhole):
                             out.append(Point(n, depth, order, pattern, rate, radius, zeta,
-                                             reading))
+                                             reading, wormhole))
     return out
 
 
@@ -143,16 +159,26 @@ def link_density(n, link_count, cycles):
     return both / cycles, (a, i)
 
 
+def _source(point, seed):
+    """The traffic source of ``point``: the packet :class:`~.model.Model` or the wormhole
+    :class:`~.wormhole_fast.FastWormholeModel`, fed from the same pattern tables."""
+    pattern = _pattern(point.n, point.pattern, point.radius, point.zeta, point.reading)
+    if point.wormhole is None:
+        model = Model(point.n, payload_width=64, depth=point.depth, order=point.order)
+        return TrafficSource(model, pattern, point.rate, seed)
+    model = FastWormholeModel(point.n, point.wormhole, point.order)
+    return WormholeTrafficSource(model, pattern, point.rate, seed)
+
+
 def measure(point, settings=Settings(), keep_links=False):
     """Run one point; return its CSV row as a dict (and the link densities if ``keep_links``)."""
     seed = point.seed(settings.seed)
-    model = Model(point.n, payload_width=64, depth=point.depth, order=point.order)
-    source = TrafficSource(model, _pattern(point.n, point.pattern, point.radius, point.zeta,
-                                           point.reading), point.rate, seed)
+    source = _source(point, seed)
     source.run(settings.warmup)
     queued_start = source.queued
     D = max(topology.dimensions(point.n), 1)
-    totals = dict(generated=0, delivered=0, latency_sum=0, hops_sum=0, transfers=0)
+    totals = dict(generated=0, delivered=0, latency_sum=0, hops_sum=0, transfers=0,
+                  flits_ejected=0)
     links = np.zeros((point.n, D), np.int64)
     means = []
     windows = 0
@@ -161,7 +187,7 @@ def measure(point, settings=Settings(), keep_links=False):
         got = source.run(settings.window, record_links=True)
         windows += 1
         for key in totals:
-            totals[key] += got[key]
+            totals[key] += got.get(key, 0)
         links += got["link_count"]
         means.append(got["latency_sum"] / got["delivered"] if got["delivered"] else math.inf)
         if windows < settings.min_windows:
@@ -177,6 +203,7 @@ def measure(point, settings=Settings(), keep_links=False):
     cycles = windows * settings.window
     density, ends = link_density(point.n, links, cycles)
     delivered = totals["delivered"]
+    wh = point.wormhole
     row = dict(
         n=point.n, complete=int(point.n & (point.n - 1) == 0), depth=point.depth,
         order=point.order, pattern=point.pattern,
@@ -191,6 +218,10 @@ def measure(point, settings=Settings(), keep_links=False):
         peak_density=float(density.max()) if len(density) else 0.0,
         links_above_1=float((density > 1.0).mean()) if len(density) else 0.0,
         queued=source.queued, generated=totals["generated"], delivered=delivered,
+        switching="packet" if wh is None else "wormhole",
+        flits="" if wh is None else wh.flits, vcs="" if wh is None else wh.vcs,
+        flit_width="" if wh is None else wh.flit_width,
+        flit_throughput="" if wh is None else totals["flits_ejected"] / (point.n * cycles),
     )
     if keep_links:
         return row, (density, ends)
@@ -200,7 +231,8 @@ def measure(point, settings=Settings(), keep_links=False):
 CSV_COLUMNS = ("n", "complete", "depth", "order", "pattern", "radius", "zeta", "rate", "seed",
                "warmup", "cycles", "windows", "converged", "saturated", "throughput",
                "mean_latency", "mean_hops", "mean_density", "peak_density", "links_above_1",
-               "queued", "generated", "delivered")
+               "queued", "generated", "delivered", "switching", "flits", "vcs", "flit_width",
+               "flit_throughput")
 
 
 def _format(value):
@@ -249,17 +281,19 @@ def sweep(point_list, settings=Settings(), jobs=2, keep_links=lambda point: Fals
     return rows, kept
 
 
-def zero_load(n, depth, order=topology.MSB_FIRST, rate=0.002, cycles=20000, seed=1):
-    """Latency per hop at (almost) zero load, uniform traffic.
+def zero_load(n, depth, order=topology.MSB_FIRST, rate=0.002, cycles=20000, seed=1,
+              wormhole=None):
+    """Latency per hop at (almost) zero load, uniform traffic (wormhole switching with
+    ``wormhole``, a :class:`~ihcube.params.Wormhole`; ``depth`` is then ignored).
 
     Fits ``latency = overhead + per_hop * hops`` by least squares to every delivered message
     of ``cycles`` cycles at generation rate ``rate`` (after ``cycles // 10`` of warm-up).
     Returns ``per_hop``, ``overhead``, ``mean_latency``, ``mean_hops``, ``messages`` and
     ``by_hops`` (mean latency of the messages that took ``h`` hops, ``h = 0 .. D``).
     """
-    model = Model(n, payload_width=64, depth=depth, order=order)
-    source = TrafficSource(model, _pattern(n, "uniform", SPHERE_RADIUS, SPHERE_ZETA), rate,
-                           seed)
+    if wormhole is not None:
+        depth = wormhole.vc_depth
+    source = _source(Point(n, depth, order, "uniform", rate, wormhole=wormhole), seed)
     source.run(cycles // 10)
     got = source.run(cycles)
     count, latency = got["by_hops"]
@@ -268,6 +302,8 @@ def zero_load(n, depth, order=topology.MSB_FIRST, rate=0.002, cycles=20000, seed
     per_hop, overhead = np.polyfit(hops[used], latency[used] / count[used], 1,
                                    w=np.sqrt(count[used]))
     return dict(n=n, depth=depth, order=order, rate=rate, cycles=cycles,
+                switching="packet" if wormhole is None else "wormhole",
+                flits=None if wormhole is None else wormhole.flits,
                 per_hop=float(per_hop), overhead=float(overhead),
                 mean_latency=got["latency_sum"] / got["delivered"],
                 mean_hops=got["hops_sum"] / got["delivered"], messages=got["delivered"],
@@ -276,27 +312,39 @@ def zero_load(n, depth, order=topology.MSB_FIRST, rate=0.002, cycles=20000, seed
 
 
 def saturation(n, depth, order=topology.MSB_FIRST, pattern="uniform", settings=Settings(),
-               resolution=0.01):
-    """Saturation throughput, two ways.
+               resolution=0.01, wormhole=None):
+    """Saturation throughput, two ways (wormhole switching with ``wormhole``, a
+    :class:`~ihcube.params.Wormhole`; ``depth`` is then ignored and ``resolution`` is in
+    messages per node per cycle too, so a fraction of the injection limit ``1 / flits``
+    rounded down to it).
 
     ``backlogged``: what the fabric accepts per node per cycle when every source always has a
-    message waiting (generation rate 1), over ``max_windows`` windows after the warm-up.
+    message waiting (generation rate 1; in wormhole mode the injection limit ``1 / flits``,
+    which keeps a source's queue from emptying as well), over ``max_windows`` windows after
+    the warm-up.
     ``highest_rate``, ``throughput``: the highest generation rate, to within ``resolution``,
     at which :func:`measure` does not find the point saturated (bisection from the injection
     limit down), and the throughput measured there.
     """
-    backlogged = measure(Point(n, depth, order, pattern, 1.0),
+    if wormhole is not None:
+        depth = wormhole.vc_depth
+    limit = injection_limit(depth, wormhole)
+    backlogged = measure(Point(n, depth, order, pattern, min(1.0, limit), wormhole=wormhole),
                          dataclasses.replace(settings, min_windows=settings.max_windows))
-    low, high = 0.0, injection_limit(depth)
+    low, high = 0.0, limit
     best = None
     while high - low > resolution:
         rate = round((low + high) / 2, 6)
-        row = measure(Point(n, depth, order, pattern, rate), settings)
+        row = measure(Point(n, depth, order, pattern, rate, wormhole=wormhole), settings)
         if row["saturated"]:
             high = rate
         else:
             low, best = rate, row
+    flits = 1 if wormhole is None else wormhole.flits
     return dict(n=n, depth=depth, order=order, pattern=pattern,
+                switching="packet" if wormhole is None else "wormhole",
+                flits=None if wormhole is None else wormhole.flits,
                 backlogged=backlogged["throughput"], highest_rate=low,
+                backlogged_flits=backlogged["throughput"] * flits,
                 throughput=best["throughput"] if best else 0.0,
                 latency_there=best["mean_latency"] if best else None)
