@@ -30,7 +30,7 @@ BIN    := $(VENV)/bin
 BASE   := $(VENV)/.installed-base
 STAMP  := $(VENV)/.installed
 
-.PHONY: help verilog test system-tools bench cocotb lint deadlock formal sweep sweep-full saturation collectives analysis clean synth bitstream synth-table stress stress-campaign stress-campaign-wormhole bench-model bench-wormhole
+.PHONY: help verilog test system-tools bench cocotb lint deadlock formal sweep sweep-full sweep-wormhole saturation collectives analysis clean synth bitstream synth-table stress stress-campaign stress-campaign-wormhole bench-model bench-wormhole
 
 help:
 	@echo "make verilog N=26 [W=32 DEPTH=1 ORDER=msb PORTS=1]  write gen/ihcube_n<N>_w<W>.v (_p<P> if PORTS>1)"
@@ -51,6 +51,7 @@ help:
 	@echo "  CLOCK_MHZ=40                              ... on the board's PLL at 40 MHz"
 	@echo "make synth-table [FAMILY=ecp5]              make synth for n = 4 8 16 26 32 64; the README table"
 	@echo "make sweep                                  quick latency-throughput sweep (under a minute): results/sweep_quick*"
+	@echo "make sweep-wormhole                         wormhole sweep, 5 sizes x 3 patterns, 20 flits, 3 VCs: results/sweep_wormhole*"
 	@echo "make sweep-full                             full sweep, 5 sizes x 2 depths x 3 patterns: results/sweep_full*"
 	@echo "make saturation                             zero-load latency per hop, saturation throughput: results/saturation.json"
 	@echo "make collectives [COLLECTIVE_PORTS=1,full]  broadcast, scatter, multinode (hardware, relays), exchange vs bounds: results/collectives.*"
@@ -122,6 +123,10 @@ formal: $(STAMP) system-tools
 
 sweep: $(STAMP)
 	@$(BIN)/ihcube sweep --set quick --jobs $(JOBS) --out results
+	@$(BIN)/ihcube sweep --set wormhole-quick --jobs $(JOBS) --out results
+
+sweep-wormhole: $(STAMP)
+	@$(BIN)/ihcube sweep --set wormhole --jobs $(JOBS) --out results
 
 sweep-full: $(STAMP)
 	@$(BIN)/ihcube sweep --set full --jobs $(JOBS) --out results

@@ -42,6 +42,7 @@ from .wormhole_fast import FastWormholeModel
 from .wormhole_traffic import WormholeTrafficSource
 
 __all__ = ["Point", "Settings", "RATES", "QUICK", "FULL", "SETS", "injection_limit", "points",
+           "WORMHOLE_RATES",
            "measure", "sweep", "write_csv", "CSV_COLUMNS", "link_density", "Progress",
            "zero_load", "saturation"]
 
@@ -99,6 +100,18 @@ SETS = {
                  patterns=("uniform", "sphere", "decreasing"), rates=RATES,
                  settings=Settings()),
 }
+#: Wormhole sets (Tzeng and Kumar's 20 flits, 3 virtual channels; the other parameters
+#: :data:`ihcube.params.WORMHOLE_DEFAULTS`): rates in messages per node per cycle, up to the
+#: injection limit ``1 / flits`` (0.05).
+WORMHOLE_RATES = (0.0025, 0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.035, 0.04, 0.05)
+SETS["wormhole-quick"] = dict(sizes=(1048,), depths=(2,), orders=("msb",),
+                              patterns=("uniform",), rates=(0.005, 0.01, 0.015, 0.02, 0.03),
+                              settings=Settings(warmup=1000, window=1000, max_windows=4),
+                              switching="wormhole")
+SETS["wormhole"] = dict(sizes=(1024, 1048, 1114, 1818, 2048), depths=(2,), orders=("msb",),
+                        patterns=("uniform", "sphere", "decreasing"), rates=WORMHOLE_RATES,
+                        settings=Settings(warmup=1000, window=1000, max_windows=4),
+                        switching="wormhole")
 QUICK, FULL = SETS["quick"], SETS["full"]
 
 
