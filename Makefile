@@ -123,10 +123,10 @@ formal: $(STAMP) system-tools
 
 sweep: $(STAMP)
 	@$(BIN)/ihcube sweep --set quick --jobs $(JOBS) --out results
-	@$(BIN)/ihcube sweep --set wormhole-quick --jobs $(JOBS) --out results
+	@$(BIN)/ihcube sweep --set wormhole-quick --jobs $(JOBS) --out results --beside results/sweep_quick.csv
 
 sweep-wormhole: $(STAMP)
-	@$(BIN)/ihcube sweep --set wormhole --jobs $(JOBS) --out results
+	@$(BIN)/ihcube sweep --set wormhole --jobs $(JOBS) --out results --beside results/sweep_full.csv
 
 sweep-full: $(STAMP)
 	@$(BIN)/ihcube sweep --set full --jobs $(JOBS) --out results

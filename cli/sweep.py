@@ -60,6 +60,9 @@ def _parser():
     parser.add_argument("--name", metavar="NAME",
                         help="file name prefix (default sweep_<set>)")
     parser.add_argument("--no-plots", action="store_true", help="write the CSV only")
+    parser.add_argument("--beside", metavar="CSV",
+                        help="wormhole: a packet sweep's CSV whose curves (same sizes, "
+                             "patterns, order) the pictures draw beside the wormhole ones")
     return parser
 
 
@@ -106,6 +109,16 @@ def _sweep(args):
     prefix = str(out / (args.name or f"sweep_{args.set}"))
 
     from ..sim import plots
+    beside = None
+    if args.beside is not None:
+        if wormhole is None:
+            raise UsageError("Beside (--beside) draws packet curves beside wormhole ones: "
+                             "give --switching wormhole")
+        try:
+            beside = [row for row in sw.read_csv(args.beside) if row["switching"] == "packet"]
+        except (OSError, KeyError, ValueError) as error:
+            raise UsageError(f"Beside (--beside) must be a sweep CSV: {args.beside}: "
+                             f"{error}") from None
     if not args.no_plots:
         plots.require_matplotlib()  # before the work, not after it
     point_list = sw.points(sizes, depths, orders, patterns, rates, radius, zeta, reading,
@@ -129,18 +142,25 @@ def _sweep(args):
     sw.write_csv(prefix + ".csv", rows)
     written = [prefix + ".csv"]
     if not args.no_plots:
-        written += plots.latency_plots(rows, prefix)
+        if beside is not None:
+            written += plots.switching_plots(rows, beside, prefix)
+        else:
+            written += plots.latency_plots(rows, prefix)
         unsaturated = [(p, kept[p]) for p in sorted(kept, key=lambda p: p.rate)
                        if not rows[point_list.index(p)]["saturated"]]
         if unsaturated:
             point, (density, ends) = unsaturated[-1]
             row = rows[point_list.index(point)]
-            title = (f"n = {point.n}, depth {point.depth}, {point.order} first, {point.pattern} "
-                     f"traffic, rate {point.rate:g} (throughput {row['throughput']:.3f}): "
+            kind = (f"depth {point.depth}" if wormhole is None else
+                    f"wormhole {wormhole.flits} flits, {wormhole.vcs} VCs of depth "
+                    f"{wormhole.vc_depth}")
+            title = (f"n = {point.n}, {kind}, {point.order} first, {point.pattern} "
+                     f"traffic, rate {point.rate:g} (throughput {row['throughput']:.3g}): "
                      f"peak {row['peak_density']:.2f}, "
                      f"{100 * row['links_above_1']:.1f}% of links above 1.0")
             written.append(plots.density_plot(point.n, density, ends, title,
-                                              prefix + "_density.png"))
+                                              prefix + "_density.png",
+                                              "messages" if wormhole is None else "flits"))
     for stale in plots.stale_pictures(prefix, written):
         os.remove(stale)  # an earlier run's picture that this run did not redraw
     summary = dict(set=args.set, settings=dataclasses.asdict(settings), sizes=sizes,

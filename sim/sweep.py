@@ -44,7 +44,7 @@ from .wormhole_traffic import WormholeTrafficSource
 __all__ = ["Point", "Settings", "RATES", "QUICK", "FULL", "SETS", "injection_limit", "points",
            "WORMHOLE_RATES",
            "measure", "sweep", "write_csv", "CSV_COLUMNS", "link_density", "Progress",
-           "zero_load", "saturation"]
+           "zero_load", "saturation", "read_csv"]
 
 #: Generation rates of the sweeps; at depth 1 only those up to the injection limit 0.5 (an
 #: injection buffer of one message takes a message every other cycle).
@@ -260,6 +260,32 @@ def write_csv(path, rows):
         out.write(",".join(CSV_COLUMNS) + "\n")
         for row in rows:
             out.write(",".join(_format(row[column]) for column in CSV_COLUMNS) + "\n")
+
+
+#: The columns :func:`read_csv` reads as numbers (the rest are text or empty).
+_INTEGER_COLUMNS = ("n", "complete", "depth", "seed", "warmup", "cycles", "windows",
+                    "converged", "saturated", "queued", "generated", "delivered", "flits",
+                    "vcs", "flit_width", "radius")
+
+
+def read_csv(path):
+    """The rows of a sweep CSV (:func:`write_csv`) as dicts of numbers and text, an empty
+    cell as ``""``; a CSV written before wormhole switching reads as packet switching."""
+    import csv
+    rows = []
+    with open(path, newline="") as f:
+        for raw in csv.DictReader(f):
+            row = {}
+            for key, text in raw.items():
+                if text == "" or key in ("order", "pattern", "switching"):
+                    row[key] = text
+                elif key in _INTEGER_COLUMNS:
+                    row[key] = int(text)
+                else:
+                    row[key] = float(text)
+            row.setdefault("switching", "packet")
+            rows.append(row)
+    return rows
 
 
 def _work(task):
