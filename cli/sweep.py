@@ -21,7 +21,7 @@ from .options import (add_run_options, add_switching_options, choices, floats, i
                       switching_options)
 from .usage import UsageError, checked, command_parser, run
 
-__all__ = ["main"]
+__all__ = ["main", "wormhole_of"]
 
 NAME = "sweep"
 #: The payload bits a wormhole message carries (what the flit options are checked against,
@@ -78,7 +78,7 @@ def _sweep(args):
     sizes = ints(args.sizes, "Sizes", node_count, 2) if args.sizes is not None else base["sizes"]
     if args.switching == "packet" and base.get("switching") == "wormhole":
         args.switching = "wormhole"  # the set's switching, as its other parts
-    wormhole = _wormhole(args, sizes)
+    wormhole = wormhole_of(args, sizes)
     if wormhole is not None and args.depths is not None:
         raise UsageError("Depths (--depths) are packet buffer depths, not taken with wormhole "
                          "switching: give --vc-depth")
@@ -178,7 +178,7 @@ def _sweep(args):
     print(f"{len(rows)} points in {seconds:.0f} s; wrote {', '.join(written)}")
 
 
-def _wormhole(args, sizes):
+def wormhole_of(args, sizes):
     """The checked :class:`~ihcube.params.Wormhole` of the switching options for every size
     (None for packet switching); the fast model's limits are usage errors too."""
     from ..params import switching_parameters

@@ -351,11 +351,11 @@ def zero_load(n, depth, order=topology.MSB_FIRST, rate=0.002, cycles=20000, seed
 
 
 def saturation(n, depth, order=topology.MSB_FIRST, pattern="uniform", settings=Settings(),
-               resolution=0.01, wormhole=None):
+               resolution=None, wormhole=None):
     """Saturation throughput, two ways (wormhole switching with ``wormhole``, a
-    :class:`~ihcube.params.Wormhole`; ``depth`` is then ignored and ``resolution`` is in
-    messages per node per cycle too, so a fraction of the injection limit ``1 / flits``
-    rounded down to it).
+    :class:`~ihcube.params.Wormhole`; ``depth`` is then ignored). ``resolution`` is in
+    messages per node per cycle; by default 0.01, or ``0.01 / flits`` in wormhole mode (0.01
+    flits per node per cycle).
 
     ``backlogged``: what the fabric accepts per node per cycle when every source always has a
     message waiting (generation rate 1; in wormhole mode the injection limit ``1 / flits``,
@@ -368,6 +368,8 @@ def saturation(n, depth, order=topology.MSB_FIRST, pattern="uniform", settings=S
     if wormhole is not None:
         depth = wormhole.vc_depth
     limit = injection_limit(depth, wormhole)
+    if resolution is None:
+        resolution = 0.01 if wormhole is None else 0.01 / wormhole.flits
     backlogged = measure(Point(n, depth, order, pattern, min(1.0, limit), wormhole=wormhole),
                          dataclasses.replace(settings, min_windows=settings.max_windows))
     low, high = 0.0, limit
