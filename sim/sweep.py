@@ -328,7 +328,9 @@ def zero_load(n, depth, order=topology.MSB_FIRST, rate=0.002, cycles=20000, seed
     Fits ``latency = overhead + per_hop * hops`` by least squares to every delivered message
     of ``cycles`` cycles at generation rate ``rate`` (after ``cycles // 10`` of warm-up).
     Returns ``per_hop``, ``overhead``, ``mean_latency``, ``mean_hops``, ``messages`` and
-    ``by_hops`` (mean latency of the messages that took ``h`` hops, ``h = 0 .. D``).
+    ``by_hops`` (mean latency of the messages that took ``h`` hops, ``h = 0 .. D``); in
+    wormhole mode also ``fastest_by_hops``, their least latency (a message that met no other
+    worm).
     """
     if wormhole is not None:
         depth = wormhole.vc_depth
@@ -347,7 +349,10 @@ def zero_load(n, depth, order=topology.MSB_FIRST, rate=0.002, cycles=20000, seed
                 mean_latency=got["latency_sum"] / got["delivered"],
                 mean_hops=got["hops_sum"] / got["delivered"], messages=got["delivered"],
                 by_hops=[float(latency[h] / count[h]) if count[h] else None
-                         for h in range(len(count))])
+                         for h in range(len(count))],
+                **({} if wormhole is None else dict(fastest_by_hops=[
+                    int(got["fastest_by_hops"][h]) if count[h] else None
+                    for h in range(len(count))])))
 
 
 def saturation(n, depth, order=topology.MSB_FIRST, pattern="uniform", settings=Settings(),
