@@ -303,7 +303,7 @@ def test_sweep_command_reading(tmp_path, reading):
                                 "decreasing, not 'hotspot'"),
     (["--rates", "0.1,2"], "Rates must be comma-separated numbers from 0 to 1, not '0.1,2'"),
     (["--orders", "mid"], "Orders must be comma-separated names from msb, lsb, not 'mid'"),
-    (["--set", "huge"], "Sweep set must be one of quick, full, not 'huge'"),
+    (["--set", "huge"], "Sweep set must be one of quick, full, wormhole-quick, wormhole, not 'huge'"),
     (["--zeta", "1.5"], "Sphere locality zeta must be a number from 0 to 1, not '1.5'"),
     (["--depths", "0"], "Depths must be comma-separated integers of at least 1, not '0'"),
     (["--sizes", "100000"], "Node count must be at most 65536 for the experiments, not 100000"),
