@@ -1,11 +1,15 @@
 """Sweep the fabric model's latency against throughput.
 
-``ihcube sweep [--set quick|full] [--sizes N,...] [--depths D,...] [--orders O,...]
-[--patterns P,...] [--rates R,...] [--reading literal|exclusive] ...`` (``make sweep``, ``make sweep-full``) runs the points
-of :func:`ihcube.sim.sweep.points` with :func:`ihcube.sim.sweep.sweep` and writes
+``ihcube sweep [--set quick|full|wormhole-quick|wormhole] [--sizes N,...] [--depths D,...]
+[--orders O,...] [--patterns P,...] [--rates R,...] [--reading literal|exclusive] ...``
+(``make sweep``, ``make sweep-full``, ``make sweep-wormhole``) runs the points of
+:func:`ihcube.sim.sweep.points` with :func:`ihcube.sim.sweep.sweep` and writes
 ``<out>/<name>.csv``, ``.json`` and, unless ``--no-plots``, the PNG pictures of
-:mod:`ihcube.sim.plots`. A named set gives every part the options leave out. The points run
-on ``--jobs`` local Dask worker processes, or on the cluster of ``--scheduler ADDRESS``
+:mod:`ihcube.sim.plots`. A named set gives every part the options leave out. With
+``--switching wormhole`` (or a wormhole set) and ``--flits --vcs --vc-depth --flit-width``
+the points run the wormhole fast model (``docs/wormhole.md``, "Experiments"); ``--beside``
+a packet sweep's CSV draws its curves beside the wormhole ones. The points run on ``--jobs``
+local Dask worker processes, or on the cluster of ``--scheduler ADDRESS``
 (:mod:`ihcube.sim.cluster`); the CSV is the same bytes either way.
 """
 
