@@ -156,8 +156,7 @@ def _sweep(args):
             point, (density, ends) = unsaturated[-1]
             row = rows[point_list.index(point)]
             kind = (f"depth {point.depth}" if wormhole is None else
-                    f"wormhole {wormhole.flits} flits, {wormhole.vcs} VCs of depth "
-                    f"{wormhole.vc_depth}")
+                    f"{wormhole.flits}-flit worms, {wormhole.vcs} VCs x {wormhole.vc_depth}")
             title = (f"n = {point.n}, {kind}, {point.order} first, {point.pattern} "
                      f"traffic, rate {point.rate:g} (throughput {row['throughput']:.3g}): "
                      f"peak {row['peak_density']:.2f}, "
