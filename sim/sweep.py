@@ -320,13 +320,14 @@ def sweep(point_list, settings=Settings(), jobs=2, keep_links=lambda point: Fals
     return rows, kept
 
 
-def zero_load(n, depth, order=topology.MSB_FIRST, rate=0.002, cycles=20000, seed=1,
+def zero_load(n, depth, order=topology.MSB_FIRST, rate=None, cycles=20000, seed=1,
               wormhole=None):
     """Latency per hop at (almost) zero load, uniform traffic (wormhole switching with
     ``wormhole``, a :class:`~ihcube.params.Wormhole`; ``depth`` is then ignored).
 
     Fits ``latency = overhead + per_hop * hops`` by least squares to every delivered message
-    of ``cycles`` cycles at generation rate ``rate`` (after ``cycles // 10`` of warm-up).
+    of ``cycles`` cycles at generation rate ``rate`` (default 0.002, in wormhole mode
+    ``0.002 / flits``: the same flits per node per cycle) (after ``cycles // 10`` of warm-up).
     Returns ``per_hop``, ``overhead``, ``mean_latency``, ``mean_hops``, ``messages`` and
     ``by_hops`` (mean latency of the messages that took ``h`` hops, ``h = 0 .. D``); in
     wormhole mode also ``fastest_by_hops``, their least latency (a message that met no other
@@ -334,6 +335,8 @@ def zero_load(n, depth, order=topology.MSB_FIRST, rate=0.002, cycles=20000, seed
     """
     if wormhole is not None:
         depth = wormhole.vc_depth
+    if rate is None:  # a flit load of 0.002 per node per cycle either way
+        rate = 0.002 if wormhole is None else 0.002 / wormhole.flits
     source = _source(Point(n, depth, order, "uniform", rate, wormhole=wormhole), seed)
     source.run(cycles // 10)
     got = source.run(cycles)
