@@ -9,6 +9,11 @@ A *point* is one fabric (``n``, buffer depth, routing order) under one traffic p
    ``tolerance`` (relative) of the window before it (*converged*), or when the point is
    saturated.
 
+A point with a :class:`~ihcube.params.Wormhole` runs the wormhole fast model instead, fed by
+:class:`~.wormhole_traffic.WormholeTrafficSource` from the same patterns: rates are messages
+of ``flits`` flits per node per cycle, latency runs to the tail's delivery, densities count
+flits, and the row adds the flits accepted (``docs/wormhole.md``, "Experiments").
+
 A point is *saturated* when, over the measurement windows so far, the fabric accepted fewer
 than ``1 - tolerance`` of the messages generated, or the source queues grew by more than
 ``tolerance`` of them: the queues then grow without bound and a latency would only say how
@@ -34,9 +39,9 @@ import zlib
 import numpy as np
 
 from .. import topology
+from ..params import Wormhole
 from .cluster import Cluster, Progress
 from .model import Model
-from ..params import Wormhole
 from .traffic import SPHERE_RADIUS, SPHERE_ZETA, Pattern, TrafficSource, distance_table
 from .wormhole_fast import FastWormholeModel
 from .wormhole_traffic import WormholeTrafficSource

@@ -7,7 +7,6 @@ that plus ``L - 1``") and from counting (a worm of ``L`` flits over ``h`` links 
 link flits), never from the model's own output. Small sizes and short windows: CI cost.
 """
 
-import numpy as np
 import pytest
 
 from ihcube.cli import main
@@ -16,10 +15,6 @@ from ihcube.sim import sweep
 from ihcube.sim.traffic import Pattern
 from ihcube.sim.wormhole_fast import FastWormholeModel
 from ihcube.sim.wormhole_traffic import WormholeTrafficSource
-
-
-def hops(a, b):
-    return bin(a ^ b).count("1")
 
 
 def closed_form(h, flits):
