@@ -7,6 +7,7 @@ that plus ``L - 1``") and from counting (a worm of ``L`` flits over ``h`` links 
 link flits), never from the model's own output. Small sizes and short windows: CI cost.
 """
 
+import numpy as np
 import pytest
 
 from ihcube.cli import main
@@ -84,13 +85,28 @@ def test_zero_load_latency_is_the_closed_form(n, flits, width):
     assert z["per_hop"] == pytest.approx(2.0, abs=0.25)
 
 
-def test_zero_load_check_catches_a_wrong_latency():
-    """Negative control: the same comparison rejects latencies counted one cycle short (the
-    packet convention's one-word message applied to a worm: head, not tail)."""
-    wh = wormhole_parameters(16, flits=4, vcs=3, vc_depth=2)
-    z = sweep.zero_load(16, None, rate=0.0005, cycles=30000, wormhole=wh)
-    wrong = [None if m is None else m - (4 - 1) for m in z["fastest_by_hops"]]
-    assert any(m is not None and m != closed_form(h, 4) for h, m in enumerate(wrong))
+class LatePeModel(FastWormholeModel):
+    """Broken: each PE offers a message one cycle after it may (a cycle lost at injection)."""
+
+    def offer(self, nodes, words, at=None):
+        return super().offer(nodes, words, None if at is None else np.asarray(at) + 1)
+
+
+def fastest_by_hops(model_class, n, flits, rate, cycles, seed=1):
+    """The least latency by hop count of uniform traffic on ``model_class``."""
+    model = model_class(n, wormhole_parameters(n, flits=flits, vcs=3, vc_depth=2))
+    source = WormholeTrafficSource(model, Pattern(n, "uniform"), rate, seed)
+    got = source.run(cycles)
+    return [int(t) if c else None for c, t in zip(got["by_hops"][0], got["fastest_by_hops"])]
+
+
+def test_zero_load_check_catches_a_late_pe():
+    """Negative control: the same comparison with the closed form rejects a model whose PEs
+    lose a cycle at injection; the real model passes it on the same traffic."""
+    def matches(fastest):
+        return all(t == closed_form(h, 4) for h, t in enumerate(fastest) if t is not None)
+    assert matches(fastest_by_hops(FastWormholeModel, 16, 4, 0.001, 20000))
+    assert not matches(fastest_by_hops(LatePeModel, 16, 4, 0.001, 20000))
 
 
 SHORT = sweep.Settings(warmup=200, window=300, min_windows=2, max_windows=3, seed=5)
