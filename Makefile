@@ -50,7 +50,7 @@ help:
 	@echo "make bitstream BOARD=ulx3s-85f N=26         self-test bitstream (BOARD=icebreaker N=5)"
 	@echo "  CLOCK_MHZ=40                              ... on the board's PLL at 40 MHz"
 	@echo "make synth-table [FAMILY=ecp5]              make synth for n = 4 8 16 26 32 64; the README table"
-	@echo "make sweep                                  quick latency-throughput sweep (under a minute): results/sweep_quick*"
+	@echo "make sweep                                  quick latency-throughput sweep and a wormhole slice (about a minute): results/sweep_quick*, results/sweep_wormhole-quick*"
 	@echo "make sweep-wormhole                         wormhole sweep, 5 sizes x 3 patterns, 20 flits, 3 VCs: results/sweep_wormhole*"
 	@echo "make sweep-full                             full sweep, 5 sizes x 2 depths x 3 patterns: results/sweep_full*"
 	@echo "make saturation-wormhole                    the same for wormhole (20 flits, 3 VCs), 5 sizes: results/saturation_wormhole.json"
