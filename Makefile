@@ -30,7 +30,7 @@ BIN    := $(VENV)/bin
 BASE   := $(VENV)/.installed-base
 STAMP  := $(VENV)/.installed
 
-.PHONY: help verilog test system-tools bench cocotb lint deadlock formal sweep sweep-full saturation collectives analysis clean synth bitstream synth-table stress stress-campaign stress-campaign-wormhole bench-model bench-wormhole
+.PHONY: help verilog test system-tools bench cocotb lint deadlock formal sweep sweep-full sweep-wormhole saturation saturation-wormhole collectives analysis clean synth bitstream synth-table stress stress-campaign stress-campaign-wormhole bench-model bench-wormhole
 
 help:
 	@echo "make verilog N=26 [W=32 DEPTH=1 ORDER=msb PORTS=1]  write gen/ihcube_n<N>_w<W>.v (_p<P> if PORTS>1)"
@@ -50,8 +50,10 @@ help:
 	@echo "make bitstream BOARD=ulx3s-85f N=26         self-test bitstream (BOARD=icebreaker N=5)"
 	@echo "  CLOCK_MHZ=40                              ... on the board's PLL at 40 MHz"
 	@echo "make synth-table [FAMILY=ecp5]              make synth for n = 4 8 16 26 32 64; the README table"
-	@echo "make sweep                                  quick latency-throughput sweep (under a minute): results/sweep_quick*"
+	@echo "make sweep                                  quick latency-throughput sweep and a wormhole slice (about a minute): results/sweep_quick*, results/sweep_wormhole-quick*"
+	@echo "make sweep-wormhole                         wormhole sweep, 5 sizes x 3 patterns, 20 flits, 3 VCs: results/sweep_wormhole*"
 	@echo "make sweep-full                             full sweep, 5 sizes x 2 depths x 3 patterns: results/sweep_full*"
+	@echo "make saturation-wormhole                    the same for wormhole (20 flits, 3 VCs), 5 sizes: results/saturation_wormhole.json"
 	@echo "make saturation                             zero-load latency per hop, saturation throughput: results/saturation.json"
 	@echo "make collectives [COLLECTIVE_PORTS=1,full]  broadcast, scatter, multinode (hardware, relays, segments), exchange vs bounds: results/collectives.*"
 	@echo "make analysis                               exact link loads, no simulation: results/analysis.json, analysis_scan.json"
@@ -122,12 +124,19 @@ formal: $(STAMP) system-tools
 
 sweep: $(STAMP)
 	@$(BIN)/ihcube sweep --set quick --jobs $(JOBS) --out results
+	@$(BIN)/ihcube sweep --set wormhole-quick --jobs $(JOBS) --out results --beside results/sweep_quick.csv
+
+sweep-wormhole: $(STAMP)
+	@$(BIN)/ihcube sweep --set wormhole --jobs $(JOBS) --out results --beside results/sweep_full.csv
 
 sweep-full: $(STAMP)
 	@$(BIN)/ihcube sweep --set full --jobs $(JOBS) --out results
 
 saturation: $(STAMP)
 	@$(BIN)/ihcube saturation --jobs $(JOBS) --out results
+
+saturation-wormhole: $(STAMP)
+	@$(BIN)/ihcube saturation --switching wormhole --sizes 1024,1048,1114,1818,2048 --jobs $(JOBS) --out results
 
 collectives: $(STAMP)
 	@$(BIN)/ihcube collectives --ports $(COLLECTIVE_PORTS) --jobs $(JOBS) --out results

@@ -3,8 +3,11 @@
 ``ihcube saturation [--sizes 1024,1048] [--depths 1,2,3] [--order msb]`` (``make
 saturation``) runs :func:`ihcube.sim.sweep.saturation` and :func:`ihcube.sim.sweep.zero_load`
 for each size and depth under uniform traffic, prints a Markdown table and writes
-``<out>/saturation.json``. The measurements run on ``--jobs`` local Dask worker processes, or
-on the cluster of ``--scheduler ADDRESS`` (:mod:`ihcube.sim.cluster`).
+``<out>/saturation.json``. With ``--switching wormhole`` (and ``--flits --vcs --vc-depth
+--flit-width``) it measures the wormhole fast model instead (``--depths`` is then
+``--vc-depth``; the bisection's resolution is ``0.01 / flits`` messages per node per cycle)
+and writes ``<out>/saturation_wormhole.json``. The measurements run on ``--jobs`` local Dask
+worker processes, or on the cluster of ``--scheduler ADDRESS`` (:mod:`ihcube.sim.cluster`).
 """
 
 import json
@@ -12,8 +15,10 @@ import sys
 import time
 
 from .. import topology
-from .options import add_run_options, ints, model_depth, node_count, run_options, started
-from .usage import checked, command_parser, run
+from .options import (add_run_options, add_switching_options, ints, model_depth, node_count,
+                      run_options, started)
+from .sweep import wormhole_of
+from .usage import UsageError, checked, command_parser, run
 
 __all__ = ["main"]
 
@@ -24,44 +29,68 @@ def _parser():
     parser = command_parser(NAME, __doc__)
     parser.add_argument("--sizes", default="1024,1048", metavar="N,...",
                         help="node counts (default 1024,1048)")
-    parser.add_argument("--depths", default="1,2,3", metavar="D,...",
-                        help="buffer depths (default 1,2,3)")
+    parser.add_argument("--depths", default=None, metavar="D,...",
+                        help="buffer depths (default 1,2,3; packet switching)")
     parser.add_argument("--order", default=topology.MSB_FIRST,
                         help="routing order (default msb)")
+    add_switching_options(parser)
     add_run_options(parser)
     return parser
 
 
 def _measure(task):
     from ..sim import sweep as sw
-    kind, n, depth, order = task
+    kind, n, depth, order, wormhole = task
     if kind == "zero":
-        return sw.zero_load(n, depth, order)
-    return sw.saturation(n, depth, order)
+        return sw.zero_load(n, depth, order, wormhole=wormhole)
+    return sw.saturation(n, depth, order, wormhole=wormhole)
 
 
 def _saturation(args):
     sizes = ints(args.sizes, "Sizes", node_count, 2)
-    depths = ints(args.depths, "Depths", model_depth)
+    wormhole = wormhole_of(args, sizes)
+    if wormhole is not None:
+        if args.depths is not None:
+            raise UsageError("Depths (--depths) are packet buffer depths, not taken with "
+                             "wormhole switching: give --vc-depth")
+        depths = (wormhole.vc_depth,)
+    else:
+        depths = ints("1,2,3" if args.depths is None else args.depths, "Depths", model_depth)
     order = checked(topology.check_routing_order, args.order)
     cluster, out = run_options(args)
-    tasks = [(kind, n, depth, order) for kind in ("saturation", "zero") for n in sizes
-             for depth in depths]
+    tasks = [(kind, n, depth, order, wormhole) for kind in ("saturation", "zero")
+             for n in sizes for depth in depths]
     start = time.monotonic()
     with started(cluster):
         results = list(cluster.map(_measure, tasks, "saturation"))
     seconds = time.monotonic() - start
     sat = [r for (kind, *_), r in zip(tasks, results) if kind == "saturation"]
     zero = [r for (kind, *_), r in zip(tasks, results) if kind == "zero"]
-    with open(out / "saturation.json", "w") as f:
-        json.dump(dict(saturation=sat, zero_load=zero, seconds=round(seconds, 1)), f, indent=1)
-    print("| n | depth | zero-load latency per hop | + fixed | saturation throughput "
-          "(highest unsaturated rate) | accepted with sources backlogged |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    for s, z in zip(sat, zero):
-        print(f"| {s['n']} | {s['depth']} | {z['per_hop']:.3f} | {z['overhead']:.2f} | "
-              f"{s['throughput']:.3f} ({s['highest_rate']:.3f}) | {s['backlogged']:.3f} |")
-    print(f"{seconds:.0f} s; wrote {out / 'saturation.json'}")
+    name = "saturation.json" if wormhole is None else "saturation_wormhole.json"
+    with open(out / name, "w") as f:
+        json.dump(dict(saturation=sat, zero_load=zero, seconds=round(seconds, 1),
+                       wormhole=None if wormhole is None else dict(
+                           flits=wormhole.flits, flit_width=wormhole.flit_width,
+                           vcs=wormhole.vcs, vc_depth=wormhole.vc_depth)), f, indent=1)
+    if wormhole is None:
+        print("| n | depth | zero-load latency per hop | + fixed | saturation throughput "
+              "(highest unsaturated rate) | accepted with sources backlogged |")
+        print("|---:|---:|---:|---:|---:|---:|")
+        for s, z in zip(sat, zero):
+            print(f"| {s['n']} | {s['depth']} | {z['per_hop']:.3f} | {z['overhead']:.2f} | "
+                  f"{s['throughput']:.3f} ({s['highest_rate']:.3f}) | {s['backlogged']:.3f} |")
+    else:
+        print("| n | VC depth | zero-load latency per hop | + fixed | saturation throughput, "
+              "messages (flits) per node per cycle (highest unsaturated rate) | accepted "
+              "with sources backlogged, messages (flits) |")
+        print("|---:|---:|---:|---:|---:|---:|")
+        L = wormhole.flits
+        for s, z in zip(sat, zero):
+            print(f"| {s['n']} | {s['depth']} | {z['per_hop']:.3f} | {z['overhead']:.2f} | "
+                  f"{s['throughput']:.4f} ({L * s['throughput']:.3f}) "
+                  f"({s['highest_rate']:.4f}) | "
+                  f"{s['backlogged']:.4f} ({L * s['backlogged']:.3f}) |")
+    print(f"{seconds:.0f} s; wrote {out / name}")
 
 
 def main(argv=None):

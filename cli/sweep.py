@@ -1,11 +1,15 @@
 """Sweep the fabric model's latency against throughput.
 
-``ihcube sweep [--set quick|full] [--sizes N,...] [--depths D,...] [--orders O,...]
-[--patterns P,...] [--rates R,...] [--reading literal|exclusive] ...`` (``make sweep``, ``make sweep-full``) runs the points
-of :func:`ihcube.sim.sweep.points` with :func:`ihcube.sim.sweep.sweep` and writes
+``ihcube sweep [--set quick|full|wormhole-quick|wormhole] [--sizes N,...] [--depths D,...]
+[--orders O,...] [--patterns P,...] [--rates R,...] [--reading literal|exclusive] ...``
+(``make sweep``, ``make sweep-full``, ``make sweep-wormhole``) runs the points of
+:func:`ihcube.sim.sweep.points` with :func:`ihcube.sim.sweep.sweep` and writes
 ``<out>/<name>.csv``, ``.json`` and, unless ``--no-plots``, the PNG pictures of
-:mod:`ihcube.sim.plots`. A named set gives every part the options leave out. The points run
-on ``--jobs`` local Dask worker processes, or on the cluster of ``--scheduler ADDRESS``
+:mod:`ihcube.sim.plots`. A named set gives every part the options leave out. With
+``--switching wormhole`` (or a wormhole set) and ``--flits --vcs --vc-depth --flit-width``
+the points run the wormhole fast model (``docs/wormhole.md``, "Experiments"); ``--beside``
+a packet sweep's CSV draws its curves beside the wormhole ones. The points run on ``--jobs``
+local Dask worker processes, or on the cluster of ``--scheduler ADDRESS``
 (:mod:`ihcube.sim.cluster`); the CSV is the same bytes either way.
 """
 
@@ -16,22 +20,27 @@ import sys
 import time
 
 from .. import topology
-from .options import (add_run_options, choices, floats, ints, model_depth, node_count, number,
-                      run_options, started)
+from .options import (add_run_options, add_switching_options, choices, floats, ints,
+                      model_depth, node_count, number, run_options, started,
+                      switching_options)
 from .usage import UsageError, checked, command_parser, run
 
-__all__ = ["main"]
+__all__ = ["main", "wormhole_of"]
 
 NAME = "sweep"
+#: The payload bits a wormhole message carries (what the flit options are checked against,
+#: as ``ihcube verilog`` checks them at its default payload width).
+WORMHOLE_PAYLOAD = 32
 
 
 def _parser():
     parser = command_parser(NAME, __doc__)
-    parser.add_argument("--set", default="quick", metavar="SET",
-                        help="named set: quick or full (default quick); the options "
-                             "below override its parts")
+    parser.add_argument("--set", default=None, metavar="SET",
+                        help="named set: quick, full, wormhole-quick or wormhole (default "
+                             "quick, or wormhole-quick with --switching wormhole); the "
+                             "options below override its parts")
     parser.add_argument("--sizes", metavar="N,...", help="node counts, at least 2")
-    parser.add_argument("--depths", metavar="D,...", help="buffer depths")
+    parser.add_argument("--depths", metavar="D,...", help="buffer depths (packet switching)")
     parser.add_argument("--orders", metavar="O,...", help="routing orders: msb, lsb")
     parser.add_argument("--patterns", metavar="P,...",
                         help="traffic: uniform, sphere, decreasing")
@@ -50,21 +59,33 @@ def _parser():
     parser.add_argument("--tolerance", metavar="F",
                         help="convergence and saturation tolerance (default 0.02)")
     parser.add_argument("--seed", default="1", metavar="S", help="random seed (default 1)")
+    add_switching_options(parser)
     add_run_options(parser)
     parser.add_argument("--name", metavar="NAME",
                         help="file name prefix (default sweep_<set>)")
     parser.add_argument("--no-plots", action="store_true", help="write the CSV only")
+    parser.add_argument("--beside", metavar="CSV",
+                        help="wormhole: a packet sweep's CSV whose curves (same sizes, "
+                             "patterns, order) the pictures draw beside the wormhole ones")
     return parser
 
 
 def _sweep(args):
     from ..sim import sweep as sw
+    if args.set is None:
+        args.set = "wormhole-quick" if args.switching == "wormhole" else "quick"
     if args.set not in sw.SETS:
         raise UsageError(f"Sweep set must be one of {', '.join(sw.SETS)}, not {args.set!r}")
     base = sw.SETS[args.set]
     # An option given, even empty, is parsed (an empty list is an error); one left out
     # takes the set's.
     sizes = ints(args.sizes, "Sizes", node_count, 2) if args.sizes is not None else base["sizes"]
+    if args.switching == "packet" and base.get("switching") == "wormhole":
+        args.switching = "wormhole"  # the set's switching, as its other parts
+    wormhole = wormhole_of(args, sizes)
+    if wormhole is not None and args.depths is not None:
+        raise UsageError("Depths (--depths) are packet buffer depths, not taken with wormhole "
+                         "switching: give --vc-depth")
     depths = (ints(args.depths, "Depths", model_depth) if args.depths is not None
               else base["depths"])
     orders = (choices(args.orders, "Orders", topology.ROUTING_ORDERS)
@@ -92,16 +113,31 @@ def _sweep(args):
     prefix = str(out / (args.name or f"sweep_{args.set}"))
 
     from ..sim import plots
+    beside = None
+    if args.beside is not None:
+        if wormhole is None:
+            raise UsageError("Beside (--beside) draws packet curves beside wormhole ones: "
+                             "give --switching wormhole")
+        try:
+            beside = [row for row in sw.read_csv(args.beside) if row["switching"] == "packet"]
+        except (OSError, KeyError, ValueError) as error:
+            raise UsageError(f"Beside (--beside) must be a sweep CSV: {args.beside}: "
+                             f"{error}") from None
     if not args.no_plots:
         plots.require_matplotlib()  # before the work, not after it
-    point_list = sw.points(sizes, depths, orders, patterns, rates, radius, zeta, reading)
+    point_list = sw.points(sizes, depths, orders, patterns, rates, radius, zeta, reading,
+                           wormhole)
     if not point_list:
+        if wormhole is not None:
+            raise UsageError(f"No points: every rate is above the injection limit 1/"
+                             f"{wormhole.flits} (one flit a cycle)")
         raise UsageError("No points: every rate is above the injection limit of its depth")
     # The picture of per-link density: the first incomplete size (else the first), the
     # deepest buffers (where a link can carry more than one message per cycle), the first
     # order and pattern.
     picture_n = next((n for n in sizes if n & (n - 1)), sizes[0])
-    picture = (picture_n, max(depths), orders[0], patterns[0])
+    picture = (picture_n, wormhole.vc_depth if wormhole else max(depths), orders[0],
+               patterns[0])
     start = time.monotonic()
     with started(cluster):
         rows, kept = sw.sweep(point_list, settings, cluster=cluster,
@@ -110,29 +146,58 @@ def _sweep(args):
     sw.write_csv(prefix + ".csv", rows)
     written = [prefix + ".csv"]
     if not args.no_plots:
-        written += plots.latency_plots(rows, prefix)
+        if beside is not None:
+            written += plots.switching_plots(rows, beside, prefix)
+        else:
+            written += plots.latency_plots(rows, prefix)
         unsaturated = [(p, kept[p]) for p in sorted(kept, key=lambda p: p.rate)
                        if not rows[point_list.index(p)]["saturated"]]
         if unsaturated:
             point, (density, ends) = unsaturated[-1]
             row = rows[point_list.index(point)]
-            title = (f"n = {point.n}, depth {point.depth}, {point.order} first, {point.pattern} "
-                     f"traffic, rate {point.rate:g} (throughput {row['throughput']:.3f}): "
+            kind = (f"depth {point.depth}" if wormhole is None else
+                    f"{wormhole.flits}-flit worms, {wormhole.vcs} VCs x {wormhole.vc_depth}")
+            title = (f"n = {point.n}, {kind}, {point.order} first, {point.pattern} "
+                     f"traffic, rate {point.rate:g} (throughput {row['throughput']:.3g}): "
                      f"peak {row['peak_density']:.2f}, "
                      f"{100 * row['links_above_1']:.1f}% of links above 1.0")
             written.append(plots.density_plot(point.n, density, ends, title,
-                                              prefix + "_density.png"))
+                                              prefix + "_density.png",
+                                              "messages" if wormhole is None else "flits"))
     for stale in plots.stale_pictures(prefix, written):
         os.remove(stale)  # an earlier run's picture that this run did not redraw
     summary = dict(set=args.set, settings=dataclasses.asdict(settings), sizes=sizes,
                    depths=depths, orders=orders, patterns=patterns, rates=rates,
                    radius=radius, zeta=zeta, reading=reading, jobs=cluster.jobs,
                    scheduler=cluster.scheduler, points=len(rows),
+                   switching="packet" if wormhole is None else "wormhole",
+                   wormhole=None if wormhole is None else dict(
+                       flits=wormhole.flits, flit_width=wormhole.flit_width, vcs=wormhole.vcs,
+                       vc_depth=wormhole.vc_depth),
                    seconds=round(seconds, 1), curves=_curves(rows))
     with open(prefix + ".json", "w") as f:
         json.dump(summary, f, indent=1)
     written.append(prefix + ".json")
     print(f"{len(rows)} points in {seconds:.0f} s; wrote {', '.join(written)}")
+
+
+def wormhole_of(args, sizes):
+    """The checked :class:`~ihcube.params.Wormhole` of the switching options for every size
+    (None for packet switching); the fast model's limits are usage errors too."""
+    from ..params import switching_parameters
+    from ..sim.wormhole_fast import FastWormholeModel
+    wormhole = None
+    for n in sizes:
+        switching, options = switching_options(args, n, WORMHOLE_PAYLOAD)
+        wormhole = switching_parameters(n, WORMHOLE_PAYLOAD, switching, **options)
+        if wormhole is not None:
+            checked(lambda: _refuse(FastWormholeModel.beyond(n, wormhole)))
+    return wormhole
+
+
+def _refuse(why):
+    if why:
+        raise ValueError(why)
 
 
 def _curves(rows):

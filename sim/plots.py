@@ -2,8 +2,8 @@
 
 import numpy as np
 
-__all__ = ["require_matplotlib", "latency_figure", "latency_plots", "density_figure",
-           "density_plot", "stale_pictures"]
+__all__ = ["require_matplotlib", "latency_figure", "latency_plots", "switching_figure",
+           "switching_plots", "density_figure", "density_plot", "stale_pictures"]
 
 
 def require_matplotlib():
@@ -103,7 +103,70 @@ def latency_plots(rows, prefix):
     return written
 
 
-def density_figure(n, density, ends, title):
+def switching_figure(rows, packet_rows, pattern):
+    """Wormhole beside packet switching for one traffic pattern: a column per size; on top,
+    mean latency against messages accepted per node per cycle (logarithmic: a 20-flit worm
+    against a one-word packet), the wormhole curve and a packet curve per packet depth of
+    ``packet_rows`` with the same size, pattern and order; below, the wormhole latency
+    against flits accepted per node per cycle. Saturated points are left out."""
+    plt = _pyplot()
+    mine = [row for row in rows if row["pattern"] == pattern]
+    sizes = sorted({row["n"] for row in mine})
+    fig, axes = plt.subplots(2, len(sizes), figsize=(4.6 * len(sizes), 7.4), squeeze=False)
+    for column, n in enumerate(sizes):
+        top, bottom = axes[0][column], axes[1][column]
+        worms = sorted((row for row in mine if row["n"] == n and not row["saturated"]),
+                       key=lambda row: row["rate"])
+        order = mine[0]["order"]
+        wh = f"wormhole, {mine[0]['flits']} flits, {mine[0]['vcs']} VCs"
+        if worms:
+            top.plot([r["throughput"] for r in worms], [r["mean_latency"] for r in worms],
+                     "-o", markersize=4, color="C3", label=wh)
+            bottom.plot([r["flit_throughput"] for r in worms],
+                        [r["mean_latency"] for r in worms], "-o", markersize=4, color="C3",
+                        label=wh)
+        for k, depth in enumerate(sorted({r["depth"] for r in packet_rows})):
+            curve = sorted((r for r in packet_rows if (r["n"], r["pattern"], r["depth"],
+                                                       r["order"]) == (n, pattern, depth, order)
+                            and not r["saturated"]), key=lambda r: r["rate"])
+            if curve:
+                top.plot([r["throughput"] for r in curve], [r["mean_latency"] for r in curve],
+                         "--s", markersize=3, color=f"C{k}", label=f"packet, depth {depth}")
+        top.set_xscale("log")
+        top.set_yscale("log")
+        top.set_title(f"n = {n}, {pattern}, {order} first", fontsize=9)
+        top.set_xlabel("messages accepted per node per cycle")
+        bottom.set_xlabel("flits accepted per node per cycle (wormhole)")
+        for ax in (top, bottom):
+            ax.grid(True, which="both", alpha=0.3)
+            if ax.lines:
+                ax.legend(fontsize=7)
+            else:
+                ax.text(0.5, 0.5, "every point saturated", ha="center", va="center",
+                        transform=ax.transAxes)
+    axes[0][0].set_ylabel("mean latency (cycles; wormhole: to the tail)")
+    axes[1][0].set_ylabel("mean latency (cycles, to the tail)")
+    fig.tight_layout()
+    return fig
+
+
+def switching_plots(rows, packet_rows, prefix):
+    """Write :func:`switching_figure` for each traffic pattern of ``rows`` to
+    ``<prefix>_<pattern>.png``. Returns the file names."""
+    plt = _pyplot()
+    written = []
+    patterns = sorted({row["pattern"] for row in rows}, key=["uniform", "sphere",
+                                                            "decreasing"].index)
+    for pattern in patterns:
+        fig = switching_figure(rows, packet_rows, pattern)
+        name = f"{prefix}_{pattern}.png"
+        fig.savefig(name, dpi=110, metadata=_METADATA)
+        plt.close(fig)
+        written.append(name)
+    return written
+
+
+def density_figure(n, density, ends, title, unit="messages"):
     """Per-link traffic density of one run as an image: a row per dimension, a column per
     node (both ends of a link show its density). A cell is white where the node has no link
     of that dimension (an incomplete cube's missing links); the figure says so."""
@@ -122,7 +185,7 @@ def density_figure(n, density, ends, title):
     ax.set_xlabel("node")
     ax.set_ylabel("link dimension")
     ax.set_title(title, fontsize=9)
-    fig.colorbar(shown, ax=ax, label="messages per cycle, both directions")
+    fig.colorbar(shown, ax=ax, label=f"{unit} per cycle, both directions")
     fig.text(0.01, 0.01, MISSING_LINK_NOTE, fontsize=8)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     return fig
@@ -132,10 +195,10 @@ def density_figure(n, density, ends, title):
 MISSING_LINK_NOTE = "white: the node has no link of this dimension (node XOR 2^dim >= n)"
 
 
-def density_plot(n, density, ends, title, path):
+def density_plot(n, density, ends, title, path, unit="messages"):
     """Write :func:`density_figure` to ``path``; return ``path``."""
     plt = _pyplot()
-    fig = density_figure(n, density, ends, title)
+    fig = density_figure(n, density, ends, title, unit)
     fig.savefig(path, dpi=110, metadata=_METADATA)
     plt.close(fig)
     return path

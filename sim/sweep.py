@@ -9,6 +9,11 @@ A *point* is one fabric (``n``, buffer depth, routing order) under one traffic p
    ``tolerance`` (relative) of the window before it (*converged*), or when the point is
    saturated.
 
+A point with a :class:`~ihcube.params.Wormhole` runs the wormhole fast model instead, fed by
+:class:`~.wormhole_traffic.WormholeTrafficSource` from the same patterns: rates are messages
+of ``flits`` flits per node per cycle, latency runs to the tail's delivery, densities count
+flits, and the row adds the flits accepted (``docs/wormhole.md``, "Experiments").
+
 A point is *saturated* when, over the measurement windows so far, the fabric accepted fewer
 than ``1 - tolerance`` of the messages generated, or the source queues grew by more than
 ``tolerance`` of them: the queues then grow without bound and a latency would only say how
@@ -34,13 +39,17 @@ import zlib
 import numpy as np
 
 from .. import topology
+from ..params import Wormhole
 from .cluster import Cluster, Progress
 from .model import Model
 from .traffic import SPHERE_RADIUS, SPHERE_ZETA, Pattern, TrafficSource, distance_table
+from .wormhole_fast import FastWormholeModel
+from .wormhole_traffic import WormholeTrafficSource
 
 __all__ = ["Point", "Settings", "RATES", "QUICK", "FULL", "SETS", "injection_limit", "points",
+           "WORMHOLE_RATES",
            "measure", "sweep", "write_csv", "CSV_COLUMNS", "link_density", "Progress",
-           "zero_load", "saturation"]
+           "zero_load", "saturation", "read_csv"]
 
 #: Generation rates of the sweeps; at depth 1 only those up to the injection limit 0.5 (an
 #: injection buffer of one message takes a message every other cycle).
@@ -58,6 +67,9 @@ class Point:
     radius: int = SPHERE_RADIUS
     zeta: float = SPHERE_ZETA
     reading: str = "literal"
+    #: None: packet switching; a :class:`~ihcube.params.Wormhole`: wormhole switching (then
+    #: ``depth`` is its ``vc_depth``).
+    wormhole: Wormhole = None
 
     def seed(self, base):
         """The point's seed: a function of ``base`` and the parameters only."""
@@ -66,6 +78,9 @@ class Point:
             text += f":{self.radius}:{self.zeta!r}"
         if self.reading != "literal" and self.pattern != "uniform":
             text += f":{self.reading}"
+        if self.wormhole is not None:
+            wh = self.wormhole
+            text += f":wormhole:{wh.flits}:{wh.flit_width}:{wh.vcs}:{wh.vc_depth}"
         return zlib.crc32(text.encode())
 
 
@@ -90,27 +105,46 @@ SETS = {
                  patterns=("uniform", "sphere", "decreasing"), rates=RATES,
                  settings=Settings()),
 }
+#: Wormhole sets (Tzeng and Kumar's 20 flits, 3 virtual channels; the other parameters
+#: :data:`ihcube.params.WORMHOLE_DEFAULTS`): rates in messages per node per cycle, up to the
+#: injection limit ``1 / flits`` (0.05).
+WORMHOLE_RATES = (0.0025, 0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.035, 0.04, 0.05)
+SETS["wormhole-quick"] = dict(sizes=(1048,), depths=(2,), orders=("msb",),
+                              patterns=("uniform",), rates=(0.005, 0.01, 0.015, 0.02, 0.03),
+                              settings=Settings(warmup=1000, window=1000, max_windows=4),
+                              switching="wormhole")
+SETS["wormhole"] = dict(sizes=(1024, 1048, 1114, 1818, 2048), depths=(2,), orders=("msb",),
+                        patterns=("uniform", "sphere", "decreasing"), rates=WORMHOLE_RATES,
+                        settings=Settings(warmup=1000, window=1000, max_windows=4),
+                        switching="wormhole")
 QUICK, FULL = SETS["quick"], SETS["full"]
 
 
-def injection_limit(depth):
-    """The most messages per cycle a PE can inject: every other cycle at depth 1."""
+def injection_limit(depth, wormhole=None):
+    """The most messages per cycle a PE can inject: every other cycle at depth 1; in wormhole
+    mode one flit a cycle, so one message every ``flits`` cycles."""
+    if wormhole is not None:
+        return 1.0 / wormhole.flits
     return 0.5 if depth == 1 else 1.0
 
 
 def points(sizes, depths, orders, patterns, rates, radius=SPHERE_RADIUS, zeta=SPHERE_ZETA,
-           reading="literal"):
+           reading="literal", wormhole=None):
     """The points of a sweep, grouped by size (so that a process reuses its tables);
-    ``reading`` is :class:`~.traffic.Pattern`'s."""
+    ``reading`` is :class:`~.traffic.Pattern`'s. With ``wormhole`` (a
+    :class:`~ihcube.params.Wormhole`) the points are wormhole points and ``depths`` is
+    ignored (the depth is its ``vc_depth``)."""
+    if wormhole is not None:
+        depths = (wormhole.vc_depth,)
     out = []
     for n in sizes:
         for pattern in patterns:
             for depth in depths:
                 for order in orders:
                     for rate in rates:
-                        if rate <= injection_limit(depth):
+                        if rate <= injection_limit(depth, wormhole):
                             out.append(Point(n, depth, order, pattern, rate, radius, zeta,
-                                             reading))
+                                             reading, wormhole))
     return out
 
 
@@ -143,16 +177,26 @@ def link_density(n, link_count, cycles):
     return both / cycles, (a, i)
 
 
+def _source(point, seed):
+    """The traffic source of ``point``: the packet :class:`~.model.Model` or the wormhole
+    :class:`~.wormhole_fast.FastWormholeModel`, fed from the same pattern tables."""
+    pattern = _pattern(point.n, point.pattern, point.radius, point.zeta, point.reading)
+    if point.wormhole is None:
+        model = Model(point.n, payload_width=64, depth=point.depth, order=point.order)
+        return TrafficSource(model, pattern, point.rate, seed)
+    model = FastWormholeModel(point.n, point.wormhole, point.order)
+    return WormholeTrafficSource(model, pattern, point.rate, seed)
+
+
 def measure(point, settings=Settings(), keep_links=False):
     """Run one point; return its CSV row as a dict (and the link densities if ``keep_links``)."""
     seed = point.seed(settings.seed)
-    model = Model(point.n, payload_width=64, depth=point.depth, order=point.order)
-    source = TrafficSource(model, _pattern(point.n, point.pattern, point.radius, point.zeta,
-                                           point.reading), point.rate, seed)
+    source = _source(point, seed)
     source.run(settings.warmup)
     queued_start = source.queued
     D = max(topology.dimensions(point.n), 1)
-    totals = dict(generated=0, delivered=0, latency_sum=0, hops_sum=0, transfers=0)
+    totals = dict(generated=0, delivered=0, latency_sum=0, hops_sum=0, transfers=0,
+                  flits_ejected=0)
     links = np.zeros((point.n, D), np.int64)
     means = []
     windows = 0
@@ -161,7 +205,7 @@ def measure(point, settings=Settings(), keep_links=False):
         got = source.run(settings.window, record_links=True)
         windows += 1
         for key in totals:
-            totals[key] += got[key]
+            totals[key] += got.get(key, 0)
         links += got["link_count"]
         means.append(got["latency_sum"] / got["delivered"] if got["delivered"] else math.inf)
         if windows < settings.min_windows:
@@ -177,6 +221,7 @@ def measure(point, settings=Settings(), keep_links=False):
     cycles = windows * settings.window
     density, ends = link_density(point.n, links, cycles)
     delivered = totals["delivered"]
+    wh = point.wormhole
     row = dict(
         n=point.n, complete=int(point.n & (point.n - 1) == 0), depth=point.depth,
         order=point.order, pattern=point.pattern,
@@ -191,6 +236,10 @@ def measure(point, settings=Settings(), keep_links=False):
         peak_density=float(density.max()) if len(density) else 0.0,
         links_above_1=float((density > 1.0).mean()) if len(density) else 0.0,
         queued=source.queued, generated=totals["generated"], delivered=delivered,
+        switching="packet" if wh is None else "wormhole",
+        flits="" if wh is None else wh.flits, vcs="" if wh is None else wh.vcs,
+        flit_width="" if wh is None else wh.flit_width,
+        flit_throughput="" if wh is None else totals["flits_ejected"] / (point.n * cycles),
     )
     if keep_links:
         return row, (density, ends)
@@ -200,7 +249,8 @@ def measure(point, settings=Settings(), keep_links=False):
 CSV_COLUMNS = ("n", "complete", "depth", "order", "pattern", "radius", "zeta", "rate", "seed",
                "warmup", "cycles", "windows", "converged", "saturated", "throughput",
                "mean_latency", "mean_hops", "mean_density", "peak_density", "links_above_1",
-               "queued", "generated", "delivered")
+               "queued", "generated", "delivered", "switching", "flits", "vcs", "flit_width",
+               "flit_throughput")
 
 
 def _format(value):
@@ -215,6 +265,32 @@ def write_csv(path, rows):
         out.write(",".join(CSV_COLUMNS) + "\n")
         for row in rows:
             out.write(",".join(_format(row[column]) for column in CSV_COLUMNS) + "\n")
+
+
+#: The columns :func:`read_csv` reads as numbers (the rest are text or empty).
+_INTEGER_COLUMNS = ("n", "complete", "depth", "seed", "warmup", "cycles", "windows",
+                    "converged", "saturated", "queued", "generated", "delivered", "flits",
+                    "vcs", "flit_width", "radius")
+
+
+def read_csv(path):
+    """The rows of a sweep CSV (:func:`write_csv`) as dicts of numbers and text, an empty
+    cell as ``""``; a CSV written before wormhole switching reads as packet switching."""
+    import csv
+    rows = []
+    with open(path, newline="") as f:
+        for raw in csv.DictReader(f):
+            row = {}
+            for key, text in raw.items():
+                if text == "" or key in ("order", "pattern", "switching"):
+                    row[key] = text
+                elif key in _INTEGER_COLUMNS:
+                    row[key] = int(text)
+                else:
+                    row[key] = float(text)
+            row.setdefault("switching", "packet")
+            rows.append(row)
+    return rows
 
 
 def _work(task):
@@ -249,17 +325,24 @@ def sweep(point_list, settings=Settings(), jobs=2, keep_links=lambda point: Fals
     return rows, kept
 
 
-def zero_load(n, depth, order=topology.MSB_FIRST, rate=0.002, cycles=20000, seed=1):
-    """Latency per hop at (almost) zero load, uniform traffic.
+def zero_load(n, depth, order=topology.MSB_FIRST, rate=None, cycles=20000, seed=1,
+              wormhole=None):
+    """Latency per hop at (almost) zero load, uniform traffic (wormhole switching with
+    ``wormhole``, a :class:`~ihcube.params.Wormhole`; ``depth`` is then ignored).
 
     Fits ``latency = overhead + per_hop * hops`` by least squares to every delivered message
-    of ``cycles`` cycles at generation rate ``rate`` (after ``cycles // 10`` of warm-up).
+    of ``cycles`` cycles at generation rate ``rate`` (default 0.002, in wormhole mode
+    ``0.002 / flits``: the same flits per node per cycle) (after ``cycles // 10`` of warm-up).
     Returns ``per_hop``, ``overhead``, ``mean_latency``, ``mean_hops``, ``messages`` and
-    ``by_hops`` (mean latency of the messages that took ``h`` hops, ``h = 0 .. D``).
+    ``by_hops`` (mean latency of the messages that took ``h`` hops, ``h = 0 .. D``); in
+    wormhole mode also ``fastest_by_hops``, their least latency (a message that met no other
+    worm).
     """
-    model = Model(n, payload_width=64, depth=depth, order=order)
-    source = TrafficSource(model, _pattern(n, "uniform", SPHERE_RADIUS, SPHERE_ZETA), rate,
-                           seed)
+    if wormhole is not None:
+        depth = wormhole.vc_depth
+    if rate is None:  # a flit load of 0.002 per node per cycle either way
+        rate = 0.002 if wormhole is None else 0.002 / wormhole.flits
+    source = _source(Point(n, depth, order, "uniform", rate, wormhole=wormhole), seed)
     source.run(cycles // 10)
     got = source.run(cycles)
     count, latency = got["by_hops"]
@@ -268,35 +351,54 @@ def zero_load(n, depth, order=topology.MSB_FIRST, rate=0.002, cycles=20000, seed
     per_hop, overhead = np.polyfit(hops[used], latency[used] / count[used], 1,
                                    w=np.sqrt(count[used]))
     return dict(n=n, depth=depth, order=order, rate=rate, cycles=cycles,
+                switching="packet" if wormhole is None else "wormhole",
+                flits=None if wormhole is None else wormhole.flits,
                 per_hop=float(per_hop), overhead=float(overhead),
                 mean_latency=got["latency_sum"] / got["delivered"],
                 mean_hops=got["hops_sum"] / got["delivered"], messages=got["delivered"],
                 by_hops=[float(latency[h] / count[h]) if count[h] else None
-                         for h in range(len(count))])
+                         for h in range(len(count))],
+                **({} if wormhole is None else dict(fastest_by_hops=[
+                    int(got["fastest_by_hops"][h]) if count[h] else None
+                    for h in range(len(count))])))
 
 
 def saturation(n, depth, order=topology.MSB_FIRST, pattern="uniform", settings=Settings(),
-               resolution=0.01):
-    """Saturation throughput, two ways.
+               resolution=None, wormhole=None):
+    """Saturation throughput, two ways (wormhole switching with ``wormhole``, a
+    :class:`~ihcube.params.Wormhole`; ``depth`` is then ignored). ``resolution`` is in
+    messages per node per cycle; by default 0.01, or ``0.01 / flits`` in wormhole mode (0.01
+    flits per node per cycle).
 
     ``backlogged``: what the fabric accepts per node per cycle when every source always has a
-    message waiting (generation rate 1), over ``max_windows`` windows after the warm-up.
+    message waiting (generation rate 1; in wormhole mode the injection limit ``1 / flits``,
+    which keeps a source's queue from emptying as well), over ``max_windows`` windows after
+    the warm-up.
     ``highest_rate``, ``throughput``: the highest generation rate, to within ``resolution``,
     at which :func:`measure` does not find the point saturated (bisection from the injection
     limit down), and the throughput measured there.
     """
-    backlogged = measure(Point(n, depth, order, pattern, 1.0),
+    if wormhole is not None:
+        depth = wormhole.vc_depth
+    limit = injection_limit(depth, wormhole)
+    if resolution is None:
+        resolution = 0.01 if wormhole is None else 0.01 / wormhole.flits
+    backlogged = measure(Point(n, depth, order, pattern, min(1.0, limit), wormhole=wormhole),
                          dataclasses.replace(settings, min_windows=settings.max_windows))
-    low, high = 0.0, injection_limit(depth)
+    low, high = 0.0, limit
     best = None
     while high - low > resolution:
         rate = round((low + high) / 2, 6)
-        row = measure(Point(n, depth, order, pattern, rate), settings)
+        row = measure(Point(n, depth, order, pattern, rate, wormhole=wormhole), settings)
         if row["saturated"]:
             high = rate
         else:
             low, best = rate, row
+    flits = 1 if wormhole is None else wormhole.flits
     return dict(n=n, depth=depth, order=order, pattern=pattern,
+                switching="packet" if wormhole is None else "wormhole",
+                flits=None if wormhole is None else wormhole.flits,
                 backlogged=backlogged["throughput"], highest_rate=low,
+                backlogged_flits=backlogged["throughput"] * flits,
                 throughput=best["throughput"] if best else 0.0,
                 latency_there=best["mean_latency"] if best else None)
