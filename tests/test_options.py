@@ -44,7 +44,8 @@ COMMANDS = {
     "bitstream": (["--board", "icebreaker", "--nodes", "2", "--out", "{tmp}"],
                   ["--board", "--nodes", "--depth", "--placer"]),
     "synth-table": (["--family", "ice40", "--nodes", "2", "--out", "{tmp}"],
-                    ["--family", "--nodes", "--placer"]),
+                    ["--family", "--nodes", "--placer", "--depths", "--routers",
+                     "--flit-widths", "--vcs"]),
     "bench": (["--nodes", "2", "--out", "{tmp}/b.json"], ["--nodes"]),
     "bench-model": (["--nodes", "2", "--out", "{tmp}/b.json"], ["--nodes"]),
 }
