@@ -43,9 +43,9 @@ help:
 	@echo "make deadlock                               channel dependency graphs acyclic, n <= 4096, both orders"
 	@echo "make stress N=26 CYCLES=20000 [DEPTH ORDER SEED BACKEND=model|rtl]  saturating traffic, scoreboard, watchdog"
 	@echo "make stress-campaign                        every n 1..64 and 100..2047, both depths and orders: results/stress_campaign.json"
-	@echo "make synth N=26 FAMILY=ecp5|ice40 [PORTS=1 SYNTH_OPTS=.. PLACER=heap|static|sa]  place and route the fabric; LUTs, FFs, RAM, Fmax"
+	@echo "make synth N=26 FAMILY=ecp5|ice40 [PORTS=1 SYNTH_OPTS=.. PLACER=heap|static|sa SWITCHING=wormhole VCS=..]  place and route the fabric; LUTs, FFs, RAM, Fmax"
 	@echo "make bitstream BOARD=ulx3s-85f N=26         self-test bitstream (BOARD=icebreaker N=5)"
-	@echo "make synth-table [FAMILY=ecp5]              make synth for n = 4 8 16 26 32 64; the README table"
+	@echo "make synth-table [FAMILY=ecp5]              routers of node 0 (packet, wormhole), fabrics n = 4..64 at depth 1, 2; resumes; the README table"
 	@echo "make sweep                                  quick latency-throughput sweep (under a minute): results/sweep_quick*"
 	@echo "make sweep-full                             full sweep, 5 sizes x 2 depths x 3 patterns: results/sweep_full*"
 	@echo "make saturation                             zero-load latency per hop, saturation throughput: results/saturation.json"
@@ -126,6 +126,9 @@ analysis: $(STAMP)
 synth: $(STAMP)
 	@$(BIN)/ihcube synth --nodes='$(N)' --family='$(FAMILY)' \
 		--width='$(W)' --depth='$(DEPTH)' --ports='$(PORTS)' \
+		--switching='$(SWITCHING)' $(if $(FLITS),--flits='$(FLITS)') \
+		$(if $(FLIT_WIDTH),--flit-width='$(FLIT_WIDTH)') $(if $(VCS),--vcs='$(VCS)') \
+		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)') \
 		$(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
 		$(if $(PLACER),--placer='$(PLACER)') --out results
 

@@ -157,6 +157,12 @@ def test_board_tops_elaborate(board):
      "Placer must be one of heap, static, sa, not 'fast'"),
     (["bitstream", "--board", "ulx3s-85f", "--nodes", "5", "--placer", ""],
      "Placer must be one of heap, static, sa, not ''"),
+    (["synth", "--nodes", "26", "--switching", "wormhole", "--flit-width", "8"],
+     "Flit width must be an integer from 11 (the head flit's routing fields) to 43 (the "
+     "whole message: 11 + payload 32 bits) for 26 nodes, not 8"),
+    (["synth", "--nodes", "26", "--switching", "wormhole", "--depth", "2"],
+     "Wormhole switching takes --vc-depth, not --depth, and one PE port"),
+    (["synth-table", "--depths", "1,0"], "Buffer depth must be a positive integer, not 0"),
 ])
 def test_bad_parameters_are_one_line_and_status_2(capsys, args, message):
     from ihcube.cli import main
