@@ -392,21 +392,23 @@ TABLE_VCS = (1, 3)
 
 def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_WIDTHS,
                vcs=TABLE_VCS, wormhole_fabric=True):
-    """The builds of :func:`table`, in the order they run (small first, so a table stopped
-    part way has its cheapest rows): each a dict of :func:`synth`'s keyword arguments
+    """The builds of :func:`table`, in the order they run, cheap and important first, so a
+    table stopped part way has those: each a dict of :func:`synth`'s keyword arguments
     (``n``, ``depth``, ``router``, ``wormhole``), or with ``"error"`` (one line) for a
     configuration that cannot be built.
 
-    The router of node 0 of each of ``router_sizes``, packet at each depth, then wormhole for
-    each flit width and virtual channel count; the packet fabrics of ``sizes`` at each
-    depth by size; the wormhole fabric of each of ``router_sizes`` at the default
-    configuration (:data:`ihcube.params.WORMHOLE_DEFAULTS`) after the fabrics of its size or
-    smaller.
+    1. the packet router of node 0 of each of ``router_sizes`` at each depth;
+    2. the packet fabrics of ``sizes`` up to the largest of ``router_sizes``, first depth;
+    3. the wormhole router of node 0 of each of ``router_sizes`` for each flit width and
+       virtual channel count (one is about eight packet routers: 7,835 LUTs at F = 16, V = 1);
+    4. the other packet fabrics, by size, then depth;
+    5. the wormhole fabric of each of ``router_sizes`` at the default configuration
+       (:data:`ihcube.params.WORMHOLE_DEFAULTS`).
     """
     from ..params import wormhole_parameters
-    jobs = []
+    routers, wormhole_routers = [], []
     for n in router_sizes:
-        jobs += [{"n": n, "depth": depth, "router": 0} for depth in depths]
+        routers += [{"n": n, "depth": depth, "router": 0} for depth in depths]
         for width in flit_widths:
             for count in vcs:
                 job = {"n": n, "depth": 1, "router": 0, "flit_width": width, "vcs": count}
@@ -414,14 +416,15 @@ def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_
                     job["wormhole"] = wormhole_parameters(n, flit_width=width, vcs=count)
                 except ValueError as exc:
                     job["error"] = str(exc)
-                jobs.append(job)
+                wormhole_routers.append(job)
     fabrics = [{"n": n, "depth": depth, "router": None} for n in sorted(sizes)
                for depth in depths]
-    for n in sorted(router_sizes) if wormhole_fabric else []:
-        last = max((i for i, job in enumerate(fabrics) if job["n"] <= n), default=-1)
-        fabrics.insert(last + 1, {"n": n, "depth": 1, "router": None,
-                                  "wormhole": wormhole_parameters(n)})
-    return jobs + fabrics
+    first = [job for job in fabrics if job["depth"] == depths[0]
+             and job["n"] <= max(router_sizes, default=0)] if depths else []
+    rest = [job for job in fabrics if job not in first]
+    wormhole_fabrics = [{"n": n, "depth": 1, "router": None, "wormhole": wormhole_parameters(n)}
+                        for n in (sorted(router_sizes) if wormhole_fabric else [])]
+    return routers + first + wormhole_routers + rest + wormhole_fabrics
 
 
 def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1, 2),

@@ -221,18 +221,18 @@ def test_synth_table_builds_cheap_rows_first_and_says_why_a_row_cannot_be_built(
              job.get("wormhole") is not None) for job in jobs]
     assert what == [
         (26, 1, 0, None, None, False), (26, 2, 0, None, None, False),
+        (4, 1, None, None, None, False), (26, 1, None, None, None, False),
         (26, 1, 0, 8, 1, False), (26, 1, 0, 8, 3, False),
         (26, 1, 0, 16, 1, True), (26, 1, 0, 16, 3, True),
-        (4, 1, None, None, None, False), (4, 2, None, None, None, False),
-        (26, 1, None, None, None, False), (26, 2, None, None, None, False),
-        (26, 1, None, None, None, True),  # the wormhole fabric, after the packet ones
+        (4, 2, None, None, None, False), (26, 2, None, None, None, False),
         (32, 1, None, None, None, False), (32, 2, None, None, None, False),
+        (26, 1, None, None, None, True),  # the wormhole fabric, last
     ]
     # An 8-bit flit cannot hold the 11-bit head of a 26-node fabric: the row says so.
-    assert jobs[2]["error"] == ("Flit width must be an integer from 11 (the head flit's "
+    assert jobs[4]["error"] == ("Flit width must be an integer from 11 (the head flit's "
                                 "routing fields) to 43 (the whole message: 11 + payload 32 "
                                 "bits) for 26 nodes, not 8")
-    assert jobs[4]["wormhole"].flit_width == 16 and jobs[5]["wormhole"].vcs == 3
+    assert jobs[6]["wormhole"].flit_width == 16 and jobs[7]["wormhole"].vcs == 3
 
 
 def _fake_builds(monkeypatch, fmax=100.0):
