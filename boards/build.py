@@ -281,7 +281,7 @@ def rtl_digest():
 
 
 def synth_name(n, family="ecp5", payload_width=32, depth=1, synth_opts=None, router=None,
-               placer=None, ports=1, wormhole=None):
+               placer=None, ports=1, wormhole=None, strapped=False):
     """The name of :func:`synth`'s build folder and results file (without ``.json``):
     ``synth_<family>_`` and the generated Verilog's name
     (:func:`ihcube.generate.fabric_name`), then ``_router<node>`` for one router, then the
@@ -295,12 +295,13 @@ def synth_name(n, family="ecp5", payload_width=32, depth=1, synth_opts=None, rou
                            flit_width=wormhole.flit_width, vcs=wormhole.vcs,
                            vc_depth=wormhole.vc_depth)
     name += f"_router{router}" if router is not None else ""
+    name += "_strapped" if strapped and router is not None and wormhole is None else ""
     return name, f"synth_{family}_{name}" + _options_tag(synth_options(family, synth_opts),
                                                          placer)
 
 
 def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root="build",
-          synth_opts=None, router=None, placer=None, ports=1, wormhole=None):
+          synth_opts=None, router=None, placer=None, ports=1, wormhole=None, strapped=False):
     """Synthesise and place an ``n``-node fabric for ``family``; write and return figures.
 
     ``synth_opts`` go to Yosys's ``synth_ecp5``/``synth_ice40`` (:func:`synth_options`) and
@@ -310,7 +311,9 @@ def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root
     stands for the fabric's when the fabric is too big to place quickly. ``ports`` is the PE
     injection and eject ports per node (:func:`ihcube.params.check_ports`); names end in
     ``_p<ports>`` when it is not 1. With ``wormhole`` (a :class:`ihcube.params.Wormhole`) the
-    wormhole fabric or router is built instead (``depth`` and ``ports`` do not apply).
+    wormhole fabric or router is built instead (``depth`` and ``ports`` do not apply). With
+    ``strapped`` the packet ``router`` is built as the fabric builds it
+    (:class:`~ihcube.boards.strapped.StrappedRouter`; names end in ``_strapped``).
     The names are :func:`synth_name`'s; the figures record :func:`rtl_digest`.
     """
     from ..rtl import Fabric, Router, WormholeFabric, WormholeRouter
@@ -322,12 +325,16 @@ def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root
             WormholeRouter(n, topology.check_node(n, router), wormhole)
     elif router is None:
         component = Fabric(n, payload_width, depth, ports=ports)
+    elif strapped:
+        from .strapped import StrappedRouter
+        component = StrappedRouter(n, topology.check_node(n, router), payload_width, depth,
+                                   ports=ports)
     else:
         component = Router(n, topology.check_node(n, router), payload_width, depth,
                            ports=ports)
     shell = SynthShell(component)
     name, tag = synth_name(n, family, payload_width, depth, synth_opts, router, placer, ports,
-                           wormhole)
+                           wormhole, strapped)
     platform = board_platform(target["board"], target["target_mhz"])
     figures = {"nodes": n, "payload_width": payload_width, "depth": depth, "ports": ports,
                "board": target["board"], "router_only": router, "rtl_digest": rtl_digest()}

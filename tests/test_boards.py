@@ -163,6 +163,8 @@ def test_board_tops_elaborate(board):
     (["synth", "--nodes", "26", "--switching", "wormhole", "--depth", "2"],
      "Wormhole switching takes --vc-depth, not --depth, and one PE port"),
     (["synth-table", "--depths", "1,0"], "Buffer depth must be a positive integer, not 0"),
+    (["synth", "--nodes", "26", "--strapped"],
+     "--strapped builds one packet router: give --router NODE"),
 ])
 def test_bad_parameters_are_one_line_and_status_2(capsys, args, message):
     from ihcube.cli import main
@@ -318,3 +320,15 @@ def test_synth_table_takes_the_previous_design_from_git():
                                "synth_ecp5_ihcube_n26_w32_router0_nowidelut")
     assert previous is not None and previous["nodes"] == 26 and previous["luts"] > 0
     assert build._previous(build.PREVIOUS_DESIGN, "synth_ecp5_no_such_build") is None
+
+
+def test_a_strapped_router_alone_has_the_ports_of_the_router_of_its_node():
+    """``synth --router 0 --strapped`` builds the router as the fabric does (a module per link
+    set, the address tied) behind the same ports as the router of that node."""
+    from amaranth.back import rtlil
+    from ihcube.boards.strapped import StrappedRouter
+    from ihcube.rtl import Router
+    strapped = StrappedRouter(26, 0)
+    assert strapped.signature == Router(26, 0).signature
+    text = rtlil.convert(strapped)
+    assert "address" in text  # the strapped router inside, its address tied
