@@ -46,10 +46,10 @@ help:
 	@echo "make stress N=13 SWITCHING=wormhole [FLITS VCS VC_DEPTH FLIT_WIDTH]  the same in wormhole mode"
 	@echo "make stress-campaign                        every n 1..64 and 100..2047, both depths and orders: results/stress_campaign.json"
 	@echo "make stress-campaign-wormhole               its wormhole part only: results/stress_campaign_wormhole.json"
-	@echo "make synth N=26 FAMILY=ecp5|ice40 [PORTS=1 SYNTH_OPTS=.. PLACER=heap|static|sa]  place and route the fabric; LUTs, FFs, RAM, Fmax"
+	@echo "make synth N=26 FAMILY=ecp5|ice40 [PORTS=1 SYNTH_OPTS=.. PLACER=heap|static|sa SWITCHING=wormhole VCS=..]  place and route the fabric; LUTs, FFs, RAM, Fmax"
 	@echo "make bitstream BOARD=ulx3s-85f N=26         self-test bitstream (BOARD=icebreaker N=5)"
 	@echo "  CLOCK_MHZ=40                              ... on the board's PLL at 40 MHz"
-	@echo "make synth-table [FAMILY=ecp5]              make synth for n = 4 8 16 26 32 64; the README table"
+	@echo "make synth-table [FAMILY=ecp5]              routers of node 0 (packet, wormhole), fabrics n = 4..64 at depth 1, 2; resumes; the README table"
 	@echo "make sweep                                  quick latency-throughput sweep and a wormhole slice (about a minute): results/sweep_quick*, results/sweep_wormhole-quick*"
 	@echo "make sweep-wormhole                         wormhole sweep, 5 sizes x 3 patterns, 20 flits, 3 VCs: results/sweep_wormhole*"
 	@echo "make sweep-full                             full sweep, 5 sizes x 2 depths x 3 patterns: results/sweep_full*"
@@ -150,6 +150,9 @@ analysis: $(STAMP)
 synth: $(STAMP)
 	@$(BIN)/ihcube synth --nodes='$(N)' --family='$(FAMILY)' \
 		--width='$(W)' --depth='$(DEPTH)' --ports='$(PORTS)' \
+		--switching='$(SWITCHING)' $(if $(FLITS),--flits='$(FLITS)') \
+		$(if $(FLIT_WIDTH),--flit-width='$(FLIT_WIDTH)') $(if $(VCS),--vcs='$(VCS)') \
+		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)') \
 		$(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
 		$(if $(PLACER),--placer='$(PLACER)') --out results
 

@@ -20,7 +20,8 @@ from .. import topology
 from ..extras import require
 
 __all__ = ["FAMILIES", "BOARDS", "PLACERS", "check_family", "check_board", "check_placer",
-           "synth", "check_clock", "bitstream", "table", "summary"]
+           "synth", "synth_name", "rtl_digest", "check_clock", "bitstream", "table",
+           "table_jobs", "markdown_table", "summary", "PREVIOUS_DESIGN"]
 
 #: Synthesis targets of ``synth``: the device of a board, and the clock the placer aims at.
 FAMILIES = {
@@ -267,8 +268,40 @@ def _build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="", p
     return figures
 
 
+def rtl_digest():
+    """A digest of the hardware's sources (``rtl/``, and the synthesis shell): a results file
+    that records the same digest was built from the same design, so :func:`table` keeps it
+    instead of building it again."""
+    import hashlib
+    root = pathlib.Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for path in sorted((root / "rtl").glob("*.py")) + [root / "boards" / "shell.py"]:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def synth_name(n, family="ecp5", payload_width=32, depth=1, synth_opts=None, router=None,
+               placer=None, ports=1, wormhole=None, strapped=False):
+    """The name of :func:`synth`'s build folder and results file (without ``.json``):
+    ``synth_<family>_`` and the generated Verilog's name
+    (:func:`ihcube.generate.fabric_name`), then ``_router<node>`` for one router, then the
+    Yosys options and the placer (``synth_ecp5_ihcube_n26_w32_router0_nowidelut``)."""
+    from ..generate import fabric_name
+    from ..params import WORMHOLE
+    if wormhole is None:
+        name = fabric_name(n, payload_width, depth, ports=ports)
+    else:
+        name = fabric_name(n, payload_width, switching=WORMHOLE, flits=wormhole.flits,
+                           flit_width=wormhole.flit_width, vcs=wormhole.vcs,
+                           vc_depth=wormhole.vc_depth)
+    name += f"_router{router}" if router is not None else ""
+    name += "_strapped" if strapped and router is not None and wormhole is None else ""
+    return name, f"synth_{family}_{name}" + _options_tag(synth_options(family, synth_opts),
+                                                         placer)
+
+
 def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root="build",
-          synth_opts=None, router=None, placer=None, ports=1):
+          synth_opts=None, router=None, placer=None, ports=1, wormhole=None, strapped=False):
     """Synthesise and place an ``n``-node fabric for ``family``; write and return figures.
 
     ``synth_opts`` go to Yosys's ``synth_ecp5``/``synth_ice40`` (:func:`synth_options`) and
@@ -277,29 +310,44 @@ def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root
     number), only that node's router is built: its per-router figures, and an Fmax that
     stands for the fabric's when the fabric is too big to place quickly. ``ports`` is the PE
     injection and eject ports per node (:func:`ihcube.params.check_ports`); names end in
-    ``_p<ports>`` when it is not 1.
+    ``_p<ports>`` when it is not 1. With ``wormhole`` (a :class:`ihcube.params.Wormhole`) the
+    wormhole fabric or router is built instead (``depth`` and ``ports`` do not apply). With
+    ``strapped`` the packet ``router`` is built as the fabric builds it
+    (:class:`~ihcube.boards.strapped.StrappedRouter`; names end in ``_strapped``).
+    The names are :func:`synth_name`'s; the figures record :func:`rtl_digest`.
     """
-    from ..rtl import Fabric, Router
+    from ..rtl import Fabric, Router, WormholeFabric, WormholeRouter
     from .shell import SynthShell
     target = FAMILIES[family]
     synth_opts = synth_options(family, synth_opts)
-    if router is None:
-        shell = SynthShell(Fabric(n, payload_width, depth, ports=ports))
+    if wormhole is not None:
+        component = WormholeFabric(n, wormhole) if router is None else \
+            WormholeRouter(n, topology.check_node(n, router), wormhole)
+    elif router is None:
+        component = Fabric(n, payload_width, depth, ports=ports)
+    elif strapped:
+        from .strapped import StrappedRouter
+        component = StrappedRouter(n, topology.check_node(n, router), payload_width, depth,
+                                   ports=ports)
     else:
-        shell = SynthShell(Router(n, topology.check_node(n, router), payload_width, depth,
-                                  ports=ports))
-    name = f"ihcube_n{n}_w{payload_width}" + (f"_d{depth}" if depth != 1 else "") \
-        + (f"_p{ports}" if ports != 1 else "") \
-        + (f"_router{router}" if router is not None else "")
-    tag = name + _options_tag(synth_opts, placer)
+        component = Router(n, topology.check_node(n, router), payload_width, depth,
+                           ports=ports)
+    shell = SynthShell(component)
+    name, tag = synth_name(n, family, payload_width, depth, synth_opts, router, placer, ports,
+                           wormhole, strapped)
     platform = board_platform(target["board"], target["target_mhz"])
     figures = {"nodes": n, "payload_width": payload_width, "depth": depth, "ports": ports,
-               "board": target["board"], "router_only": router}
-    figures.update(_build(family, shell, name, pathlib.Path(build_root) / f"synth_{family}_{tag}",
+               "board": target["board"], "router_only": router, "rtl_digest": rtl_digest()}
+    if wormhole is not None:
+        figures.update(switching="wormhole", flits=wormhole.flits,
+                       flit_width=wormhole.flit_width, vcs=wormhole.vcs,
+                       vc_depth=wormhole.vc_depth, depth=None, ports=1)
+    figures.update(_build(family, shell, name, pathlib.Path(build_root) / tag,
                           platform, shell_ffs=shell.shell_ffs, synth_opts=synth_opts,
                           placer=placer))
     nodes = range(n) if router is None else [router]
-    router_ports = sum(len(topology.links(n, node)) + ports for node in nodes)
+    router_ports = sum(len(topology.links(n, node)) + (ports if wormhole is None else 1)
+                       for node in nodes)
     figures["router_ports"] = router_ports
     # Placed LUTs if it was placed, else what Yosys's netlist needs.
     luts = figures.get("luts") or figures.get("cells_estimate")
@@ -311,7 +359,7 @@ def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root
     ffs = figures.get("ffs", figures.get("yosys_ffs"))
     if ffs is not None:
         figures["ffs_per_router"] = round(ffs / len(nodes), 1)
-    _write(out, f"synth_{family}_{tag}.json", figures)
+    _write(out, f"{tag}.json", figures)
     return figures
 
 
@@ -356,34 +404,207 @@ def bitstream(board, n, depth=1, out="results", build_root="build", synth_opts=N
     return figures
 
 
-def table(family, sizes, out="results", synth_opts=None, placer=None):
-    """Run :func:`synth` for each of ``sizes``, one at a time; print a Markdown table."""
+#: The results of the design before this one, for :func:`table`'s "previous" columns: the
+#: git revision whose ``results/`` hold them (main before issue 14's second round).
+PREVIOUS_DESIGN = "86c4dab"
+
+#: The wormhole rows of :func:`table`: flit widths and virtual channel counts of the router of
+#: node 0 (the rest :data:`ihcube.params.WORMHOLE_DEFAULTS`).
+TABLE_FLIT_WIDTHS = (8, 16, 32)
+TABLE_VCS = (1, 3)
+
+
+def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_WIDTHS,
+               vcs=TABLE_VCS, wormhole_fabric=True):
+    """The builds of :func:`table`, in the order they run, cheap and important first, so a
+    table stopped part way has those: each a dict of :func:`synth`'s keyword arguments
+    (``n``, ``depth``, ``router``, ``wormhole``), or with ``"error"`` (one line) for a
+    configuration that cannot be built.
+
+    1. the packet router of node 0 of each of ``router_sizes`` at each depth;
+    2. the packet fabrics of ``sizes`` up to the largest of ``router_sizes``, first depth;
+    3. the wormhole router of node 0 of each of ``router_sizes`` for each flit width and
+       virtual channel count (one is about eight packet routers: 7,835 LUTs at F = 16, V = 1);
+    4. the other packet fabrics, by size, then depth;
+    5. the wormhole fabric of each of ``router_sizes`` at the default configuration
+       (:data:`ihcube.params.WORMHOLE_DEFAULTS`).
+    """
+    from ..params import wormhole_parameters
+    routers, wormhole_routers = [], []
+    for n in router_sizes:
+        routers += [{"n": n, "depth": depth, "router": 0} for depth in depths]
+        for width in flit_widths:
+            for count in vcs:
+                job = {"n": n, "depth": 1, "router": 0, "flit_width": width, "vcs": count}
+                try:
+                    job["wormhole"] = wormhole_parameters(n, flit_width=width, vcs=count)
+                except ValueError as exc:
+                    job["error"] = str(exc)
+                wormhole_routers.append(job)
+    fabrics = [{"n": n, "depth": depth, "router": None} for n in sorted(sizes)
+               for depth in depths]
+    first = [job for job in fabrics if job["depth"] == depths[0]
+             and job["n"] <= max(router_sizes, default=0)] if depths else []
+    rest = [job for job in fabrics if job not in first]
+    wormhole_fabrics = [{"n": n, "depth": 1, "router": None, "wormhole": wormhole_parameters(n)}
+                        for n in (sorted(router_sizes) if wormhole_fabric else [])]
+    return routers + first + wormhole_routers + rest + wormhole_fabrics
+
+
+def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1, 2),
+          router_sizes=(26,), flit_widths=TABLE_FLIT_WIDTHS, vcs=TABLE_VCS,
+          wormhole_fabric=True, redo=False, previous=PREVIOUS_DESIGN, only_kept=False):
+    """Run :func:`synth` for each of :func:`table_jobs`, one at a time; print a line per build
+    and a Markdown table (:func:`markdown_table`), also written to
+    ``<out>/synth_table_<family><options>.json``.
+
+    A build whose results file in ``out`` records today's :func:`rtl_digest` is kept, not
+    built again (unless ``redo``), so an interrupted table resumes where it stopped; with
+    ``only_kept`` nothing is built and the table shows what is there (the rest as "not
+    built"). ``previous`` is the git revision whose ``results/`` give the previous design's
+    figures (None: no such columns).
+    """
     synth_opts = synth_options(family, synth_opts)
+    digest = rtl_digest()
     rows = []
-    for n in sizes:
-        figures = synth(n, family, out=out, synth_opts=synth_opts, placer=placer)
-        print(summary(figures), flush=True)
+    for job in table_jobs(sizes, depths, router_sizes, flit_widths, vcs, wormhole_fabric):
+        if "error" in job:
+            rows.append({**job, "wormhole": None, "fits": False, "kept": True})
+            print(f"{_label(rows[-1])}: not built: {job['error']}", flush=True)
+            continue
+        args = {"n": job["n"], "depth": job["depth"], "router": job["router"],
+                "wormhole": job.get("wormhole")}
+        _, tag = synth_name(family=family, synth_opts=synth_opts, placer=placer, **args)
+        path = pathlib.Path(out) / f"{tag}.json"
+        kept = json.loads(path.read_text()) if path.exists() else None
+        if kept is not None and not redo and kept.get("rtl_digest") == digest:
+            figures = {**kept, "kept": True}
+        elif only_kept:
+            figures = {"nodes": job["n"], "depth": job["depth"], "router_only": job["router"],
+                       "fits": False, "error": "not run yet (make synth-table resumes)",
+                       "kept": True}
+            if job.get("wormhole") is not None:
+                figures.update(_wormhole_figures(job["wormhole"]))
+        else:
+            figures = synth(family=family, out=out, synth_opts=synth_opts, placer=placer,
+                            **args)
+        figures["tag"] = tag
+        figures["previous"] = _previous(previous, tag) if previous else None
+        if "seconds_yosys" in figures:
+            print(f"{_label(figures)}: {summary(figures)}"
+                  + (" (kept)" if figures.get("kept") else ""), flush=True)
+        else:
+            print(f"{_label(figures)}: {figures['error']}", flush=True)
         rows.append(figures)
-    _write(out, f"synth_table_{family}{_options_tag(synth_opts, placer)}.json", rows)
+    saturation = _saturation(pathlib.Path(out) / "saturation.json")
+    _write(out, f"synth_table_{family}{_options_tag(synth_opts, placer)}.json",
+           [{key: value for key, value in row.items() if key != "wormhole"} for row in rows])
     print()
-    print(markdown_table(rows))
+    print(markdown_table(rows, saturation, previous))
     return 0
 
 
-def markdown_table(rows):
-    """The README table of :func:`synth` figures."""
-    lines = ["| nodes | LUTs | FFs | RAM | Fmax (MHz) | LUTs/router | LUTs/port | "
-             "synth + P&R (s) |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+def _wormhole_figures(wormhole):
+    return {"switching": "wormhole", "flits": wormhole.flits, "flit_width": wormhole.flit_width,
+            "vcs": wormhole.vcs, "vc_depth": wormhole.vc_depth, "depth": None}
+
+
+def _previous(revision, tag):
+    """The figures of results file ``tag`` at git revision ``revision``, or None."""
+    root = pathlib.Path(__file__).resolve().parent.parent
+    try:
+        text = subprocess.run(["git", "show", f"{revision}:results/{tag}.json"], cwd=root,
+                              capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return json.loads(text)
+
+
+def _saturation(path):
+    """``{depth: (per_hop, backlogged)}`` at ``n`` = 1024 (uniform, msb) from ``make
+    saturation``'s results file, or ``{}``."""
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text())
+    hops = {z["depth"]: z["per_hop"] for z in data.get("zero_load", [])
+            if z["n"] == 1024 and z.get("order", "msb") == "msb"}
+    return {s["depth"]: (hops.get(s["depth"]), s["backlogged"])
+            for s in data.get("saturation", [])
+            if s["n"] == 1024 and s.get("order", "msb") == "msb"
+            and s.get("pattern", "uniform") == "uniform"}
+
+
+def _label(f):
+    """What a table row built: ``26 nodes, router 0, wormhole F16 V3``."""
+    what = f"{f.get('nodes', f.get('n'))} nodes, " + \
+        ("fabric" if f.get("router_only", f.get("router")) is None
+         else f"router {f.get('router_only', f.get('router'))}")
+    if f.get("switching") == "wormhole" or f.get("flit_width") is not None:
+        what += f", wormhole F{f['flit_width']} V{f['vcs']}"
+        if f.get("flits") is not None:
+            what += f" L{f['flits']} Q{f['vc_depth']}"
+    else:
+        what += f", depth {f.get('depth', 1)}"
+        if f.get("ports", 1) != 1:
+            what += f", {f['ports']} PE ports"
+    return what
+
+
+def _figures(f):
+    """``LUTs / FFs / Fmax`` of a build, or why there are none."""
+    if f is None:
+        return "-"
+    if f.get("luts") is None:
+        if f.get("cells_estimate"):
+            return f">= {f['cells_estimate']:,} (Yosys) / - / " + \
+                ("does not fit" if not f.get("fits") else "-")
+        return "-"
+    fmax = f"{f['fmax_mhz']}" if f.get("fmax_mhz") is not None else "-"
+    return f"{f['luts']:,} / {f.get('ffs', 0):,} / {fmax if f.get('fits') else 'does not fit'}"
+
+
+def markdown_table(rows, saturation=None, previous=None):
+    """The README table of :func:`table`'s rows: LUTs, FFs and Fmax (with the previous
+    design's beside them when ``previous`` names its revision), LUTs per router, cycles per
+    hop and saturation throughput at ``n`` = 1024 from ``saturation`` (``{depth: (per_hop,
+    messages per node per cycle)}``), and Fmax x that throughput in messages per node per
+    microsecond."""
+    saturation = saturation or {}
+    head = ["build", "LUTs / FFs / Fmax (MHz)"]
+    if previous:
+        head.append(f"previous ({previous})")
+    head += ["LUTs/router", "cycles/hop", "msg/node/µs"]
+    if previous:
+        head.append("previous msg/node/µs")
+    head.append("Yosys + nextpnr (s)")
+    lines = ["| " + " | ".join(head) + " |",
+             "|---|" + "---:|" * (len(head) - 2) + "---|"]
     for f in rows:
-        luts = f"{f['luts']:,}" if f.get("luts") is not None else \
-            f">= {f.get('cells_estimate', 0):,}"
-        fmax = f"{f['fmax_mhz']}" if f.get("fmax_mhz") is not None else "-"
-        if not f["fits"]:
-            fmax = "does not fit"
-        lines.append(f"| {f['nodes']} | {luts} | {f.get('ffs', f.get('yosys_ffs', 0)):,} | "
-                     f"{f.get('ram', 0)} | {fmax} | {f.get('luts_per_router', '-')} | "
-                     f"{f.get('luts_per_port', '-')} | {f['seconds_total']:.0f} |")
+        if f.get("error") and f.get("luts") is None and not f.get("cells_estimate") \
+                and "seconds_total" not in f:
+            cells = [_label(f), f"not built: {f['error']}"]
+            if previous:
+                cells.append(_figures(f.get("previous")))
+            cells += ["-"] * (len(head) - len(cells))
+            lines.append("| " + " | ".join(cells) + " |")
+            continue
+        packet = f.get("switching", "packet") != "wormhole"
+        hop, rate = saturation.get(f.get("depth"), (None, None)) if packet else (None, None)
+
+        def throughput(g):
+            if g is None or rate is None or g.get("fmax_mhz") is None or not g.get("fits"):
+                return "-"
+            return f"{g['fmax_mhz'] * rate:.1f}"
+        cells = [_label(f), _figures(f)]
+        if previous:
+            cells.append(_figures(f.get("previous")))
+        cells += [f"{f['luts_per_router']:,}" if f.get("luts_per_router") else "-",
+                  f"{hop:.2f}" if hop is not None else "-", throughput(f)]
+        if previous:
+            cells.append(throughput(f.get("previous")))
+        cells.append(f"{f.get('seconds_yosys', 0):.0f} + {f.get('seconds_nextpnr', 0):.0f}"
+                     if "seconds_total" in f else "-")
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -1,7 +1,8 @@
 """Place and route the bare fabric on an FPGA: LUTs, FFs, RAM, Fmax.
 
 ``ihcube synth --nodes 26 [--family ecp5|ice40] [--width 32] [--depth 1] [--synth-opts OPTS]
-[--placer heap|static|sa] [--router NODE] [--ports P]`` (``make synth``) runs
+[--placer heap|static|sa] [--router NODE [--strapped]] [--ports P] [--switching wormhole
+--flits L --flit-width F --vcs V --vc-depth Q]`` (``make synth``) runs
 :func:`ihcube.boards.build.synth`, prints one line and writes
 ``results/synth_<family>_<name>.json``; the build is in ``build/``. The exit status is 1 if
 the design does not fit or a tool fails, 2 (one line) for a wrong parameter.
@@ -10,9 +11,10 @@ the design does not fit or a tool fails, 2 (one line) for a wrong parameter.
 import sys
 
 from .. import topology
-from ..params import check_depth, check_payload_width
-from .options import add_build_options, add_ports_option, build_options, ports
-from .usage import checked, command_parser, integer, run
+from ..params import WORMHOLE, check_depth, check_payload_width, wormhole_parameters
+from .options import (add_build_options, add_ports_option, add_switching_options,
+                      build_options, ports, switching_options)
+from .usage import UsageError, checked, command_parser, integer, run
 
 __all__ = ["main"]
 
@@ -30,7 +32,11 @@ def _parser():
     add_build_options(parser, "nextpnr's, heap")
     parser.add_argument("--router", default=None, metavar="NODE",
                         help="build only this node's router")
+    parser.add_argument("--strapped", action="store_true",
+                        help="with --router: build it as the fabric does (one module per link "
+                             "set, the address tied)")
     add_ports_option(parser)
+    add_switching_options(parser)
     return parser
 
 
@@ -46,8 +52,18 @@ def _synth(args):
         router = integer(args.router, "Router node", lambda node: node)
         checked(topology.check_node, n, router, "Router node")
     pe_ports = ports(args, n)
+    switching, flit_options = switching_options(args, n, width)
+    wormhole = None
+    if switching == WORMHOLE:
+        if depth != 1 or pe_ports != 1:
+            raise UsageError("Wormhole switching takes --vc-depth, not --depth, and one PE "
+                             "port")
+        wormhole = wormhole_parameters(n, width, **flit_options)
+    if args.strapped and (router is None or wormhole is not None):
+        raise UsageError("--strapped builds one packet router: give --router NODE")
     figures = build.synth(n, family, width, depth, out=out, synth_opts=synth_opts,
-                          router=router, placer=placer, ports=pe_ports)
+                          router=router, placer=placer, ports=pe_ports, wormhole=wormhole,
+                          strapped=args.strapped)
     print(build.summary(figures))
     return 0 if figures["fits"] else 1
 

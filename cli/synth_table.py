@@ -1,14 +1,21 @@
-"""Run synth for several sizes, one at a time, and print the README's table.
+"""Run synth for several builds, one at a time, and print the README's table.
 
-``ihcube synth-table [--family ecp5|ice40] [--nodes 4,8,16,26,32,64] [--synth-opts OPTS]
-[--placer heap|static|sa]`` (``make synth-table``) runs :func:`ihcube.boards.build.table`: a
-line per size as ``ihcube synth`` prints it, then a Markdown table, also written to
-``results/synth_table_<family>.json``.
+``ihcube synth-table [--family ecp5|ice40] [--nodes 4,8,16,26,32,64] [--depths 1,2]
+[--routers 26] [--flit-widths 8,16,32] [--vcs 1,3] [--no-wormhole-fabric] [--redo]
+[--kept-only] [--previous REV|none] [--synth-opts OPTS] [--placer heap|static|sa]``
+(``make synth-table``) runs :func:`ihcube.boards.build.table`: the router of node 0 of each
+``--routers`` size (packet at each depth, wormhole at each flit width and virtual channel
+count), the packet fabrics of ``--nodes`` at each depth, and the default wormhole fabric of
+each ``--routers`` size; a line per build as ``ihcube synth`` prints it, then a Markdown
+table, also written to ``results/synth_table_<family>.json``. A build whose results file was
+made from today's hardware sources is kept, so an interrupted table resumes (``--redo``
+builds everything again; ``--kept-only`` builds nothing and prints the table so far).
 """
 
 import sys
 
 from .. import topology
+from ..params import check_depth, check_positive_integer
 from .options import add_build_options, build_options
 from .usage import checked, command_parser, integer, run
 
@@ -18,21 +25,55 @@ NAME = "synth-table"
 
 
 def _parser():
+    from ..boards.build import PREVIOUS_DESIGN, TABLE_FLIT_WIDTHS, TABLE_VCS
     parser = command_parser(NAME, __doc__)
     parser.add_argument("--family", default="ecp5", help="ecp5 (default) or ice40")
     parser.add_argument("--nodes", default="4,8,16,26,32,64", metavar="N,...",
-                        help="node counts (default 4,8,16,26,32,64)")
+                        help="node counts of the fabrics (default 4,8,16,26,32,64)")
+    parser.add_argument("--depths", default="1,2", metavar="DEPTH,...",
+                        help="buffer depths of the packet builds (default 1,2)")
+    parser.add_argument("--routers", default="26", metavar="N,...",
+                        help="node counts whose router of node 0 is built alone, and whose "
+                             "wormhole fabric is built (default 26; 'none' for none)")
+    parser.add_argument("--flit-widths", default=",".join(map(str, TABLE_FLIT_WIDTHS)),
+                        metavar="F,...", help="flit widths of the wormhole router rows")
+    parser.add_argument("--vcs", default=",".join(map(str, TABLE_VCS)), metavar="V,...",
+                        help="virtual channel counts of the wormhole router rows")
+    parser.add_argument("--no-wormhole-fabric", action="store_true",
+                        help="leave out the wormhole fabric rows")
+    parser.add_argument("--redo", action="store_true",
+                        help="build every row again, even one built from today's sources")
+    parser.add_argument("--kept-only", action="store_true",
+                        help="build nothing: print the table of what is already built")
+    parser.add_argument("--previous", default=PREVIOUS_DESIGN, metavar="REV",
+                        help=f"git revision whose results/ are the previous design's "
+                             f"(default {PREVIOUS_DESIGN}; 'none' for no such columns)")
     add_build_options(parser, "nextpnr's, heap")
     return parser
+
+
+def _list(text, what, check):
+    if text.strip() == "none":
+        return []
+    return [integer(part, what, check) for part in text.split(",")]
 
 
 def _synth_table(args):
     from ..boards import build
     family = checked(build.check_family, args.family)
     synth_opts, placer, out = build_options(args)
-    sizes = [integer(part, "Node count", topology.check_node_count)
-             for part in args.nodes.split(",")]
-    return build.table(family, sizes, out=out, synth_opts=synth_opts, placer=placer)
+    sizes = _list(args.nodes, "Node count", topology.check_node_count)
+    depths = _list(args.depths, "Buffer depth", check_depth)
+    routers = _list(args.routers, "Node count", topology.check_node_count)
+    widths = _list(args.flit_widths, "Flit width",
+                   lambda value: check_positive_integer(value, "Flit width"))
+    vcs = _list(args.vcs, "Virtual channel count",
+                lambda value: check_positive_integer(value, "Virtual channel count"))
+    previous = None if args.previous == "none" else args.previous
+    return build.table(family, sizes, out=out, synth_opts=synth_opts, placer=placer,
+                       depths=depths, router_sizes=routers, flit_widths=widths, vcs=vcs,
+                       wormhole_fabric=not args.no_wormhole_fabric, redo=args.redo,
+                       previous=previous, only_kept=args.kept_only)
 
 
 def main(argv=None):

@@ -1,6 +1,7 @@
 """The board self-test (generators, fabric, checkers) in the Amaranth simulator, its report
 line, the board tops, the FPGA build command line, and one real build of a tiny fabric."""
 
+import json
 import pathlib
 import shutil
 
@@ -156,6 +157,14 @@ def test_board_tops_elaborate(board):
      "Placer must be one of heap, static, sa, not 'fast'"),
     (["bitstream", "--board", "ulx3s-85f", "--nodes", "5", "--placer", ""],
      "Placer must be one of heap, static, sa, not ''"),
+    (["synth", "--nodes", "26", "--switching", "wormhole", "--flit-width", "8"],
+     "Flit width must be an integer from 11 (the head flit's routing fields) to 43 (the "
+     "whole message: 11 + payload 32 bits) for 26 nodes, not 8"),
+    (["synth", "--nodes", "26", "--switching", "wormhole", "--depth", "2"],
+     "Wormhole switching takes --vc-depth, not --depth, and one PE port"),
+    (["synth-table", "--depths", "1,0"], "Buffer depth must be a positive integer, not 0"),
+    (["synth", "--nodes", "26", "--strapped"],
+     "--strapped builds one packet router: give --router NODE"),
 ])
 def test_bad_parameters_are_one_line_and_status_2(capsys, args, message):
     from ihcube.cli import main
@@ -203,3 +212,123 @@ def test_a_tiny_fabric_synthesises_and_places_on_ice40(tmp_path):
     assert figures["luts"] > 100
     assert figures["fmax_mhz"] > 10
     assert (tmp_path / "results" / "synth_ice40_ihcube_n2_w32_heap.json").exists()
+
+
+# --- make synth-table: its builds, resuming, and the table ---------------------------------
+
+def test_synth_table_builds_cheap_rows_first_and_says_why_a_row_cannot_be_built():
+    jobs = build.table_jobs([4, 26, 32], depths=(1, 2), router_sizes=(26,),
+                            flit_widths=(8, 16), vcs=(1, 3))
+    what = [(job["n"], job["depth"], job["router"], job.get("flit_width"), job.get("vcs"),
+             job.get("wormhole") is not None) for job in jobs]
+    assert what == [
+        (26, 1, 0, None, None, False), (26, 2, 0, None, None, False),
+        (4, 1, None, None, None, False), (26, 1, None, None, None, False),
+        (26, 1, 0, 8, 1, False), (26, 1, 0, 8, 3, False),
+        (26, 1, 0, 16, 1, True), (26, 1, 0, 16, 3, True),
+        (4, 2, None, None, None, False), (26, 2, None, None, None, False),
+        (32, 1, None, None, None, False), (32, 2, None, None, None, False),
+        (26, 1, None, None, None, True),  # the wormhole fabric, last
+    ]
+    # An 8-bit flit cannot hold the 11-bit head of a 26-node fabric: the row says so.
+    assert jobs[4]["error"] == ("Flit width must be an integer from 11 (the head flit's "
+                                "routing fields) to 43 (the whole message: 11 + payload 32 "
+                                "bits) for 26 nodes, not 8")
+    assert jobs[6]["wormhole"].flit_width == 16 and jobs[7]["wormhole"].vcs == 3
+
+
+def _fake_builds(monkeypatch, fmax=100.0):
+    """Replace the tools by a fake that records what it builds."""
+    built = []
+
+    def fake_build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="",
+                   placer=None):
+        built.append(name)
+        return {"fits": True, "luts": 1000, "ffs": 400, "fmax_mhz": fmax, "ram": 0,
+                "luts_available": 83640, "target_mhz": 150.0, "seconds_yosys": 1.0,
+                "seconds_nextpnr": 2.0, "seconds_total": 3.0}
+    monkeypatch.setattr(build, "_build", fake_build)
+    return built
+
+
+def test_synth_table_resumes_and_rebuilds_what_the_sources_no_longer_make(monkeypatch,
+                                                                          tmp_path, capsys):
+    built = _fake_builds(monkeypatch)
+    options = dict(out=tmp_path, depths=(1,), router_sizes=(), previous=None)
+    build.table("ecp5", [2, 3], **options)
+    assert built == ["ihcube_n2_w32", "ihcube_n3_w32"]
+    # Run again: both results files were made from today's sources, so nothing is built.
+    build.table("ecp5", [2, 3], **options)
+    assert len(built) == 2
+    assert "(kept)" in capsys.readouterr().out
+    # Negative control: a results file from other sources (another digest) is built again,
+    # and so is everything with redo.
+    path = tmp_path / "synth_ecp5_ihcube_n3_w32_nowidelut.json"
+    figures = json.loads(path.read_text())
+    path.write_text(json.dumps({**figures, "rtl_digest": "0" * 16}))
+    build.table("ecp5", [2, 3], **options)
+    assert built[2:] == ["ihcube_n3_w32"]
+    build.table("ecp5", [2, 3], redo=True, **options)
+    assert built[3:] == ["ihcube_n2_w32", "ihcube_n3_w32"]
+    # With kept_only nothing is built and a missing row says so.
+    build.table("ecp5", [2, 3, 4], only_kept=True, **options)
+    assert len(built) == 5
+    assert "| 4 nodes, fabric, depth 1 | not built: not run yet (make synth-table resumes) |" \
+        in capsys.readouterr().out
+
+
+def test_the_digest_follows_the_hardware_sources(monkeypatch, tmp_path):
+    digest = build.rtl_digest()
+    assert digest == build.rtl_digest()
+    # Negative control: the same digest of a copy of the sources with one byte changed differs.
+    root = tmp_path / "pkg"
+    (root / "boards").mkdir(parents=True)
+    shutil.copytree(ROOT / "rtl", root / "rtl")
+    shutil.copy(ROOT / "boards" / "shell.py", root / "boards" / "shell.py")
+    shutil.copy(ROOT / "boards" / "build.py", root / "boards" / "build.py")
+    monkeypatch.setattr(build, "__file__", str(root / "boards" / "build.py"))
+    assert build.rtl_digest() == digest
+    arbiter = root / "rtl" / "arbiter.py"
+    arbiter.write_text(arbiter.read_text() + "\n")
+    assert build.rtl_digest() != digest
+
+
+def test_synth_table_rows_give_fmax_times_saturation_throughput():
+    """msg/node/µs is Fmax (MHz) x messages per node per cycle at saturation (n = 1024)."""
+    new = {"nodes": 26, "router_only": None, "depth": 2, "ports": 1, "fits": True,
+           "luts": 20000, "ffs": 9000, "fmax_mhz": 80.0, "luts_per_router": 769.2,
+           "seconds_yosys": 100.0, "seconds_nextpnr": 400.0, "seconds_total": 500.0,
+           "previous": {"fits": True, "luts": 22000, "ffs": 8000, "fmax_mhz": 50.0}}
+    table = build.markdown_table([new], {2: (1.0, 0.5)}, previous="abc123")
+    lines = table.splitlines()
+    assert lines[0] == ("| build | LUTs / FFs / Fmax (MHz) | previous (abc123) | LUTs/router | "
+                        "cycles/hop | msg/node/µs | previous msg/node/µs | "
+                        "Yosys + nextpnr (s) |")
+    assert lines[2] == ("| 26 nodes, fabric, depth 2 | 20,000 / 9,000 / 80.0 | "
+                        "22,000 / 8,000 / 50.0 | 769.2 | 1.00 | 40.0 | 25.0 | 100 + 400 |")
+    # A build that does not fit has no Fmax and no throughput.
+    big = {**new, "fits": False, "luts": None, "cells_estimate": 90000, "previous": None}
+    assert "| >= 90,000 (Yosys) / - / does not fit | - | 769.2 | 1.00 | - | - |" in \
+        build.markdown_table([big], {2: (1.0, 0.5)}, previous="abc123")
+
+
+def test_synth_table_takes_the_previous_design_from_git():
+    """The previous design's figures are its results file at the given revision."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    previous = build._previous(build.PREVIOUS_DESIGN,
+                               "synth_ecp5_ihcube_n26_w32_router0_nowidelut")
+    assert previous is not None and previous["nodes"] == 26 and previous["luts"] > 0
+    assert build._previous(build.PREVIOUS_DESIGN, "synth_ecp5_no_such_build") is None
+
+
+def test_a_strapped_router_alone_has_the_ports_of_the_router_of_its_node():
+    """``synth --router 0 --strapped`` builds the router as the fabric does (a module per link
+    set, the address tied) behind the same ports as the router of that node."""
+    from amaranth.back import rtlil
+    from ihcube.boards.strapped import StrappedRouter
+    from ihcube.rtl import Router
+    strapped = StrappedRouter(26, 0)
+    assert strapped.signature == Router(26, 0).signature
+    text = rtlil.convert(strapped)
+    assert "address" in text  # the strapped router inside, its address tied
