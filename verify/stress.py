@@ -41,7 +41,7 @@ from ..params import check_depth, check_positive_integer
 from ..rtl.message import Kind
 from ..sim.model import DELIVERY, HOP, Model
 
-__all__ = ["StressConfig", "StressResult", "Records", "Stall", "payload_of", "score",
+__all__ = ["StressConfig", "check_traffic", "StressResult", "Records", "Stall", "payload_of", "score",
            "find_stall", "stall_report", "wait_cycle", "run_model", "run_rtl", "PAYLOAD_WIDTH"]
 
 #: Payload width of the model's runs: a 32-bit message number and a 32-bit check word.
@@ -73,17 +73,25 @@ class StressConfig:
         topology.check_node_count(self.n)
         check_depth(self.depth)
         topology.check_routing_order(self.order)
-        check_positive_integer(self.cycles, "Cycles")
-        check_positive_integer(self.watchdog, "Watchdog")
-        if not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"Seed must be a non-negative integer, not {self.seed!r}")
-        if self.broadcast is None:
-            object.__setattr__(self, "broadcast", 0.0 if self.n == 1 else 1 / (2 * self.n))
-        if not 0.0 <= self.broadcast <= 1.0:
-            raise ValueError(f"Broadcast probability must be from 0 to 1, not {self.broadcast!r}")
-        if not 0.0 < self.eject_ready <= 1.0:
-            raise ValueError(f"Eject-ready probability must be above 0 and at most 1, "
-                             f"not {self.eject_ready!r}")
+        check_traffic(self)
+
+
+def check_traffic(config):
+    """Check the traffic fields a stress configuration of either switching mode has
+    (``cycles``, ``watchdog``, ``drain_limit``, ``seed``, ``broadcast``, ``eject_ready``) and
+    fill in the default ``broadcast`` (``1 / (2n)``); raise ``ValueError`` naming the field."""
+    check_positive_integer(config.cycles, "Cycles")
+    check_positive_integer(config.watchdog, "Watchdog")
+    check_positive_integer(config.drain_limit, "Drain limit")
+    if not isinstance(config.seed, int) or isinstance(config.seed, bool) or config.seed < 0:
+        raise ValueError(f"Seed must be a non-negative integer, not {config.seed!r}")
+    if config.broadcast is None:
+        object.__setattr__(config, "broadcast", 0.0 if config.n == 1 else 1 / (2 * config.n))
+    if not 0.0 <= config.broadcast <= 1.0:
+        raise ValueError(f"Broadcast probability must be from 0 to 1, not {config.broadcast!r}")
+    if not 0.0 < config.eject_ready <= 1.0:
+        raise ValueError(f"Eject-ready probability must be above 0 and at most 1, "
+                         f"not {config.eject_ready!r}")
 
 
 @dataclass

@@ -48,7 +48,7 @@ from .. import topology
 from ..deadlock import EJECT, INJECT, VirtualChannel, routing_for
 from ..params import header_bits, wormhole_parameters
 from ..rtl.message import Kind
-from .stress import wait_cycle
+from .stress import check_traffic, wait_cycle
 
 __all__ = ["WormholeStressConfig", "WormholeStressResult", "WormholeStall", "wormhole_model",
            "message_flits", "decode_worm", "find_stall", "stall_report", "run_model",
@@ -108,19 +108,7 @@ class WormholeStressConfig:
         if self.flits < 2:
             raise ValueError(f"Flit count must be at least 2 in a stress run (the body flits "
                              f"carry the message number), not {self.flits}")
-        for value, what in ((self.cycles, "Cycles"), (self.watchdog, "Watchdog"),
-                            (self.drain_limit, "Drain limit")):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{what} must be a positive integer, not {value!r}")
-        if not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"Seed must be a non-negative integer, not {self.seed!r}")
-        if self.broadcast is None:
-            object.__setattr__(self, "broadcast", 0.0 if self.n == 1 else 1 / (2 * self.n))
-        if not 0.0 <= self.broadcast <= 1.0:
-            raise ValueError(f"Broadcast probability must be from 0 to 1, not {self.broadcast!r}")
-        if not 0.0 < self.eject_ready <= 1.0:
-            raise ValueError(f"Eject-ready probability must be above 0 and at most 1, "
-                             f"not {self.eject_ready!r}")
+        check_traffic(self)
 
     @property
     def wormhole(self):
