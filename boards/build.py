@@ -387,7 +387,7 @@ def bitstream(board, n, depth=1, out="results", build_root="build", synth_opts=N
     family = BOARDS[board][2]
     synth_opts = synth_options(family, synth_opts)
     pll = None if clock_mhz is None else check_clock(board, clock_mhz)
-    top = BoardTop(n, depth, clock_mhz=clock_mhz)
+    top = BoardTop(n, depth, pll=pll)
     name = (f"ihcube_selftest_n{n}" + (f"_d{depth}" if depth != 1 else "")
             + (f"_{clock_mhz:g}mhz".replace(".", "p") if pll is not None else ""))
     build_dir = pathlib.Path(build_root) / f"bitstream_{board}_{name}"

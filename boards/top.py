@@ -5,7 +5,7 @@ from amaranth.hdl import ClockDomain, ClockSignal, Elaboratable, Module, ResetSi
 from amaranth.lib import io, wiring
 from amaranth.lib.cdc import FFSynchronizer
 
-from .pll import Pll, pll_settings
+from .pll import Pll, PllSettings
 from .selftest import SelfTest, SelfTestErrors
 from .uart import ReportLine, UARTTransmitter
 
@@ -29,8 +29,8 @@ class BoardTop(Elaboratable):
         ihcube n=<n> rounds=<hex> sent=<hex> bcast=<hex> dlvd=<hex> err=<hex> pass=<0|1>
 
     ``err`` is :attr:`SelfTest.errors` (:class:`SelfTestErrors` positions). The self-test runs
-    on the board's own clock, or with ``clock_mhz`` on a PLL's (:mod:`.pll`): the highest
-    frequency the PLL makes from the board's clock that is not above ``clock_mhz``; the design
+    on the board's own clock, or with ``pll`` on that PLL's (:mod:`.pll`; the settings for a
+    board come from :func:`~ihcube.boards.build.check_clock`); the design
     is held in reset until the PLL has locked and :data:`START_CYCLES` more have passed.
 
     Parameters
@@ -39,22 +39,20 @@ class BoardTop(Elaboratable):
         As for :class:`~ihcube.rtl.Fabric` (``payload_width`` is 32).
     run_cycles : int
         Traffic cycles per round.
-    clock_mhz : float or None
-        The clock to run at, from the board's PLL; None for the board's oscillator.
+    pll : :class:`~ihcube.boards.pll.PllSettings` or None
+        The board's PLL and the clock it makes; None for the board's oscillator.
     """
 
-    def __init__(self, n, depth=1, run_cycles=1 << 16, clock_mhz=None):
+    def __init__(self, n, depth=1, run_cycles=1 << 16, pll=None):
+        if pll is not None and not isinstance(pll, PllSettings):
+            raise TypeError(f"PLL settings must come from pll_settings(), not {pll!r}")
         self.selftest = SelfTest(n, 32, depth, run_cycles=run_cycles, drain_cycles=1 << 12)
-        self.clock_mhz = clock_mhz
-        #: The PLL's settings once elaborated on a platform (None without a PLL).
-        self.pll = None
+        self.pll = pll
 
     def _clock(self, m, platform):
         """Make the ``sync`` domain from the board's PLL, if asked; return its frequency."""
-        if self.clock_mhz is None:
+        if self.pll is None:
             return int(platform.default_clk_frequency)
-        family = "ecp5" if platform.device.startswith("LFE5") else "ice40"
-        self.pll = pll_settings(family, platform.default_clk_frequency, self.clock_mhz)
         pll = m.submodules.pll = Pll(self.pll, platform.request(platform.default_clk, dir="-"))
 
         # Reset until the PLL is locked and START_CYCLES of its clock have passed.

@@ -86,14 +86,14 @@ def test_impossible_clocks_are_one_line(family, wanted, message):
     ("icebreaker", 20, "SB_PLL40_PAD", "set_frequency clk12_0__io 12.0"),
 ])
 def test_board_top_runs_on_the_pll(board, mhz, primitive, constraint):
-    """The board top with ``clock_mhz`` instantiates the family's PLL with the dividers of
+    """The board top with the PLL settings of ``check_clock`` instantiates the family's PLL with the dividers of
     :func:`pll_settings` on the board clock's pin, which keeps its constraint (nextpnr derives
     the PLL output's from it and the dividers); without, it has no PLL."""
     from ihcube.boards.top import BoardTop
-    top = BoardTop(3, clock_mhz=mhz)
+    settings = build.check_clock(board, mhz)
+    assert isinstance(settings, PllSettings)
+    top = BoardTop(3, pll=settings)
     plan = build.board_platform(board).build(top, name="top", do_build=False)
-    assert isinstance(top.pll, PllSettings)
-    assert top.pll == build.check_clock(board, mhz)
     rtlil = plan.files["top.il"]
     rtlil = rtlil.decode() if isinstance(rtlil, bytes) else rtlil
     assert f"cell \\{primitive} " in rtlil
@@ -115,11 +115,11 @@ def test_bitstream_name_and_figures_carry_the_clock(monkeypatch, tmp_path):
 
     def fake_build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="",
                    placer=None):
-        built.append((name, top.clock_mhz))
+        built.append((name, top.pll))
         return {"fits": False}
     monkeypatch.setattr(build, "_build", fake_build)
     figures = build.bitstream("icebreaker", 4, out=tmp_path, clock_mhz=20)
-    assert built == [("ihcube_selftest_n4_20mhz", 20)]
+    assert built == [("ihcube_selftest_n4_20mhz", build.check_clock("icebreaker", 20))]
     assert figures["pll"]["clock_mhz"] == pytest.approx(19.875)
     assert figures["pll"]["DIVQ"] == dict(build.check_clock("icebreaker", 20).dividers)["DIVQ"]
 
