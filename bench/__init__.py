@@ -4,9 +4,11 @@
 - :mod:`.verilog`: Verilog generation time, memory, size and Yosys cells (``make bench``).
 - :mod:`.model`: router-cycles per second of the fast model and of the RTL simulation
   (``make bench-model``).
+- :mod:`.wormhole_model`: router-cycles per second of the fast wormhole model (``make
+  bench-wormhole``).
 """
 
-__all__ = ["machine"]
+__all__ = ["machine", "write_results"]
 
 
 def machine():
@@ -21,3 +23,12 @@ def machine():
             **{name: metadata.version(name) for name in ("numpy", "numba", "amaranth")},
             "cpu_count": os.cpu_count(), "platform": platform.platform(),
             "load_average": [round(load, 2) for load in os.getloadavg()]}
+
+
+def write_results(results, out):
+    """Write a benchmark's ``results`` as JSON to the path ``out`` (its folder made if need
+    be) and say so."""
+    import json
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"\nwrote {out}")

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 
-from . import machine
+from . import machine, write_results
 
 __all__ = ["measure_model", "measure_rtl", "measure_memory", "measure_large", "benchmark"]
 
@@ -232,7 +232,5 @@ def benchmark(sizes=SIZES, out=OUT):
           f"{large['state_bytes'] / 2**30:.2f} GiB); accepted {large['throughput']:.3f}")
 
     results["machine"]["load_average_end"] = [round(load, 2) for load in os.getloadavg()]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"\nwrote {out}")
+    write_results(results, out)
     return results

@@ -15,7 +15,7 @@ import tempfile
 import time
 
 from .. import generate
-from . import machine
+from . import machine, write_results
 
 __all__ = ["measure_generation", "router_cells", "benchmark"]
 
@@ -161,7 +161,5 @@ def benchmark(sizes=SIZES, out=OUT):
             print(f"{depth:>6} {row['links']:>6} {row['cells']:>8,} {row['flip_flops']:>6,} "
                   f"{row['muxes']:>7,}", flush=True)
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"\nwrote {out}")
+    write_results(results, out)
     return results

@@ -13,7 +13,6 @@ Python :class:`~ihcube.sim.wormhole_model.WormholeModel` on a few cycles at the 
 It checks nothing; ``tests/test_wormhole_fast.py`` does that.
 """
 
-import json
 import os
 import pathlib
 import statistics
@@ -21,7 +20,7 @@ import time
 
 import numpy as np
 
-from . import machine
+from . import machine, write_results
 
 __all__ = ["saturating_messages", "measure", "measure_reference", "benchmark"]
 
@@ -157,7 +156,5 @@ def benchmark(sizes=SIZES, out=OUT):
         results["speedup"] = round(results["model"][0]["cpu_best"] / reference["cpu"])
         print(f"fast / reference at n={reference['nodes']}: {results['speedup']:,}x")
     results["machine"]["load_average_end"] = [round(load, 2) for load in os.getloadavg()]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"\nwrote {out}")
+    write_results(results, out)
     return results

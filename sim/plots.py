@@ -87,20 +87,26 @@ def latency_figure(rows, pattern):
     return fig
 
 
-def latency_plots(rows, prefix):
-    """Write :func:`latency_figure` for each traffic pattern of ``rows`` to
+def _pattern_plots(rows, prefix, figure):
+    """Write ``figure(pattern)`` for each traffic pattern of ``rows`` to
     ``<prefix>_<pattern>.png``. Returns the file names."""
     plt = _pyplot()
     written = []
     patterns = sorted({row["pattern"] for row in rows}, key=["uniform", "sphere",
                                                             "decreasing"].index)
     for pattern in patterns:
-        fig = latency_figure(rows, pattern)
+        fig = figure(pattern)
         name = f"{prefix}_{pattern}.png"
         fig.savefig(name, dpi=110, metadata=_METADATA)
         plt.close(fig)
         written.append(name)
     return written
+
+
+def latency_plots(rows, prefix):
+    """Write :func:`latency_figure` for each traffic pattern of ``rows`` to
+    ``<prefix>_<pattern>.png``. Returns the file names."""
+    return _pattern_plots(rows, prefix, lambda pattern: latency_figure(rows, pattern))
 
 
 def switching_figure(rows, packet_rows, pattern):
@@ -153,17 +159,8 @@ def switching_figure(rows, packet_rows, pattern):
 def switching_plots(rows, packet_rows, prefix):
     """Write :func:`switching_figure` for each traffic pattern of ``rows`` to
     ``<prefix>_<pattern>.png``. Returns the file names."""
-    plt = _pyplot()
-    written = []
-    patterns = sorted({row["pattern"] for row in rows}, key=["uniform", "sphere",
-                                                            "decreasing"].index)
-    for pattern in patterns:
-        fig = switching_figure(rows, packet_rows, pattern)
-        name = f"{prefix}_{pattern}.png"
-        fig.savefig(name, dpi=110, metadata=_METADATA)
-        plt.close(fig)
-        written.append(name)
-    return written
+    return _pattern_plots(rows, prefix,
+                          lambda pattern: switching_figure(rows, packet_rows, pattern))
 
 
 def density_figure(n, density, ends, title, unit="messages"):
