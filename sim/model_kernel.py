@@ -754,23 +754,21 @@ def run_uniform(dims, tables, state, t0, cycles, rate, seed, payload_mask, total
             q_count[a] = count + new
             generated += new
             inj_valid[a] = count + new != 0
-            # The head changes if it was taken and another waits, or if this cycle's
-            # message comes to an empty queue; both are random: one branch, for the walk.
-            walk = took & (count != 0)
-            fresh = (count == 0) & new
-            s = q_head[a] + 1
-            if walk:
+            if took and count:
                 # The next message: the first cycle after the head's that generated one. It
                 # is before this cycle (the queue held it).
+                s = q_head[a] + 1
                 x = uniform_draw(stream, a, s)
                 while (x >> np.uint64(32)) >= threshold:
                     s += 1
                     x = uniform_draw(stream, a, s)
-            s = _select(fresh, t, s)  # an empty queue: this cycle's message is the head
-            change = walk | fresh
-            q_head[a] = _select(change, s, q_head[a])
-            inj_header[a] = _select(change, uniform_dest(x, a, n), inj_header[a])
-            inj_payload[a] = _select(change, s & payload_mask, inj_payload[a])
+            elif count == 0 and new:
+                s = t  # an empty queue: this cycle's message is the head at once
+            else:
+                continue
+            q_head[a] = s
+            inj_header[a] = uniform_dest(x, a, n)
+            inj_payload[a] = s & payload_mask
         got_d, got_h = cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken,
                              eject_ready, step_deliveries, step_hops, False)
         delivered += got_d
