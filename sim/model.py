@@ -202,7 +202,7 @@ class Model:
             np.zeros(n, np.uint8),                            # refused
             np.zeros(n, np.int32),                            # refused_count
             np.zeros(n * S, np.int32),                        # requests
-            np.zeros(n * S, np.int64),                        # posts (the kernel's scratch)
+            np.zeros(n * S + 1, np.int64),                    # posts (the kernel's scratch)
         )
         self._cycle = 0
         # The PEs' source queues (model_kernel.enqueue) and what offer() numbered so far.

@@ -129,6 +129,23 @@ def _lowest(typingctx, bits):
 lowest_bit = _lowest
 
 
+@intrinsic
+def _select(typingctx, condition, if_true, if_false):
+    """``if_true if condition else if_false`` as an int64, without a branch (LLVM ``select``):
+    for outcomes that are random, where a branch would be mispredicted half the time."""
+    if not all(isinstance(t, (types.Integer, types.Boolean))
+               for t in (condition, if_true, if_false)):
+        return None
+    sig = types.int64(condition, if_true, if_false)
+
+    def codegen(context, builder, signature, args):
+        test = context.cast(builder, args[0], signature.args[0], types.boolean)
+        return builder.select(test,
+                              context.cast(builder, args[1], signature.args[1], types.int64),
+                              context.cast(builder, args[2], signature.args[2], types.int64))
+    return sig, codegen
+
+
 @njit(cache=True, inline="always")
 def _wants(header, b, exists_b, route_bit, slot_index, A, pe, P):
     """The outputs a head wants at node ``b`` (Router ``want``).
@@ -179,7 +196,8 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
     ``dims`` is ``(n, D, A, depth, ready_in_reset, P)``, ``tables`` ``(exists, route,
     link_set, travel_masks)``, ``state`` ``(cells, cells32, cells16, requested, refused,
     refused_count, requests, posts)`` (``cells32`` and ``cells16`` are views of ``cells``;
-    the module's docstring describes them; ``posts``, ``n * S`` int64 words, is scratch).
+    the module's docstring describes them; ``posts``, ``n * S + 1`` int64 words, is scratch:
+    a post is written in any case and kept by counting it).
 
     Port ``p`` of node ``a``'s PE (index ``a * P + p``) offers ``inj_header[a * P + p]`` (dest
     and kind packed as in a header; ``src`` and ``travel`` are stamped here) and
@@ -222,41 +240,40 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
 
         # The PE's injections: a handshake happens iff the port's injection buffer has
         # room. Its only writer is this PE and its only reader this node: neither has acted
-        # yet.
+        # yet. Whether a port offers and whether it has room are random: no branch on them.
+        # An entry is written in any case: the one at the tail, a free one, unless the
+        # buffer is full, where the tail is the head and keeps its own value.
         fresh_pe = 0  # injection buffer 0's head arrived in this cycle
         for p in range(P):
-            took = 0
             i = a * P + p
-            if inj_valid[_at(i)]:
-                slot = pe + p
-                row = base + slot
-                r = row * R16
-                count = cells16[_at(r + COUNT)]
-                if rooms and count != depth:
-                    took = 1
-                    header = inj_header[_at(i)]
-                    if header >> (3 * A) & 1 == 0 and header & address >= n:
-                        # A destination that does not exist: taken, dropped, counted.
-                        refused[_at(a)] = 1
-                        if refused_count[_at(a)] != _REFUSED_MAX:
-                            refused_count[_at(a)] += 1
-                    else:
-                        header |= a << A | full_travel << travel_shift
-                        tail = cells16[_at(r + TAIL)]
-                        e = row * R64 + ENTRIES + 2 * tail
-                        cells[_at(e)] = header
-                        cells[_at(e + 1)] = inj_payload[_at(i)]
-                        cells16[_at(r + TAIL)] = _advance(tail, depth)
-                        cells16[_at(r + COUNT)] = count + 1
-                        if count == 0:  # the head from the next cycle
-                            wants = _wants(header, a, ex, route[_at((a ^ header) & ex)], slot,
-                                           A, pe, P)
-                            cells32[_at(row * R32 + PENDING)] = wants
-                            posts[_at(n_posts)] = _post(wants, a, slot)
-                            n_posts += 1
-                            if p == 0:
-                                fresh_pe = 1
+            slot = pe + p
+            row = base + slot
+            r = row * R16
+            count = cells16[_at(r + COUNT)]
+            header = inj_header[_at(i)]
+            took = (inj_valid[_at(i)] != 0) & rooms & (count != depth)
             taken[_at(i)] = took
+            if took and header >> (3 * A) & 1 == 0 and header & address >= n:
+                # A destination that does not exist: taken, dropped, counted.
+                refused[_at(a)] = 1
+                if refused_count[_at(a)] != _REFUSED_MAX:
+                    refused_count[_at(a)] += 1
+                continue
+            header |= a << A | full_travel << travel_shift
+            tail = cells16[_at(r + TAIL)]
+            e = row * R64 + ENTRIES + 2 * tail
+            cells[_at(e)] = _select(took, header, cells[_at(e)])
+            cells[_at(e + 1)] = _select(took, inj_payload[_at(i)], cells[_at(e + 1)])
+            cells16[_at(r + TAIL)] = _select(took, _advance(tail, depth), tail)
+            cells16[_at(r + COUNT)] = count + took
+            # A message into an empty buffer is the head from the next cycle.
+            fresh = took & (count == 0)
+            wants = _wants(header, a, ex, route[_at((a ^ header) & ex)], slot, A, pe, P)
+            q = row * R32 + PENDING
+            cells32[_at(q)] = _select(fresh, wants, cells32[_at(q)])
+            posts[_at(n_posts)] = _post(wants, a, slot)  # kept if fresh (the model's n*S+1)
+            n_posts += fresh
+            fresh_pe |= fresh & (p == 0)
 
         if ex == 0:
             # A node without links (n = 1): a broadcast from its PE has nothing to send and
@@ -276,12 +293,18 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                     posts[_at(n_posts)] = _post(wants, a, pe)  # valid from the next cycle
                     n_posts += 1
 
-        # Each requested output: its round-robin arbiter (RoundRobinArbiter) over the valid
-        # heads that still want it (Router: valid & want & ~done) grants one; the copy moves
-        # if the output is ready, else the arbiter holds the grant. The eject port is ready
-        # if the PE is; a link if the buffer at its far end has room: this node is that
-        # buffer's only writer, so its count when the cycle began is COUNT, plus one if its
-        # own node popped in this cycle.
+        # Every requested output's round-robin arbiter (RoundRobinArbiter) over the valid
+        # heads that still want it (Router: valid & want & ~done) grants one input; the copy
+        # moves if the output is ready, else the arbiter holds the grant. All of the node's
+        # arbiters decide first, in one pass without a branch on the data (a decision reads
+        # only its own output's registers and far buffer, none of which this node's moves
+        # change), and the moves follow: the outcomes (ready or not, locked or not, which
+        # input) are random, and a branch on each cost a mispredicted branch every other
+        # output. The eject port is ready if the PE is; a link if the buffer at its far end
+        # has room: this node is that buffer's only writer, so its count when the cycle
+        # began is COUNT, plus one if its own node popped in this cycle. Row `port` is that
+        # buffer for a link (_buffer), the injection buffer for the PE, read but unused.
+        moves = 0
         scan = outputs
         while scan:
             o = _lowest(scan)
@@ -290,25 +313,27 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
             req = requests[_at(port)]
             arbiter = port * R16
             locked = cells16[_at(arbiter + HELD)]
-            after = req & ~((2 << cells16[_at(arbiter + LAST)]) - 1)
-            g = locked if locked >= 0 else _lowest(after if after else req)
-            if o >= pe:
-                ready = eject_ready[_at(a * P + o - pe)] != 0
-            else:
-                b = a ^ (1 << o)
-                far = port  # b's buffer on link o is in this node's rows (_buffer)
-                r = far * R16
-                ready = rooms and (cells16[_at(r + COUNT)]
-                                   + (cells16[_at(r + POPPED)] == stamp)) != depth
-            if not ready:
-                cells16[_at(arbiter + HELD)] = g
-                continue
-            cells16[_at(arbiter + HELD)] = -1
-            cells16[_at(arbiter + LAST)] = g
-            waiting = req & ~(1 << g)
+            last = cells16[_at(arbiter + LAST)]
+            after = req & ~((2 << last) - 1)
+            g = _select(locked >= 0, locked, _lowest(_select(after != 0, after, req)))
+            link_ready = rooms & ((cells16[_at(arbiter + COUNT)]
+                                   + (cells16[_at(arbiter + POPPED)] == stamp)) != depth)
+            eject = eject_ready[_at(a * P + _select(o >= pe, o - pe, 0))] != 0
+            ready = _select(o >= pe, eject, link_ready)
+            cells16[_at(arbiter + HELD)] = _select(ready != 0, -1, g)
+            cells16[_at(arbiter + LAST)] = _select(ready != 0, g, last)
+            waiting = req & ~(ready << g)
             requests[_at(port)] = waiting
-            if waiting == 0:
-                outputs &= ~(1 << o)
+            moves |= ready << o
+            outputs &= ~(np.int64(waiting == 0) << o)
+        requested[_at(a)] = outputs
+
+        # The moves: output o copies the head of input LAST (its grant).
+        while moves:
+            o = _lowest(moves)
+            moves &= moves - 1
+            port = base + o
+            g = np.int64(cells16[_at(port * R16 + LAST)])
             row = _buffer(a, g, S, full_travel)
             q = row * R16
             e = row * R64 + ENTRIES + 2 * cells16[_at(q + HEAD)]
@@ -321,6 +346,9 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                 deliveries[n_deliveries, 3] = o - pe
                 n_deliveries += 1
             else:
+                b = a ^ (1 << o)
+                far = port  # b's buffer on link o is in this node's rows (_buffer)
+                r = far * R16
                 # The copy on link o keeps travel AND travel_mask(o) (topology.travel_mask).
                 keep = travel_masks[_at(link_set[_at(a)] * masks + o)]
                 header &= ~(address << travel_shift) | keep << travel_shift
@@ -361,7 +389,6 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                     cells32[_at(p)] = wants
                     posts[_at(n_posts)] = _post(wants, a, g)
                     n_posts += 1
-        requested[_at(a)] = outputs
     # Every arbiter has decided: the new heads' requests count from the next cycle.
     for k in range(n_posts):
         post = posts[_at(k)]
