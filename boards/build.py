@@ -215,13 +215,17 @@ def _build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="", p
         error = f"Yosys failed ({exc})"
     figures["seconds_yosys"] = round(time.monotonic() - started, 1)
     rpt = build_dir / f"{name}.rpt"
-    yosys = _yosys_cells(rpt) if rpt.exists() else {}
-    figures["yosys_luts"] = sum(yosys.get(c, 0) for c in cells["yosys_lut"])
-    figures["yosys_ffs"] = sum(yosys.get(c, 0) for c in cells["yosys_ff"]) - shell_ffs
-    figures["yosys_ram"] = sum(yosys.get(c, 0) for c in cells["yosys_ram"])
+    if error is None and not rpt.exists():
+        error = "Yosys wrote no report"
     figures["shell_ffs"] = shell_ffs
-    needed, capacity = _estimate(family, yosys), CAPACITY.get(platform.device)
-    figures["cells_estimate"] = needed
+    if error is None:
+        # A report of a failed run is partial (or an earlier run's): no figures from it.
+        yosys = _yosys_cells(rpt)
+        figures["yosys_luts"] = sum(yosys.get(c, 0) for c in cells["yosys_lut"])
+        figures["yosys_ffs"] = sum(yosys.get(c, 0) for c in cells["yosys_ff"]) - shell_ffs
+        figures["yosys_ram"] = sum(yosys.get(c, 0) for c in cells["yosys_ram"])
+        figures["cells_estimate"] = _estimate(family, yosys)
+    needed, capacity = figures.get("cells_estimate"), CAPACITY.get(platform.device)
     if error is None and capacity is not None and needed > capacity:
         error = (f"does not fit: Yosys's netlist needs at least {needed:,} logic cells, "
                  f"the {platform.device} has {capacity:,}")
@@ -240,7 +244,7 @@ def _build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="", p
                                      + figures.get("seconds_nextpnr", 0), 1)
 
     report = build_dir / "report.json"
-    if report.exists():
+    if report.exists() and "yosys_luts" in figures:
         data = json.loads(report.read_text())
         use = data.get("utilization", {})
         if cells["lut"]:
@@ -620,10 +624,11 @@ def summary(figures):
     parts = [f"{figures.get('nodes')} nodes", figures.get("device", "?")]
     if figures.get("luts") is not None:
         parts.append(f"LUTs {figures['luts']:,} of {figures['luts_available']:,}")
-    else:
-        parts.append(f"logic cells >= {figures.get('cells_estimate', 0):,} (Yosys)")
-    parts.append(f"FFs {figures.get('ffs', figures.get('yosys_ffs', 0)):,}")
-    parts.append(f"RAM {figures.get('ram', figures.get('yosys_ram', 0))}")
+    elif figures.get("cells_estimate") is not None:
+        parts.append(f"logic cells >= {figures['cells_estimate']:,} (Yosys)")
+    if figures.get("yosys_ffs") is not None:  # none if Yosys failed
+        parts.append(f"FFs {figures.get('ffs', figures['yosys_ffs']):,}")
+        parts.append(f"RAM {figures.get('ram', figures['yosys_ram'])}")
     if figures.get("fmax_mhz") is not None:
         parts.append(f"Fmax {figures['fmax_mhz']} MHz (target {figures['target_mhz']})")
     if figures.get("pll") is not None:

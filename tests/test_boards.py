@@ -214,6 +214,20 @@ def test_a_tiny_fabric_synthesises_and_places_on_ice40(tmp_path):
     assert (tmp_path / "results" / "synth_ice40_ihcube_n2_w32_heap.json").exists()
 
 
+
+def test_a_failed_yosys_run_records_no_figures(monkeypatch, tmp_path):
+    """When Yosys fails, the build says so and records no cell counts (it once wrote 0 LUTs
+    and minus the shell's flip-flops)."""
+    monkeypatch.setenv("YOSYS", shutil.which("false") or "false")
+    figures = build.synth(2, "ice40", out=tmp_path / "results", build_root=tmp_path / "build")
+    assert not figures["fits"]
+    assert figures["error"].startswith("Yosys failed")
+    for key in ("yosys_luts", "yosys_ffs", "cells_estimate", "luts", "ffs", "fmax_mhz",
+                "luts_per_router", "ffs_per_router"):
+        assert key not in figures, key
+    line = build.summary(figures)
+    assert "Yosys failed" in line and "FFs" not in line and "logic cells" not in line
+
 # --- make synth-table: its builds, resuming, and the table ---------------------------------
 
 def test_synth_table_builds_cheap_rows_first_and_says_why_a_row_cannot_be_built():
