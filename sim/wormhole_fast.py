@@ -68,6 +68,10 @@ class FastWormholeModel(WormholeModel):
         Flits sent on each link direction (:meth:`advance` with ``count_links``).
     """
 
+    #: Whether a buffer's pop wakes the channel upstream that sleeps until it has room (True:
+    #: the kernel; False only in the negative control that shows the lockstep tests see it).
+    _wakes = True
+
     def __init__(self, n, wormhole, order=topology.MSB_FIRST):
         n = topology.check_fabric_node_count(n)
         if isinstance(wormhole, Wormhole):  # (else WormholeModel says what it must be)
@@ -153,7 +157,7 @@ class FastWormholeModel(WormholeModel):
             n, V, wh.flits, wh.vc_depth, self.abits, self.hbits, wh.flit_width,
             topology.full_travel(n), int(self._tail_releases), (1 << REFUSED_COUNT_WIDTH) - 1,
             Kind.BROADCAST.value, lset, *shared, far_node, far_j,
-            np.array(self.exists, np.int64), route, choice)
+            np.array(self.exists, np.int64), route, choice, int(self._wakes))
         self._links = int(klinks.sum())
         self._unicast = (np.arange(C)[None, :] < nchan[:, None]) & (chan_v != V)
 
@@ -172,7 +176,8 @@ class FastWormholeModel(WormholeModel):
             self.busy, self.alloc_last, self.sw_last, self.sw_locked, self.sw_held, self.index,
             self.refusing, self.broadcasting, self.refused, self.refused_count,
             np.zeros(n, np.int64),  # the kernel's mask of live channels a node
-            np.full((n, self.C), -1, np.int64))  # and the cycle each buffer last popped
+            np.full((n, self.C), -1, np.int64),  # and the cycle each buffer last popped
+            np.full((n, self.C), -1, np.int8))  # the channel upstream asleep until it pops
         self._heads = np.full(n, -1, np.int64)
         self._tails = np.full(n, -1, np.int64)
         self._position = np.zeros(n, np.int64)
@@ -197,7 +202,7 @@ class FastWormholeModel(WormholeModel):
         taken = np.zeros(n, np.uint8)
         ej = np.zeros((n, 2), np.int64)
         hop = np.zeros((max(self._links, 1), 4), np.int64)
-        got_ej, got_hop = wormhole_kernel.cycle(self._tables, self._state, self.cycle, valid,
+        got_ej, got_hop, _ = wormhole_kernel.cycle(self._tables, self._state, self.cycle, valid,
                                                 words, ready, taken, ej, hop, self._writes,
                                                 self._touched)
         self.cycle += 1

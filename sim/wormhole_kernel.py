@@ -38,6 +38,23 @@ node popped it in this cycle (``popped`` holds the cycle of each buffer's last p
 broadcast buffers' ``room`` and ``idle`` are stored and written after the visits
 (``touched``). :class:`~ihcube.sim.wormhole_fast.FastWormholeModel` fills the unicast
 ``room`` registers in after each call, for the reference's state.
+
+Sleeping channels
+-----------------
+A routed unicast channel that holds its output and can do nothing until something else
+happens leaves ``live`` (it is not visited) and is woken by that event:
+
+- its buffer is empty: the next write into it (the write pass sets its ``live`` bit);
+- the far buffer it sends into is full now (``count == depth``, so no room in this cycle
+  nor until that buffer pops): the far buffer's pop. The sending channel is that buffer's
+  only writer while it holds the output channel, so ``sleeper[far node, far channel]``
+  names it, and the pop sets its ``live`` bit. A pop in the cycle the sender is visited
+  after it is harmless: the sender reads the room as the cycle began (none), and does not
+  sleep, since the count is below depth now.
+
+At saturation (``n`` = 1024, 20 flits, 3 channels) this spares about one visit in five.
+The flag ``wakes`` (in the tables) is off only in the negative control that shows the
+lockstep tests would see a lost wake-up.
 """
 
 import numpy as np
@@ -62,21 +79,28 @@ def _after(requests, last):
 
 @njit(cache=True)
 def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_out,
-          writes, touched):
-    """Simulate one cycle; return ``(ejects, hops)``, the numbers of records written.
+          writes, touched, queues=None):
+    """Simulate one cycle; return ``(ejects, hops, heads)``, the numbers of records
+    written.
 
     ``ready_out[a]`` gets node ``a``'s injection ``ready``; ``ej_out`` rows
     ``(node, flit)`` and ``hop_out`` rows ``(node, dim, vc, flit)`` get the eject and link
     handshakes in node order (a node's outputs in order). ``writes`` and ``touched`` are
     scratch arrays (rows ``(node, channel, flit)`` and ``(node, channel)``).
+
+    With ``queues`` (``(heads, tails, nexts, position, words, at, took)``, as
+    :func:`run_queues` keeps them), each PE offers the next flit of its source queue
+    instead of ``inj_valid`` and ``inj_word``, the queue moves on when the flit is taken,
+    and ``took`` gets a row ``(node, message)`` for each head flit taken (``heads`` of
+    them): one pass over the nodes instead of three.
     """
     (n, V, L, depth, abits, hbits, wbits, full_travel, tail_releases, refused_max, bkind,
      lset, nchan, klinks, chan_v, nbranch, out_of, branch, user_at, user_pos, user_mask,
      group_at, group_pos, group_mask, dims, dim_out, masks, far_node, far_j, exists, route,
-     choice) = tab
+     choice, wakes) = tab
     (fifo, fifo_head, fifo_tail, count, room, entries, written, idle, read, routed, want_reg,
      held, ovc, busy, alloc_last, sw_last, sw_locked, sw_held, index, refusing, broadcasting,
-     refused, refused_count, live, popped) = st
+     refused, refused_count, live, popped, sleeper) = st
     head_bit = 1 << wbits
     tail_bit = 1 << (wbits + 1)
     amask = (1 << abits) - 1
@@ -92,6 +116,9 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
     n_hop = 0
     n_wr = 0
     n_touch = 0
+    n_took = 0
+    if queues is not None:
+        q_heads, q_tails, q_nexts, q_position, q_words, q_at, q_took = queues
     for a in range(n):
         s = lset[a]
         k = klinks[s]
@@ -145,11 +172,22 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
                     if hb and count[a, c] != 0:
                         b = lowest_bit(hb)
                         o = out_of[s, c, b]
-                        if o == k or _room(room, count, popped, far_node[a, o],
-                                           far_j[a, o] * (V + 1) + ovc[a, c, b], False, t,
-                                           depth):
+                        if o == k:
                             sw_req[o] |= 1 << c
                             wanted |= 1 << o
+                        else:
+                            fn = far_node[a, o]
+                            fc = far_j[a, o] * (V + 1) + ovc[a, c, b]
+                            if _room(room, count, popped, fn, fc, False, t, depth):
+                                sw_req[o] |= 1 << c
+                                wanted |= 1 << o
+                            elif count[fn, fc] == depth and unheld == 0:
+                                # Blocked until the far buffer pops (its only writer is
+                                # this channel): asleep until then.
+                                live[a] &= ~(1 << c)
+                                sleeper[fn, fc] = c
+                    elif hb and unheld == 0:
+                        live[a] &= ~(1 << c)  # its buffer is empty: asleep until a write
                     hb = 0
                 while hb:
                     b = lowest_bit(hb)
@@ -265,8 +303,14 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
                 busy[a, o, 0] &= ~release0
                 busy[a, o, 1] &= ~release1
         # Injection.
-        if inj_valid[a]:
+        if queues is None:
+            valid = inj_valid[a] != 0
             word = inj_word[a] & wmask
+        else:
+            m = q_heads[a]
+            valid = m >= 0 and (q_position[a] > 0 or q_at[m] <= t)
+            word = q_words[m, q_position[a]] & wmask if valid else 0
+        if valid:
             first = index[a] == 0
             dest = word & amask
             kind = (word >> (2 * abits)) & 1
@@ -280,6 +324,18 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
             ready = drop or _room(room, count, popped, a, buf, broadcast and k != 0, t,
                                   depth)
             ready_out[a] = ready
+            if queues is not None and ready:
+                if q_position[a] == 0:
+                    q_took[n_took, 0] = a
+                    q_took[n_took, 1] = m
+                    n_took += 1
+                if q_position[a] == L - 1:
+                    q_position[a] = 0
+                    q_heads[a] = q_nexts[m]
+                    if q_nexts[m] < 0:
+                        q_tails[a] = -1
+                else:
+                    q_position[a] += 1
             if ready:
                 if first:
                     if kind == bkind:
@@ -338,6 +394,11 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
                 fifo_head[a, c] = 0 if fifo_head[a, c] == depth - 1 else fifo_head[a, c] + 1
                 count[a, c] -= 1
                 popped[a, c] = t
+                w = sleeper[a, c]
+                if w >= 0 and wakes:  # the channel upstream waiting for this room wakes
+                    sleeper[a, c] = -1
+                    up = a ^ (1 << dims[s, c // (V + 1)])
+                    live[up] |= 1 << w
             if finished:
                 routed[a, c] = 0
                 held[a, c] = 0
@@ -369,7 +430,7 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
             c = touched[x, 1]
             _settle(count, written, room, idle, routed, live, a, c, chan_v[lset[a], c] == V,
                     L, depth)
-    return n_ej, n_hop
+    return n_ej, n_hop, n_took
 
 
 @njit(cache=True, inline="always")
@@ -432,15 +493,15 @@ def run_queues(tab, st, t0, cycles, heads, tails, nexts, position, words, at,
     Returns ``(cycles done, injections, ejects, hops, record counts)``.
     """
     n = tab[0]
-    L = tab[2]
     wbits = tab[6]
     tail_bit = 1 << (wbits + 1)
     links = 0
     for a in range(n):
         links += tab[13][tab[11][a]]
-    valid = np.zeros(n, np.uint8)
+    valid = np.zeros(n, np.uint8)  # (unused: the PEs offer from the queues)
     word = np.zeros(n, np.int64)
     ready = np.zeros(n, np.uint8)
+    took = np.zeros((n, 2), np.int64)
     ej_out = np.zeros((n, 2), np.int64)
     hop_out = np.zeros((max(links, 1), 4), np.int64)
     writes = np.zeros((links + n, 3), np.int64)
@@ -452,35 +513,20 @@ def run_queues(tab, st, t0, cycles, heads, tails, nexts, position, words, at,
     tails_seen = 0
     done = 0
     pattern_rows = eject_ready.shape[0]
+    queues = (heads, tails, nexts, position, words, at, took)
     for step in range(cycles):
         t = t0 + step
-        for a in range(n):
-            m = heads[a]
-            if m >= 0 and (position[a] > 0 or at[m] <= t):
-                valid[a] = 1
-                word[a] = words[m, position[a]]
-            else:
-                valid[a] = 0
         row = eject_ready[step if pattern_rows > 1 else 0]
-        got_ej, got_hop = cycle(tab, st, t, valid, word, row, ready, ej_out, hop_out, writes,
-                                touched)
-        for a in range(n):
-            if valid[a] and ready[a]:
-                m = heads[a]
-                if position[a] == 0:
-                    if n_inj == len(injections):
-                        injections = _grow(injections)
-                    injections[n_inj, 0] = t
-                    injections[n_inj, 1] = a
-                    injections[n_inj, 2] = m
-                    n_inj += 1
-                    totals[0] += 1
-                position[a] += 1
-                if position[a] == L:
-                    position[a] = 0
-                    heads[a] = nexts[m]
-                    if heads[a] < 0:
-                        tails[a] = -1
+        got_ej, got_hop, got_took = cycle(tab, st, t, valid, word, row, ready, ej_out,
+                                          hop_out, writes, touched, queues)
+        for h in range(got_took):
+            if n_inj == len(injections):
+                injections = _grow(injections)
+            injections[n_inj, 0] = t
+            injections[n_inj, 1] = took[h, 0]
+            injections[n_inj, 2] = took[h, 1]
+            n_inj += 1
+        totals[0] += got_took
         for e in range(got_ej):
             flit = ej_out[e, 1]
             is_tail = (flit & tail_bit) != 0

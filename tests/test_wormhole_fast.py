@@ -123,6 +123,20 @@ def test_lockstep_catches_a_broken_kernel(variant):
     assert difference is not None and difference.startswith("cycle ")
 
 
+class NeverWakes(FastWormholeModel):
+    """A kernel whose blocked channels sleep and are never woken by the far buffer's pop."""
+    _wakes = False
+
+
+def test_lockstep_catches_a_kernel_whose_blocked_channels_never_wake():
+    """A unicast channel blocked by a full far buffer is not visited until that buffer pops
+    (the kernel's own shortcut, no rule of the reference): without the wake-up, the lockstep
+    runs see the blocked worm's next flit missing, at the cycle it should cross."""
+    for config in [CONTROL] + CORNERS[1:]:
+        difference, _, _, _ = compare(NeverWakes, *config)
+        assert difference is not None and ", hop at node " in difference, config
+
+
 def test_the_broken_kernels_are_the_fast_model():
     """The negative controls run the compiled step, not the reference's (else they would
     test the reference again)."""
