@@ -137,6 +137,27 @@ def test_lockstep_catches_a_kernel_whose_blocked_channels_never_wake():
         assert difference is not None and ", hop at node " in difference, config
 
 
+def clock_jumps(at, to):
+    """The fast model with its clock set from cycle ``at`` to cycle ``to`` (the reference's
+    clock is only its cycle count: nothing it does depends on it after cycle 0)."""
+    class ClockJumps(FastWormholeModel):
+        def step(self, inject_valid, inject_payload, eject_ready):
+            if self.cycle == at:
+                self.cycle = to
+            return super().step(inject_valid, inject_payload, eject_ready)
+    return ClockJumps
+
+
+@pytest.mark.parametrize("config", [CONTROL, (33, 1, 1, "lsb", 2, 300)])
+def test_pop_stamps_wrap_after_two_to_the_31_cycles(config):
+    """The kernel's pop stamps are a cycle's low 31 bits, wiped when they wrap: across the
+    wrap it still does what the reference does. Negative control: a clock that jumps past the
+    wipe (stamps of 60 cycles ago taken for this cycle's, as without the wipe) is caught."""
+    assert compare(clock_jumps(60, (1 << 31) - 1), *config)[0] is None
+    difference = compare(clock_jumps(60, (1 << 31) + 1), *config)[0]
+    assert difference is not None and difference.startswith("cycle ")
+
+
 def test_the_broken_kernels_are_the_fast_model():
     """The negative controls run the compiled step, not the reference's (else they would
     test the reference again)."""
