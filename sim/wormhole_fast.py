@@ -68,9 +68,9 @@ class FastWormholeModel(WormholeModel):
         Flits sent on each link direction (:meth:`advance` with ``count_links``).
     """
 
-    #: Whether a buffer's pop wakes the channel upstream that sleeps until it has room (True:
-    #: the kernel; False only in the negative control that shows the lockstep tests see it).
-    _wakes = True
+    #: What wakes the kernel's sleeping channels: a far buffer's pop, a tail freeing an output
+    #: channel (both; fewer only in the negative controls that show the lockstep sees them).
+    _wakes = wormhole_kernel.WAKE_ON_POP | wormhole_kernel.WAKE_ON_RELEASE
 
     def __init__(self, n, wormhole, order=topology.MSB_FIRST):
         n = topology.check_fabric_node_count(n)
@@ -177,7 +177,8 @@ class FastWormholeModel(WormholeModel):
             self.refusing, self.broadcasting, self.refused, self.refused_count,
             np.zeros(n, np.int64),  # the kernel's mask of live channels a node
             np.full((n, self.C), -1, np.int32),  # and the cycle each buffer last popped
-            np.full((n, self.C), -1, np.int8))  # the channel upstream asleep until it pops
+            np.full((n, self.C), -1, np.int8),  # the channel upstream asleep until it pops
+            np.zeros((n, self.O), np.int64))  # the heads asleep until an output frees a channel
         self._heads = np.full(n, -1, np.int64)
         self._tails = np.full(n, -1, np.int64)
         self._position = np.zeros(n, np.int64)
