@@ -248,7 +248,8 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
             eject = o == k
             release0 = 0
             release1 = 0
-            for cls in range(2):
+            # Allocation (most outputs have only switch requests).
+            for cls in range(2 if requested else 0):
                 requests = requested & group_mask[s, o, cls]
                 if requests == 0:
                     continue
