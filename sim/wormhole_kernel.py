@@ -67,7 +67,8 @@ from numba import njit
 
 from .model_kernel import lowest_bit
 
-__all__ = ["MAX_CHANNELS", "STAMP", "WAKE_ON_POP", "WAKE_ON_RELEASE", "cycle", "run_queues", "enqueue"]
+__all__ = ["MAX_CHANNELS", "STAMP", "WAKE_ON_POP", "WAKE_ON_RELEASE", "cycle", "run_queues",
+           "enqueue"]
 
 #: Most input channels of a router: requests are masks in one int64 word.
 MAX_CHANNELS = 63
