@@ -21,6 +21,7 @@ import pytest
 from ihcube import topology
 from ihcube.params import wormhole_parameters
 from ihcube.rtl.message import Kind
+from ihcube.sim import wormhole_kernel
 from ihcube.sim.wormhole_fast import FastWormholeModel
 from ihcube.sim.wormhole_model import WormholeModel
 from ihcube.verify.harness import Request, worm_flits
@@ -120,6 +121,49 @@ def test_lockstep_catches_a_broken_kernel(variant):
     if variant is ReadyInReset:
         assert difference.startswith("cycle 0, inject at node ")
     difference, _, _ = lockstep(broken_fast(variant), *CONTROL)
+    assert difference is not None and difference.startswith("cycle ")
+
+
+class NoWakeOnPop(FastWormholeModel):
+    """A kernel whose blocked channels sleep and are never woken by the far buffer's pop."""
+    _wakes = wormhole_kernel.WAKE_ON_RELEASE
+
+
+class NoWakeOnRelease(FastWormholeModel):
+    """A kernel whose heads waiting for an output channel are never woken by a tail."""
+    _wakes = wormhole_kernel.WAKE_ON_POP
+
+
+@pytest.mark.parametrize("variant", [NoWakeOnPop, NoWakeOnRelease],
+                         ids=lambda variant: variant.__name__)
+def test_lockstep_catches_a_kernel_whose_sleepers_never_wake(variant):
+    """A unicast channel blocked by a full far buffer is not visited until that buffer pops,
+    a head that waits while every channel of its output is busy until a tail frees one (the
+    kernel's own shortcuts, no rule of the reference): without the wake-up, the lockstep
+    runs see the blocked worm's next flit missing, at the cycle it should cross."""
+    for config in [CONTROL] + CORNERS[1:]:
+        difference, _, _, _ = compare(variant, *config)
+        assert difference is not None and difference.startswith("cycle "), config
+
+
+def clock_jumps(at, to):
+    """The fast model with its clock set from cycle ``at`` to cycle ``to`` (the reference's
+    clock is only its cycle count: nothing it does depends on it after cycle 0)."""
+    class ClockJumps(FastWormholeModel):
+        def step(self, inject_valid, inject_payload, eject_ready):
+            if self.cycle == at:
+                self.cycle = to
+            return super().step(inject_valid, inject_payload, eject_ready)
+    return ClockJumps
+
+
+@pytest.mark.parametrize("config", [CONTROL, (33, 1, 1, "lsb", 2, 300)])
+def test_pop_stamps_wrap_after_two_to_the_31_cycles(config):
+    """The kernel's pop stamps are a cycle's low 31 bits, wiped when they wrap: across the
+    wrap it still does what the reference does. Negative control: a clock that jumps past the
+    wipe (stamps of 60 cycles ago taken for this cycle's, as without the wipe) is caught."""
+    assert compare(clock_jumps(60, (1 << 31) - 1), *config)[0] is None
+    difference = compare(clock_jumps(60, (1 << 31) + 1), *config)[0]
     assert difference is not None and difference.startswith("cycle ")
 
 
