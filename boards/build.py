@@ -415,7 +415,7 @@ TABLE_VCS = (1, 3)
 #: The wormhole fabric of :func:`table`: flit width and virtual channels (the rest
 #: :data:`ihcube.params.WORMHOLE_DEFAULTS`), the table's largest configuration that fits the
 #: LFE5U-85F at 26 nodes by Yosys's count (``docs/fpga.md``, "Wormhole").
-TABLE_WORMHOLE_FABRIC = {"flit_width": 16, "vcs": 1}
+TABLE_WORMHOLE_FABRIC = {"flit_width": 8, "vcs": 1}
 
 
 def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_WIDTHS,
