@@ -428,7 +428,8 @@ def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_
     1. the packet router of node 0 of each of ``router_sizes`` at each depth;
     2. the packet fabrics of ``sizes`` up to the largest of ``router_sizes``, first depth;
     3. the wormhole router of node 0 of each of ``router_sizes`` for each flit width and
-       virtual channel count (one is about eight packet routers: 7,835 LUTs at F = 16, V = 1);
+       virtual channel count (one is three to eight packet routers: 3,635 LUTs at F = 16,
+       V = 1);
     4. the other packet fabrics, by size, then depth;
     5. the wormhole fabric of each of ``router_sizes`` with ``fabric``'s flit width and
        virtual channels (:data:`TABLE_WORMHOLE_FABRIC`).
