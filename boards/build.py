@@ -416,10 +416,14 @@ PREVIOUS_DESIGN = "86c4dab"
 #: node 0 (the rest :data:`ihcube.params.WORMHOLE_DEFAULTS`).
 TABLE_FLIT_WIDTHS = (8, 16, 32)
 TABLE_VCS = (1, 3)
+#: The wormhole fabric of :func:`table`: flit width and virtual channels (the rest
+#: :data:`ihcube.params.WORMHOLE_DEFAULTS`), the table's largest configuration that fits the
+#: LFE5U-85F at 26 nodes by Yosys's count (``docs/fpga.md``, "Wormhole").
+TABLE_WORMHOLE_FABRIC = {"flit_width": 8, "vcs": 1}
 
 
 def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_WIDTHS,
-               vcs=TABLE_VCS, wormhole_fabric=True):
+               vcs=TABLE_VCS, wormhole_fabric=True, fabric=TABLE_WORMHOLE_FABRIC):
     """The builds of :func:`table`, in the order they run, cheap and important first, so a
     table stopped part way has those: each a dict of :func:`synth`'s keyword arguments
     (``n``, ``depth``, ``router``, ``wormhole``), or with ``"error"`` (one line) for a
@@ -428,10 +432,11 @@ def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_
     1. the packet router of node 0 of each of ``router_sizes`` at each depth;
     2. the packet fabrics of ``sizes`` up to the largest of ``router_sizes``, first depth;
     3. the wormhole router of node 0 of each of ``router_sizes`` for each flit width and
-       virtual channel count (one is about eight packet routers: 7,835 LUTs at F = 16, V = 1);
+       virtual channel count (one is three to eight packet routers: 3,635 LUTs at F = 16,
+       V = 1);
     4. the other packet fabrics, by size, then depth;
-    5. the wormhole fabric of each of ``router_sizes`` at the default configuration
-       (:data:`ihcube.params.WORMHOLE_DEFAULTS`).
+    5. the wormhole fabric of each of ``router_sizes`` with ``fabric``'s flit width and
+       virtual channels (:data:`TABLE_WORMHOLE_FABRIC`).
     """
     from ..params import wormhole_parameters
     routers, wormhole_routers = [], []
@@ -450,7 +455,8 @@ def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_
     first = [job for job in fabrics if job["depth"] == depths[0]
              and job["n"] <= max(router_sizes, default=0)] if depths else []
     rest = [job for job in fabrics if job not in first]
-    wormhole_fabrics = [{"n": n, "depth": 1, "router": None, "wormhole": wormhole_parameters(n)}
+    wormhole_fabrics = [{"n": n, "depth": 1, "router": None,
+                         "wormhole": wormhole_parameters(n, **fabric)}
                         for n in (sorted(router_sizes) if wormhole_fabric else [])]
     return routers + first + wormhole_routers + rest + wormhole_fabrics
 

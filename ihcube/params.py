@@ -12,7 +12,8 @@ __all__ = ["check_positive_integer", "check_at_most", "check_payload_width", "ch
            "MAX_FABRIC_NODES", "MAX_FABRIC_PAYLOAD_WIDTH", "MAX_FABRIC_DEPTH",
            "check_fabric_payload_width", "check_fabric_depth", "max_ports", "check_ports",
            "PACKET", "WORMHOLE", "SWITCHING_MODES", "check_switching", "WORMHOLE_DEFAULTS",
-           "MAX_FLITS", "MAX_VCS", "Wormhole", "header_bits", "wormhole_parameters",
+           "MAX_FLITS", "MAX_VCS", "Wormhole", "header_bits", "routing_bits", "HeadFields",
+           "head_fields", "wormhole_parameters",
            "switching_parameters"]
 
 # The generator's limits, measured on 2 cores (``ihcube verilog``, one process; the most
@@ -136,11 +137,70 @@ def check_switching(switching):
 
 
 def header_bits(n):
-    """Bits of the routing fields at the low end of a head flit in an ``n``-node fabric:
-    ``dest`` (or, in a broadcast, the travel vector) and ``src``, ``address_bits(n)`` each,
-    and ``kind``, one bit (``docs/wormhole.md``)."""
+    """Bits of a message's header in an ``n``-node fabric: ``dest`` (or, in a broadcast, the
+    travel vector) and ``src``, ``address_bits(n)`` each, and ``kind``, one bit
+    (``docs/wormhole.md``, "Message layout")."""
     from .topology import address_bits  # topology imports this module
     return 2 * address_bits(n) + 1
+
+
+def routing_bits(n):
+    """Bits a router reads to route a head flit: ``dest`` and ``kind``, the narrowest flit of
+    an ``n``-node fabric. ``src`` is for the receiving PE, not the routers."""
+    from .topology import address_bits
+    return address_bits(n) + 1
+
+
+class HeadFields:
+    """Where a message's header lies in its flits (:func:`head_fields`).
+
+    ``dest`` is always the low ``address_bits`` bits of the head flit. When the header fits in
+    one flit it is ``dest``, ``src``, ``kind`` from the low end (``kind_bit`` is ``2 *
+    address_bits``); when it does not, the routing fields come first, ``dest`` then ``kind``
+    (``kind_bit`` is ``address_bits``), and ``src`` follows from bit ``address_bits + 1``,
+    its high bits in the low bits of the second flit. ``src_pieces`` are the parts of ``src``
+    as ``(flit, low bit in the flit, width, low bit in src)``; ``free_bits`` is how many bits
+    of the head flit are above the header (the message's first payload bits).
+    """
+
+    __slots__ = ("address_bits", "kind_bit", "src_pieces", "free_bits", "flit_width")
+
+    def __init__(self, address_bits, flit_width):
+        a, width = address_bits, flit_width
+        self.address_bits, self.flit_width = a, width
+        if width >= 2 * a + 1:
+            self.kind_bit, self.src_pieces = 2 * a, ((0, a, a, 0),)
+            self.free_bits = width - (2 * a + 1)
+        else:
+            low = width - (a + 1)  # src bits left in the head flit
+            self.kind_bit = a
+            self.src_pieces = ((0, a + 1, low, 0),) if low else ()
+            self.src_pieces += ((1, 0, a - low, low),)
+            self.free_bits = 0
+
+    def src_width(self, flit):
+        """The bits of flit number ``flit`` (from 0) that carry ``src``."""
+        return sum(width for k, _, width, _ in self.src_pieces if k == flit)
+
+    def stamp(self, flit, word, src):
+        """``word``, flit number ``flit`` of a message, with ``src`` written into its part of
+        the ``src`` field (what a router does at injection)."""
+        for k, low, width, at in self.src_pieces:
+            if k == flit:
+                mask = ((1 << width) - 1) << low
+                word = word & ~mask | (src >> at << low) & mask
+        return word
+
+    def src_of(self, words):
+        """The ``src`` field of a message whose first flits are ``words``."""
+        return sum((words[k] >> low & (1 << width) - 1) << at
+                   for k, low, width, at in self.src_pieces)
+
+
+def head_fields(n, flit_width):
+    """The :class:`HeadFields` of an ``n``-node fabric with ``flit_width``-bit flits."""
+    from .topology import address_bits
+    return HeadFields(address_bits(n), flit_width)
 
 
 class Wormhole:
@@ -175,10 +235,11 @@ def wormhole_parameters(n, payload_width=32, flits=None, flit_width=None, vcs=No
     """Check the wormhole parameters of an ``n``-node fabric whose messages carry
     ``payload_width`` bits; None takes the default of :data:`WORMHOLE_DEFAULTS`.
 
-    A message is ``header_bits(n) + payload_width`` bits (routing fields and payload, as a
-    packet-mode message is). A flit holds the header whole (the head flit routes alone), is no
-    wider than the message (a wider flit is packet switching with padding), and ``flits``
-    flits must hold the message.
+    A message is ``header_bits(n) + payload_width`` bits (header and payload, as a packet-mode
+    message is). A flit holds at least the routing fields, ``routing_bits(n)`` (the head flit
+    routes alone; ``src`` may run on into the second flit, :class:`HeadFields`), is no wider
+    than the message (a wider flit is packet switching with padding), and ``flits`` flits must
+    hold the message.
 
     Returns a :class:`Wormhole`; raises ``TypeError``/``ValueError`` with one line.
     """
@@ -190,12 +251,13 @@ def wormhole_parameters(n, payload_width=32, flits=None, flit_width=None, vcs=No
     vc_depth = check_at_most(values["vc_depth"], MAX_FABRIC_DEPTH, "Virtual channel depth")
     flit_width = check_positive_integer(values["flit_width"], "Flit width")
     payload_width = check_positive_integer(payload_width, "Payload width")
-    header = header_bits(n)
+    header, routing = header_bits(n), routing_bits(n)
     message = header + payload_width
-    if not header <= flit_width <= message:
-        raise ValueError(f"Flit width must be an integer from {header} (the head flit's routing "
-                         f"fields) to {message} (the whole message: {header} + payload "
-                         f"{payload_width} bits) for {n} nodes, not {flit_width!r}")
+    if not routing <= flit_width <= message:
+        raise ValueError(f"Flit width must be an integer from {routing} (the head flit's routing "
+                         f"fields, destination and kind) to {message} (the whole message: "
+                         f"header {header} + payload {payload_width} bits) for {n} nodes, not "
+                         f"{flit_width!r}")
     if flits * flit_width < message:
         least = -(-message // flit_width)
         raise ValueError(f"Flit count must be at least {least} to carry a {message}-bit message "

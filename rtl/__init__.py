@@ -6,8 +6,9 @@ from .arbiter import RoundRobinArbiter
 from .route import RouteSelect
 from .router import Router
 from .fabric import Fabric
-from .flit import flit_layout, header_layout
+from .flit import flit_layout, header_layout, routing_layout
 from .flit_buffer import FlitBuffer
+from .broadcast_buffer import BroadcastBuffer
 from .vc_allocator import VcAllocator
 from .wormhole_router import WormholeRouter
 from .wormhole_fabric import WormholeFabric
@@ -15,6 +16,6 @@ from .wormhole_fabric import WormholeFabric
 __all__ = [
     "Kind", "message_layout", "inject_layout",
     "LinkBuffer", "RoundRobinArbiter", "RouteSelect", "Router", "Fabric",
-    "flit_layout", "header_layout", "FlitBuffer", "VcAllocator", "WormholeRouter",
-    "WormholeFabric",
+    "flit_layout", "header_layout", "routing_layout", "FlitBuffer", "BroadcastBuffer",
+    "VcAllocator", "WormholeRouter", "WormholeFabric",
 ]

@@ -2,6 +2,7 @@
 
 from amaranth.hdl import Array, Module, Signal
 from amaranth.lib import stream, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..params import check_positive_integer
@@ -19,6 +20,14 @@ class BroadcastBuffer(wiring.Component):
     and no branch holds a channel while another waits (``docs/wormhole.md``, "Broadcasts").
     When every wanted branch has read the last flit, the buffer empties.
 
+    The entries are a :class:`~amaranth.lib.memory.Memory` with one asynchronous read port per
+    branch, which Yosys maps to distributed RAM (a copy per branch): on ECP5 the router of node
+    0 of 26 at 16-bit flits and 3 virtual channels needs 5,767 LUTs for its six broadcast
+    buffers in flip-flops, each branch a 20-to-1 multiplexer of 18 bits (``docs/fpga.md``).
+    With ``registers`` they are flip-flops ``entry0``, ``entry1``, ..., which the formal
+    check's invariants name (:mod:`ihcube.verify.formal.wormhole_check`); the two are the same
+    cycle by cycle (``tests/test_broadcast_buffer.py``).
+
     Parameters
     ----------
     layout : ShapeLike
@@ -27,6 +36,8 @@ class BroadcastBuffer(wiring.Component):
         Flits per message.
     branches : int
         Outputs that may read.
+    registers : bool
+        Hold the entries in flip-flops rather than a memory.
 
     Members
     -------
@@ -47,8 +58,9 @@ class BroadcastBuffer(wiring.Component):
         the buffer empties.
     """
 
-    def __init__(self, layout, flits, branches):
+    def __init__(self, layout, flits, branches, *, registers=False):
         self._layout = layout
+        self._registers = bool(registers)
         self._flits = check_positive_integer(flits, "Flit count")
         self._branches = check_positive_integer(branches, "Branch count")
         super().__init__({
@@ -61,27 +73,49 @@ class BroadcastBuffer(wiring.Component):
             "done":    Out(1),
         })
 
+    layout = property(lambda self: self._layout)
     flits = property(lambda self: self._flits)
     branches = property(lambda self: self._branches)
+    registers = property(lambda self: self._registers)
 
     def elaborate(self, platform):
         m = Module()
         flits = self._flits
-        entries = Array(Signal(self._layout, name=f"entry{k}", reset_less=True)
-                        for k in range(flits))
         room = Signal()  # low in reset
-        read = [Signal(range(flits + 1), name=f"read{b}") for b in range(self._branches)]
-        m.d.comb += [self.w.ready.eq(room), self.head.eq(entries[0])]
+        read = [Signal(range(flits + 1), name=f"read_index{b}")
+                for b in range(self._branches)]
+        m.d.comb += self.w.ready.eq(room)
         write = self.w.valid & self.w.ready
-        with m.If(write):
-            m.d.sync += entries[self.written].eq(self.w.payload)
+        if self._registers:
+            entries = Array(Signal(self._layout, name=f"entry{k}", reset_less=True)
+                            for k in range(flits))
+            with m.If(write):
+                m.d.sync += entries[self.written].eq(self.w.payload)
+            m.d.comb += self.head.eq(entries[0])
+            flit_at = [entries[index] for index in read]
+        else:
+            storage = m.submodules.storage = Memory(shape=self._layout, depth=flits, init=[])
+            writer = storage.write_port()
+            m.d.comb += [writer.addr.eq(self.written), writer.data.eq(self.w.payload),
+                         writer.en.eq(write)]
+            # The head is read every cycle by the routing: a register of its own rather than
+            # one more read port (a copy of the memory).
+            head = Signal(self._layout, reset_less=True)
+            with m.If(write & ~self.written.any()):
+                m.d.sync += head.eq(self.w.payload)
+            m.d.comb += self.head.eq(head)
+            flit_at = []
+            for index in read:
+                reader = storage.read_port(domain="comb")
+                m.d.comb += reader.addr.eq(index)
+                flit_at.append(reader.data)
         finished = self.done
         m.d.comb += finished.eq((self.written == flits) & (self.want != 0))
         for b, index in enumerate(read):
             port = self.r[b]
             m.d.comb += [
                 port.valid.eq(self.want[b] & (index < self.written)),
-                port.payload.eq(entries[index]),
+                port.payload.eq(flit_at[b]),
             ]
             with m.If(port.valid & port.ready):
                 m.d.sync += index.eq(index + 1)

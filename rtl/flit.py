@@ -4,17 +4,17 @@ from amaranth.hdl import unsigned
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..params import header_bits
+from ..params import head_fields, header_bits
 from ..topology import address_bits
 from .message import Kind
 
-__all__ = ["flit_layout", "header_layout", "link_signature", "inject_signature",
+__all__ = ["flit_layout", "header_layout", "routing_layout", "link_signature", "inject_signature",
            "eject_signature"]
 
 
 def flit_layout(flit_width):
     """A flit: ``flit_width`` bits of ``payload`` and the ``head`` and ``tail`` marks (a
-    one-flit message is both). A head flit's payload starts with :func:`header_layout`."""
+    one-flit message is both). A head flit's payload starts with :func:`routing_layout`."""
     return data.StructLayout({
         "payload": unsigned(flit_width),
         "head":    unsigned(1),
@@ -22,9 +22,20 @@ def flit_layout(flit_width):
     })
 
 
+def routing_layout(n, flit_width):
+    """The fields a router reads at the low end of a head flit's payload: ``dest`` and
+    ``kind``, where :func:`ihcube.params.head_fields` puts them (``src`` between them when
+    the whole header fits in a flit, after them when it does not)."""
+    fields = head_fields(n, flit_width)
+    return data.FlexibleLayout(fields.kind_bit + 1, {
+        "dest": data.Field(unsigned(address_bits(n)), 0),
+        "kind": data.Field(Kind, fields.kind_bit),
+    })
+
+
 def header_layout(n):
-    """The routing fields at the low end of a head flit's payload,
-    :func:`ihcube.params.header_bits` wide.
+    """The whole header at the low end of a head flit's payload, when it fits in one flit
+    (:func:`ihcube.params.header_bits` wide).
 
     ``dest`` is the destination of a unicast and the travel vector of a broadcast (Katseff,
     Algorithm 6), which has no destination; ``src`` is stamped by the router at injection.

@@ -8,9 +8,9 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import topology
-from ..params import Wormhole, check_fabric_depth
+from ..params import Wormhole, check_fabric_depth, head_fields
 from .arbiter import RoundRobinArbiter
-from .flit import eject_signature, flit_layout, header_layout, inject_signature, link_signature
+from .flit import eject_signature, flit_layout, inject_signature, link_signature, routing_layout
 from .broadcast_buffer import BroadcastBuffer
 from .flit_buffer import FlitBuffer
 from .message import Kind
@@ -44,6 +44,16 @@ def wormhole_router_signature(n, node, wormhole, *, strap=True):
     return wiring.Signature(members)
 
 
+def _stamp_src(payload, fields, flit, address):
+    """``payload``, flit number ``flit`` of a message, with its part of the ``src`` field
+    (:class:`ihcube.params.HeadFields`) replaced by the bits of ``address``."""
+    parts, at = [], 0
+    for k, low, width, src_low in sorted(p for p in fields.src_pieces if p[0] == flit):
+        parts += [payload[at:low], address[src_low:src_low + width]]
+        at = low + width
+    return Cat(*parts, payload[at:])
+
+
 class WormholeRouter(wiring.Component):
     """The wormhole router of node ``node`` in an ``n``-node incomplete hypercube.
 
@@ -51,8 +61,12 @@ class WormholeRouter(wiring.Component):
       :class:`FlitBuffer` of ``vc_depth`` flits, and one broadcast channel, a
       :class:`BroadcastBuffer` of ``flits`` flits (a whole message). The router counts the PE's
       flits into messages of ``flits`` (the first the head, the last the tail), stamps each
-      head's ``src`` (and a broadcast's full travel vector), and puts each message into the
-      injection's unicast :class:`FlitBuffer` (``vc_depth``) or its :class:`BroadcastBuffer`.
+      message's ``src`` (in the head, and in the second flit where the header is wider than a
+      flit: :func:`ihcube.params.head_fields`) and a broadcast's full travel vector, and puts
+      each message into the injection's unicast :class:`FlitBuffer` (``vc_depth``) or its
+      :class:`BroadcastBuffer`.
+    - **Routing fields.** A router reads only ``dest`` and ``kind`` of a head
+      (:func:`~ihcube.rtl.flit.routing_layout`), so a flit need only hold those.
     - **Routing.** A head at the front of an input channel is routed once, in its first cycle
       there: a unicast by a :class:`RouteSelect` (Katseff, Algorithm 2), a broadcast to the
       links its travel vector names (Algorithm 6, :func:`ihcube.topology.travel_mask`) and to
@@ -111,6 +125,8 @@ class WormholeRouter(wiring.Component):
     vc_allocator = VcAllocator
     arbiter = RoundRobinArbiter
     route_select = RouteSelect
+    #: Where the header lies in a message's flits (:func:`ihcube.params.head_fields`).
+    head_fields = staticmethod(head_fields)
 
     def __init__(self, n, node, wormhole, order=topology.MSB_FIRST, *, strap=False):
         n = self._n = topology.check_fabric_node_count(n)
@@ -167,7 +183,7 @@ class WormholeRouter(wiring.Component):
         wh = self._wormhole
         n, links, vcs = self._n, len(self._dims), wh.vcs
         flit = flit_layout(wh.flit_width)
-        header = header_layout(n)
+        header = routing_layout(n, wh.flit_width)
         hbits = header.size
         address = self.address if self._strap else Const(self._node,
                                                          topology.address_bits(n))
@@ -326,12 +342,15 @@ class WormholeRouter(wiring.Component):
         return m
 
     def _elaborate_injection(self, m, unicasts, broadcasts, address):
-        """Count the PE's flits into messages, stamp each head, and put each message into the
-        injection's unicast or broadcast channel by its head's kind; refuse a message for a
-        node that does not exist (taken whole from the PE and dropped)."""
+        """Count the PE's flits into messages, stamp each head (``dest`` of a broadcast, and
+        ``src``, in the second flit too where it runs on, :func:`ihcube.params.head_fields`),
+        and put each message into the injection's unicast or broadcast channel by its head's
+        kind; refuse a message for a node that does not exist (taken whole from the PE and
+        dropped)."""
         wh, n = self._wormhole, self._n
-        header = header_layout(n)
+        header = routing_layout(n, wh.flit_width)
         hbits = header.size
+        fields = self.head_fields(n, wh.flit_width)
         port = self.inject
         index = Signal(range(wh.flits), name="inject_index")
         refusing = Signal(name="inject_refusing")
@@ -345,14 +364,20 @@ class WormholeRouter(wiring.Component):
         drop = Mux(first, nowhere, refusing)
         broadcast = Mux(first, head.kind == Kind.BROADCAST, broadcasting)
         dest = Mux(head.kind == Kind.BROADCAST, topology.full_travel(n), head.dest)
-        stamped = Cat(dest, address, head.kind, port.payload[hbits:])
+        stamped = [_stamp_src(port.payload, fields, flit, address)
+                   for flit in range(1 + max(k for k, _, _, _ in fields.src_pieces))]
+        stamped[0] = Cat(dest, stamped[0][len(dest):])
+        written = port.payload
+        for flit in reversed(range(1, len(stamped))):  # src's high bits in the second flit
+            written = Mux(index == flit, stamped[flit], written)
+        written = Mux(first, stamped[0], written)
         if broadcasts is None:  # a single node: a broadcast is taken and reaches nobody
             drop = drop | broadcast
         for buffer, mine in ((unicasts, ~broadcast), (broadcasts, broadcast)):
             if buffer is None:
                 continue
             m.d.comb += [
-                buffer.w.payload.payload.eq(Mux(first, stamped, port.payload)),
+                buffer.w.payload.payload.eq(written),
                 buffer.w.payload.head.eq(first),
                 buffer.w.payload.tail.eq(index == wh.flits - 1),
                 buffer.w.valid.eq(port.valid & ~drop & mine),

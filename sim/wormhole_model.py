@@ -33,7 +33,7 @@ router's); a broadcast copy's travel vector is masked with
 import numpy as np
 
 from .. import topology
-from ..params import Wormhole, header_bits
+from ..params import Wormhole, head_fields, header_bits
 from ..rtl.message import Kind
 from ..rtl.router import REFUSED_COUNT_WIDTH
 
@@ -97,6 +97,7 @@ class WormholeModel:
         V = wh.vcs
         self.abits = topology.address_bits(n)
         self.hbits = header_bits(n)
+        self.fields = head_fields(n, wh.flit_width)
         self.head_bit = 1 << wh.flit_width
         self.tail_bit = 1 << (wh.flit_width + 1)
         self.dims = [topology.links(n, a) for a in range(n)]
@@ -217,7 +218,7 @@ class WormholeModel:
         """
         n, wh = self.n, self.wormhole
         V, L = wh.vcs, wh.flits
-        abits, hbits = self.abits, self.hbits
+        abits = self.abits
         amask = (1 << abits) - 1
         wmask = (1 << wh.flit_width) - 1
         inject_ready = [0] * n
@@ -337,7 +338,7 @@ class WormholeModel:
             if inject_valid[a]:
                 word = int(inject_payload[a]) & wmask
                 first = self.index[a] == 0
-                dest, kind = word & amask, word >> 2 * abits & 1
+                dest, kind = word & amask, word >> self.fields.kind_bit & 1
                 nowhere = kind == Kind.UNICAST.value and dest >= n
                 drop = nowhere if first else bool(self.refusing[a])
                 broadcast = (kind == Kind.BROADCAST.value) if first else \
@@ -349,11 +350,10 @@ class WormholeModel:
                 ready = drop or bool(self.room[a, buffer])
                 inject_ready[a] = int(ready)
                 if ready:
+                    payload = self.fields.stamp(self.index[a], word, a)
                     if first:
                         dest = topology.full_travel(n) if kind == Kind.BROADCAST.value else dest
-                        payload = dest | a << abits | kind << 2 * abits | (word >> hbits) << hbits
-                    else:
-                        payload = word
+                        payload = payload & ~amask | dest
                     flit = payload | (self.head_bit if first else 0) | \
                         (self.tail_bit if self.index[a] == L - 1 else 0)
                     inj = (first, nowhere, broadcast, None if drop else (buffer, flit))

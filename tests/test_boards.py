@@ -157,9 +157,9 @@ def test_board_tops_elaborate(board):
      "Placer must be one of heap, static, sa, not 'fast'"),
     (["bitstream", "--board", "ulx3s-85f", "--nodes", "5", "--placer", ""],
      "Placer must be one of heap, static, sa, not ''"),
-    (["synth", "--nodes", "26", "--switching", "wormhole", "--flit-width", "8"],
-     "Flit width must be an integer from 11 (the head flit's routing fields) to 43 (the "
-     "whole message: 11 + payload 32 bits) for 26 nodes, not 8"),
+    (["synth", "--nodes", "26", "--switching", "wormhole", "--flit-width", "5"],
+     "Flit width must be an integer from 6 (the head flit's routing fields, destination and "
+     "kind) to 43 (the whole message: header 11 + payload 32 bits) for 26 nodes, not 5"),
     (["synth", "--nodes", "26", "--switching", "wormhole", "--depth", "2"],
      "Wormhole switching takes --vc-depth, not --depth, and one PE port"),
     (["synth-table", "--depths", "1,0"], "Buffer depth must be a positive integer, not 0"),
@@ -232,22 +232,24 @@ def test_a_failed_yosys_run_records_no_figures(monkeypatch, tmp_path):
 
 def test_synth_table_builds_cheap_rows_first_and_says_why_a_row_cannot_be_built():
     jobs = build.table_jobs([4, 26, 32], depths=(1, 2), router_sizes=(26,),
-                            flit_widths=(8, 16), vcs=(1, 3))
+                            flit_widths=(5, 16), vcs=(1, 3))
     what = [(job["n"], job["depth"], job["router"], job.get("flit_width"), job.get("vcs"),
              job.get("wormhole") is not None) for job in jobs]
     assert what == [
         (26, 1, 0, None, None, False), (26, 2, 0, None, None, False),
         (4, 1, None, None, None, False), (26, 1, None, None, None, False),
-        (26, 1, 0, 8, 1, False), (26, 1, 0, 8, 3, False),
+        (26, 1, 0, 5, 1, False), (26, 1, 0, 5, 3, False),
         (26, 1, 0, 16, 1, True), (26, 1, 0, 16, 3, True),
         (4, 2, None, None, None, False), (26, 2, None, None, None, False),
         (32, 1, None, None, None, False), (32, 2, None, None, None, False),
         (26, 1, None, None, None, True),  # the wormhole fabric, last
     ]
-    # An 8-bit flit cannot hold the 11-bit head of a 26-node fabric: the row says so.
-    assert jobs[4]["error"] == ("Flit width must be an integer from 11 (the head flit's "
-                                "routing fields) to 43 (the whole message: 11 + payload 32 "
-                                "bits) for 26 nodes, not 8")
+    # A 5-bit flit cannot hold the 6-bit routing fields of a 26-node fabric: the row says so.
+    assert jobs[4]["error"] == ("Flit width must be an integer from 6 (the head flit's "
+                                "routing fields, destination and kind) to 43 (the whole "
+                                "message: header 11 + payload 32 bits) for 26 nodes, not 5")
+    # An 8-bit flit holds them (src runs on into the second flit): the table's rows are built.
+    assert not any("error" in job for job in build.table_jobs([], router_sizes=(26,)))
     assert jobs[6]["wormhole"].flit_width == 16 and jobs[7]["wormhole"].vcs == 3
 
 

@@ -49,6 +49,7 @@ def prove_equivalent(yosys, rundir, design, gold, gate):
         "setattr -mod -unset top *",  # two tops here, and hierarchy must keep both
         "hierarchy -check",
         "proc",
+        "memory",  # the wormhole broadcast buffers' memories, as flip-flops
         "flatten",
         "opt_clean",
         f"equiv_make {gold} {gate} equiv",

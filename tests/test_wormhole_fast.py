@@ -309,6 +309,10 @@ def test_the_stress_runs_drive_the_fast_model_where_it_fits():
     assert FastWormholeModel.beyond(100, wide) == (
         "Virtual channel count must be at most 7 in the fast model for 100 nodes, not 8")
     assert type(wormhole_model(100, wide, "msb")) is WormholeModel
+    # A flit narrower than the header (src in the second flit): the compiled kernel reads the
+    # head as dest, src, kind in one flit, so the reference runs it.
+    narrow = wormhole_parameters(26, flits=6, flit_width=8)
+    assert type(wormhole_model(26, narrow, "msb")) is WormholeModel
 
 
 def test_fast_model_limits():

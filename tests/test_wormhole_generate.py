@@ -50,6 +50,7 @@ def test_the_generator_runs_the_deadlock_check_over_virtual_channels(monkeypatch
 @pytest.mark.parametrize("n, options", [
     (1, {}), (5, dict(vcs=1, vc_depth=1, flits=2)), (8, dict(order="lsb")),
     (13, dict(vcs=3, flit_width=16, flits=5, vc_depth=3)),
+    (26, dict(vcs=3, flit_width=8, flits=6)),  # src runs on into the second flit
 ])
 def test_verilator_lint_is_clean(tmp_path, n, options):
     try:

@@ -18,10 +18,11 @@ import pytest
 from amaranth.hdl import Cat
 
 from ihcube import topology
-from ihcube.params import header_bits, wormhole_parameters
+from ihcube.params import head_fields, header_bits, wormhole_parameters
 from ihcube.rtl import WormholeFabric
 from ihcube.rtl.message import Kind
 from ihcube.sim.wormhole_model import WormholeModel
+from ihcube.verify import faults
 from ihcube.verify.harness import Flit, Request, simulate, worm_flits
 from ihcube.verify.scoreboard import check_worms
 from test_model import first_difference as packet_first_difference
@@ -54,11 +55,22 @@ if os.environ.get("IHCUBE_WORMHOLE_LOCKSTEP") == "long":
 #: The configuration the broken model variants are compared on.
 CONTROL = (5, 3, 1, "lsb", 4, 300)
 
+#: (n, vcs, vc_depth, order, flits, cycles, flit_width): flits narrower than the header, so
+#: that src runs on into the second flit (ihcube.params.HeadFields): 8-bit flits at 13 nodes
+#: (3 bits of src in the head), 5 and 4 bits at 5 nodes (1 bit, none).
+NARROW = [
+    (13, 3, 2, "msb", 4, 250, 8),
+    (5, 1, 1, "lsb", 3, 250, 5),
+    (5, 2, 2, "msb", 4, 250, 4),
+]
+if os.environ.get("IHCUBE_WORMHOLE_LOCKSTEP") == "long":  # 26 nodes at 8 bits, as on the FPGA
+    NARROW = NARROW + [(26, 3, 2, "msb", 6, 150, 8)]
 
-def parameters(n, vcs, vc_depth, flits, spare=3):
-    """The wormhole parameters: the narrowest flit that holds the header and ``spare`` more
-    bits."""
-    width = header_bits(n) + spare
+
+def parameters(n, vcs, vc_depth, flits, spare=3, width=None):
+    """The wormhole parameters: ``width``-bit flits, by default the narrowest flit that holds
+    the header and ``spare`` more bits."""
+    width = header_bits(n) + spare if width is None else width
     return wormhole_parameters(n, width * flits - header_bits(n), flits=flits,
                                flit_width=width, vcs=vcs, vc_depth=vc_depth)
 
@@ -77,6 +89,7 @@ def traffic(n, wormhole, cycles, seed):
     bits = topology.address_bits(n)
     addresses = 1 << bits
     width = wormhole.flit_width
+    fields = head_fields(n, width)
     queues = [[] for _ in range(n)]
     phases = [(0.5, 4), (0.0, 20), (0.03, cycles // 4), (0.3, cycles // 4),
               (0.1, cycles // 4)]
@@ -93,8 +106,12 @@ def traffic(n, wormhole, cycles, seed):
                     kind, dest = Kind.UNICAST, rng.randrange(n, addresses)
                 else:
                     kind, dest = Kind.UNICAST, rng.randrange(n)
-                head = (dest | rng.randrange(addresses) << bits | kind.value << 2 * bits
-                        | rng.getrandbits(width - header_bits(n)) << header_bits(n))
+                if width >= header_bits(n):
+                    head = (dest | rng.randrange(addresses) << bits | kind.value << 2 * bits
+                            | rng.getrandbits(width - header_bits(n)) << header_bits(n))
+                else:  # random bits where src starts, above the routing fields
+                    head = (dest | kind.value << fields.kind_bit
+                            | rng.getrandbits(width - bits - 1) << bits + 1)
                 words = [head] + [rng.getrandbits(width) for _ in range(wormhole.flits - 1)]
                 queues[node].append((cycle, words))
         start += length
@@ -196,39 +213,42 @@ def first_difference(rtl, model):
 
 
 @functools.cache
-def rtl_record(n, vcs, vc_depth, order, flits, cycles):
-    """The traffic of a configuration and what the RTL did with it (one simulation each)."""
-    wormhole = parameters(n, vcs, vc_depth, flits)
+def rtl_record(n, vcs, vc_depth, order, flits, cycles, width=None, router=None):
+    """The traffic of a configuration and what the RTL (with ``router``, a faulty one, if
+    given) did with it (one simulation each)."""
+    wormhole = parameters(n, vcs, vc_depth, flits, width=width)
     queues, eject_ready = traffic(n, wormhole, cycles, seed=n * 100 + vcs * 10 + flits)
-    events, refused = run_rtl(WormholeFabric(n, wormhole, order), queues, eject_ready)
+    extra = {} if router is None else {"router": router}
+    events, refused = run_rtl(WormholeFabric(n, wormhole, order, **extra), queues, eject_ready)
     return wormhole, queues, eject_ready, events, refused
 
 
-def lockstep(model_class, n, vcs, vc_depth, order, flits, cycles):
+def lockstep(model_class, n, vcs, vc_depth, order, flits, cycles, width=None, router=None):
     """The first difference between ``model_class`` and the RTL (or None), both sides'
     refusal counts."""
     wormhole, queues, eject_ready, rtl, refused = rtl_record(n, vcs, vc_depth, order, flits,
-                                                             cycles)
+                                                             cycles, width, router)
     events, model_refused = run_model(model_class(n, wormhole, order), queues, eject_ready)
     return first_difference(rtl, events), refused, model_refused
 
 
-@pytest.mark.parametrize("n, vcs, vc_depth, order, flits, cycles", LOCKSTEP)
-def test_lockstep_with_rtl(n, vcs, vc_depth, order, flits, cycles):
+@pytest.mark.parametrize("n, vcs, vc_depth, order, flits, cycles, width",
+                         [(*config, None) for config in LOCKSTEP] + NARROW)
+def test_lockstep_with_rtl(n, vcs, vc_depth, order, flits, cycles, width):
     """Every injection handshake, link flit and eject handshake happens in the same cycle,
     with the same bits, in the model and the RTL; the refusal counts agree at the end."""
     difference, refused, model_refused = lockstep(WormholeModel, n, vcs, vc_depth, order,
-                                                  flits, cycles)
+                                                  flits, cycles, width)
     assert difference is None
     assert model_refused == refused
     # The run exercised what it should: hops on several channels, broadcasts, refusals.
-    wormhole, _, _, events, _ = rtl_record(n, vcs, vc_depth, order, flits, cycles)
+    wormhole, _, _, events, _ = rtl_record(n, vcs, vc_depth, order, flits, cycles, width)
     kinds = {event[0] for event in events}
     assert kinds == ({"inject", "eject"} if n == 1 else {"inject", "eject", "hop"})
-    hbits = topology.address_bits(n)
+    kind_bit = head_fields(n, wormhole.flit_width).kind_bit
     heads = [event[-1] for event in events if event[0] == "eject"
              and event[-1] >> wormhole.flit_width & 1]
-    assert any(head >> 2 * hbits & 1 == Kind.BROADCAST.value for head in heads) or n == 1
+    assert any(head >> kind_bit & 1 == Kind.BROADCAST.value for head in heads) or n == 1
     used = {event[4] for event in events if event[0] == "hop"}
     assert used >= ({0, vcs} if n > 1 else set())
     assert 1 in used or vcs == 1 or n < 5  # worms overlapped on a link: a second channel
@@ -288,6 +308,15 @@ def test_lockstep_catches_a_broken_model(variant, at_cycle):
     assert difference.startswith("cycle ")
     if at_cycle is not None:
         assert difference.startswith(f"cycle {at_cycle}, inject at node ")
+
+
+def test_lockstep_catches_src_stamped_into_the_wrong_flit():
+    """Negative control for the narrow flits: a router that stamps src's high bits into the
+    third flit, not the second, differs from the model on the first such message."""
+    difference, _, _ = lockstep(WormholeModel, *NARROW[0], router=faults.SrcOneFlitLateRouter)
+    assert difference is not None and difference.startswith("cycle ")
+    # Where the header fits a flit, that router is the real one.
+    assert lockstep(WormholeModel, *CONTROL, router=faults.SrcOneFlitLateRouter)[0] is None
 
 
 def test_first_difference_names_the_cycle_and_port():

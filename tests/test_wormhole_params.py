@@ -9,8 +9,8 @@ import pytest
 
 from ihcube import params
 from ihcube.generate import fabric_name
-from ihcube.params import (WORMHOLE_DEFAULTS, Wormhole, header_bits, switching_parameters,
-                           wormhole_parameters)
+from ihcube.params import (WORMHOLE_DEFAULTS, Wormhole, head_fields, header_bits,
+                           routing_bits, switching_parameters, wormhole_parameters)
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -27,6 +27,33 @@ def test_the_header_is_two_addresses_and_a_kind_bit():
                                                                           25]
 
 
+def test_the_routing_fields_are_an_address_and_a_kind_bit():
+    assert [routing_bits(n) for n in (1, 2, 3, 26, 1024, 1025, 4096)] == [2, 2, 3, 6, 11, 12,
+                                                                           13]
+
+
+def test_a_header_that_fits_a_flit_is_dest_src_kind():
+    fields = head_fields(26, 11)  # 5-bit addresses, the 11-bit header exactly
+    assert (fields.kind_bit, fields.src_pieces, fields.free_bits) == (10, ((0, 5, 5, 0),), 0)
+    assert head_fields(26, 16).free_bits == 5
+
+
+def test_a_header_wider_than_a_flit_puts_src_after_the_routing_fields():
+    # 26 nodes, 8-bit flits: dest bits 0-4 and kind bit 5 in the head flit; src's low two bits
+    # in its bits 6-7, its high three in bits 0-2 of the second flit.
+    fields = head_fields(26, 8)
+    assert (fields.kind_bit, fields.src_pieces, fields.free_bits) == \
+        (5, ((0, 6, 2, 0), (1, 0, 3, 2)), 0)
+    assert [fields.src_width(k) for k in range(3)] == [2, 3, 0]
+    # src = 0b10110: 0b10 into the head, 0b101 into the second flit; other bits kept.
+    assert fields.stamp(0, 0b00_1_10011, 0b10110) == 0b10_1_10011
+    assert fields.stamp(1, 0b11111_000, 0b10110) == 0b11111_101
+    assert fields.stamp(2, 0xA5, 0b10110) == 0xA5
+    assert fields.src_of([0b10_1_10011, 0b11111_101]) == 0b10110
+    # The narrowest flit: the routing fields alone, src whole in the second flit.
+    assert head_fields(26, 6).src_pieces == ((1, 0, 5, 0),)
+
+
 @pytest.mark.parametrize("call, error, message", [
     (lambda: wormhole_parameters(26, flits=0), ValueError,
      "Flit count must be a positive integer, not 0"),
@@ -37,10 +64,12 @@ def test_the_header_is_two_addresses_and_a_kind_bit():
     (lambda: wormhole_parameters(26, vc_depth=0), ValueError,
      "Virtual channel depth must be a positive integer, not 0"),
     (lambda: wormhole_parameters(26, flit_width=44), ValueError,
-     r"Flit width must be an integer from 11 \(the head flit's routing fields\) to 43 \(the "
-     r"whole message: 11 \+ payload 32 bits\) for 26 nodes, not 44"),
-    (lambda: wormhole_parameters(26, flit_width=10), ValueError,
-     r"Flit width must be an integer from 11 .* not 10"),
+     r"Flit width must be an integer from 6 \(the head flit's routing fields, destination and "
+     r"kind\) to 43 \(the whole message: header 11 \+ payload 32 bits\) for 26 nodes, not 44"),
+    (lambda: wormhole_parameters(26, flit_width=5), ValueError,
+     r"Flit width must be an integer from 6 .* not 5"),
+    (lambda: wormhole_parameters(26, flit_width=8, flits=5), ValueError,
+     "Flit count must be at least 6 to carry a 43-bit message in 8-bit flits, not 5"),
     (lambda: wormhole_parameters(26, flits=1), ValueError,
      "Flit count must be at least 2 to carry a 43-bit message in 32-bit flits, not 1"),
     (lambda: wormhole_parameters(26, flits=2.0), TypeError,
@@ -79,8 +108,8 @@ def ihcube(*args):
     (["--switching", "wormhole", "--vcs", "0"],
      "Virtual channel count must be a positive integer, not 0"),
     (["--switching", "wormhole", "--flit-width", "64"],
-     "Flit width must be an integer from 11 (the head flit's routing fields) to 43 (the whole "
-     "message: 11 + payload 32 bits) for 26 nodes, not 64"),
+     "Flit width must be an integer from 6 (the head flit's routing fields, destination and "
+     "kind) to 43 (the whole message: header 11 + payload 32 bits) for 26 nodes, not 64"),
     (["--vcs", "3"], "Virtual channel count (--vcs) is a wormhole option, not taken with packet "
                      "switching: give switching 'wormhole' or leave it out"),
     (["--flit-width", "16"], "Flit width (--flit-width) is a wormhole option, not taken with "

@@ -12,7 +12,7 @@ import random
 import pytest
 
 from ihcube import topology
-from ihcube.params import wormhole_parameters
+from ihcube.params import head_fields, header_bits, wormhole_parameters
 from ihcube.rtl import VcAllocator, WormholeFabric
 from ihcube.rtl.message import Kind
 from ihcube.verify import faults
@@ -20,9 +20,10 @@ from ihcube.verify.harness import Request, WormholeHarness, simulate
 from ihcube.verify.scoreboard import check_worms
 
 def run(n, requests, *, vcs=2, vc_depth=2, flits=4, order="msb", router=None, eject_ready=1.0,
-        seed=0, cycles=4000):
+        seed=0, cycles=4000, width=16):
     # 16-bit flits hold the header up to 13 nodes (9 bits) and a 7-bit message id above it.
-    wormhole = wormhole_parameters(n, 16, flits=flits, flit_width=16, vcs=vcs,
+    payload = 16 if width == 16 else width * flits - header_bits(n)
+    wormhole = wormhole_parameters(n, payload, flits=flits, flit_width=width, vcs=vcs,
                                    vc_depth=vc_depth)
     extra = {} if router is None else {"router": router}
     harness = WormholeHarness(WormholeFabric(n, wormhole, order, **extra), eject_ready, seed)
@@ -127,6 +128,35 @@ def test_one_flit_messages():
     harness.run(4000)
     assert harness.stalled_at is None
     assert check_worms(n, wormhole, harness.injected, harness.flits) == []
+
+
+#: Flits narrower than the header (src runs on into the second flit), and how many messages
+#: (their ids must fit the third flit): 26 nodes at 8 bits as the FPGA table builds them (2
+#: bits of src in the head, 3 in the second flit), 13 nodes at 8 bits (3 and 1), 5 nodes at 6
+#: bits (2 and 1), 13 nodes at 5 bits (the routing fields alone, src whole in the second).
+NARROW = [(26, 8, 6, 30), (13, 8, 4, 40), (5, 6, 3, 20), (13, 5, 3, 9)]
+
+
+@pytest.mark.parametrize("n, width, flits, count", NARROW)
+def test_narrow_flits_carry_src_into_the_second_flit(n, width, flits, count):
+    assert head_fields(n, width).src_width(1) > 0
+    requests = random_traffic(n, count, seed=n + width, broadcast=0.3, spread=40)
+    harness, problems = run(n, requests, flits=flits, width=width, eject_ready=0.7, seed=n,
+                            cycles=3000)
+    assert harness.stalled_at is None
+    assert problems == []
+    assert len(harness.injected) == count
+    assert any(request.kind == Kind.BROADCAST for _, _, request in harness.injected)
+    assert any(request.kind == Kind.UNICAST for _, _, request in harness.injected)
+
+
+def test_src_stamped_into_the_wrong_flit_is_caught():
+    """Negative control: the router that stamps src's high bits one flit late."""
+    n, width, flits, count = NARROW[1]
+    requests = random_traffic(n, count, seed=n + width, broadcast=0.3, spread=40)
+    _, problems = run(n, requests, flits=flits, width=width, eject_ready=0.7, seed=n,
+                      cycles=3000, router=faults.SrcOneFlitLateRouter)
+    assert any("is not whole and in order" in problem for problem in problems)
 
 
 # --- Negative controls: the same checks on broken routers -------------------------------------

@@ -11,6 +11,7 @@ from unittest import mock
 import pytest
 
 from ihcube import deadlock
+from ihcube.params import head_fields
 from ihcube.rtl import WormholeFabric
 from ihcube.rtl import wormhole_fabric as wormhole_fabric_module
 from ihcube.verify import faults
@@ -79,6 +80,22 @@ def test_message_flits_round_trip_and_broken_worms_are_named():
     for broken in (worm[:2] + worm[3:], worm[:2] + worm[1:4], [worm[0], worm[2], worm[1],
                    *worm[3:]], [worm[0] & ~(1 << width), *worm[1:]]):
         assert isinstance(decode_worm(13, wh, broken), str)
+
+
+def test_message_flits_round_trip_with_src_in_the_second_flit():
+    # 26 nodes, 8-bit flits: src's low 2 bits in the head, its high 3 in the second flit,
+    # where the PE leaves them 0 and the router stamps them (ihcube.params.HeadFields).
+    config = WormholeStressConfig(26, 6, 1, 1, flit_width=8)
+    wh, width, fields = config.wormhole, config.flit_width, head_fields(26, 8)
+    words = message_flits(26, wh, 3, 19, 0)  # 3 * 6 + 1 < 2 ** 5 fits above src
+    assert words[1] & 0b111 == 0
+    stamped = [fields.stamp(k, word, 22) for k, word in enumerate(words)]
+    marks = [1 << width] + [0] * 4 + [1 << width + 1]
+    worm = [w | m for w, m in zip(stamped, marks)]
+    assert decode_worm(26, wh, worm) == (3, 19, 22, 0)
+    # The second flit's src bits left as the PE gave them (not stamped): not that message.
+    unstamped = [stamped[0] | marks[0], words[1], *worm[2:]]
+    assert decode_worm(26, wh, unstamped)[:3] != (3, 19, 22)
 
 
 # --- A cyclic (link, virtual channel) graph: refused, and forced through it stalls ------------

@@ -23,9 +23,9 @@ from amaranth.hdl import Module, Mux, Signal
 
 from .. import topology
 from ..deadlock import FirstSetBitRouting
-from ..params import check_positive_integer
-from ..rtl import (FlitBuffer, LinkBuffer, RoundRobinArbiter, RouteSelect, Router, VcAllocator,
-                   WormholeRouter)
+from ..params import check_positive_integer, head_fields
+from ..rtl import (BroadcastBuffer, FlitBuffer, LinkBuffer, RoundRobinArbiter, RouteSelect,
+                   Router, VcAllocator, WormholeRouter)
 
 __all__ = [
     "BUFFER_FAULTS", "FaultyBuffer", "faulty_buffer", "buffer_fault_router",
@@ -37,7 +37,7 @@ __all__ = [
     "WORMHOLE_FAULTS", "wormhole_buffer_fault_router", "NoReleaseAllocator",
     "ReorderingBuffer", "reordering_buffer", "weight_parity_wormhole_router",
     "SharedChannelAllocator", "NoReleaseWormholeRouter", "SharedChannelWormholeRouter",
-    "UnfairAllocator",
+    "UnfairAllocator", "LateReadBroadcastBuffer", "SrcOneFlitLateRouter",
 ]
 
 
@@ -500,6 +500,49 @@ class UnfairAllocator(VcAllocator):
     """Grants the lowest-numbered requester (:class:`FixedPriorityArbiter`): the fairness
     bound of :class:`~ihcube.rtl.VcAllocator` fails. Caught by the allocator's fairness test."""
     arbiter = FixedPriorityArbiter
+
+
+class LateReadBroadcastBuffer(BroadcastBuffer):
+    """A broadcast buffer whose branch 0 reads its memory through a synchronous port (the
+    data one cycle late) rather than an asynchronous one: that branch hands on the flit it
+    read in the cycle before, so a broadcast leaves it with its head repeated and its tail
+    lost. The real buffer is a submodule ``inner``; every other output is its own. Caught by
+    the equivalence test against the flip-flop buffer (``tests/test_broadcast_buffer.py``)."""
+
+    def elaborate(self, platform):
+        m = Module()
+        inner = m.submodules.inner = BroadcastBuffer(self.layout, self.flits, self.branches,
+                                                     registers=self.registers)
+        m.d.comb += [
+            inner.w.valid.eq(self.w.valid), inner.w.payload.eq(self.w.payload),
+            self.w.ready.eq(inner.w.ready), inner.want.eq(self.want),
+            self.head.eq(inner.head), self.written.eq(inner.written),
+            self.idle.eq(inner.idle), self.done.eq(inner.done),
+        ]
+        late = Signal.like(inner.r[0].payload)
+        m.d.sync += late.eq(inner.r[0].payload)
+        for b, port in enumerate(self.r):
+            m.d.comb += [port.valid.eq(inner.r[b].valid), inner.r[b].ready.eq(port.ready),
+                         port.payload.eq(late if b == 0 else inner.r[b].payload)]
+        return m
+
+
+def _src_one_flit_late(n, flit_width):
+    """:func:`ihcube.params.head_fields` with the part of ``src`` that runs on past the head
+    flit put one flit too late (into the third flit rather than the second)."""
+    fields = head_fields(n, flit_width)
+    fields.src_pieces = tuple((k + (k > 0), low, width, at)
+                              for k, low, width, at in fields.src_pieces)
+    return fields
+
+
+class SrcOneFlitLateRouter(WormholeRouter):
+    """Where the header does not fit in a flit, it stamps the high bits of ``src`` into the
+    third flit of a message rather than the second: the second keeps the PE's bits and the
+    third loses some. Caught by the flit scoreboard (check_worms: a worm not whole) and by the
+    lockstep with the reference model (``tests/test_wormhole_model.py``). Where the header
+    fits it is the real router."""
+    head_fields = staticmethod(_src_one_flit_late)
 
 
 #: Every faulty wormhole router by name; each works as the ``router`` of a

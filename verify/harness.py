@@ -254,18 +254,17 @@ class Flit:
 
 def worm_flits(n, wormhole, src, request):
     """The flits a PE injects for ``request``: the head's routing fields (``src`` is left 0:
-    the router stamps it) with the low bits of the request's ``payload`` (its id) above them,
-    then body flits ``payload * flits + k`` (``k = 1 .. flits - 1``), so that a flit lost,
-    repeated, reordered or taken from another message shows (:func:`ihcube.verify.scoreboard
-    .check_worms`)."""
-    from ..params import header_bits
-    from ..topology import address_bits
-    bits = address_bits(n)
-    header = request.dest | (request.kind.value << 2 * bits)
-    free = wormhole.flit_width - header_bits(n)
-    head = header | ((request.payload & ((1 << free) - 1)) << header_bits(n))
+    the router stamps it) with the low bits of the request's ``payload`` (its id) above the
+    header where the head flit has room, then body flits ``payload * flits + k`` (``k = 1 ..
+    flits - 1``), each above the bits of ``src`` that run on into it
+    (:class:`ihcube.params.HeadFields`), so that a flit lost, repeated, reordered or taken from
+    another message shows (:func:`ihcube.verify.scoreboard.check_worms`)."""
+    from ..params import head_fields, header_bits
+    fields = head_fields(n, wormhole.flit_width)
+    header = request.dest | (request.kind.value << fields.kind_bit)
+    head = header | ((request.payload & ((1 << fields.free_bits) - 1)) << header_bits(n))
     mask = (1 << wormhole.flit_width) - 1
-    return [head] + [(request.payload * wormhole.flits + k) & mask
+    return [head] + [((request.payload * wormhole.flits + k) << fields.src_width(k)) & mask
                      for k in range(1, wormhole.flits)]
 
 

@@ -149,13 +149,18 @@ def check_worms(n, wormhole, injected, flits, order=topology.MSB_FIRST, limit=20
     unicast delivered once along its Algorithm 2 path, every broadcast once to every other
     node along the unicast paths (Katseff, Theorems 3 and 4), nothing that nobody sent.
     """
-    from ..params import header_bits
+    from ..params import head_fields, header_bits
     from .harness import Delivery, Hop, Message
     problems = []
     bits = topology.address_bits(n)
     hbits = header_bits(n)
-    free = (1 << wormhole.flit_width - hbits) - 1
+    fields = head_fields(n, wormhole.flit_width)
+    free = (1 << fields.free_bits) - 1
     mask = (1 << wormhole.flit_width) - 1
+    L = wormhole.flits
+    # The message id is read from the first body flit that holds no bits of src (the second
+    # flit holds some when the header does not fit in the head flit).
+    id_flit = next((k for k in range(1, L) if not fields.src_width(k)), 1)
     streams = defaultdict(list)
     for flit in flits:
         streams[flit.node, flit.dim, flit.vc].append(flit)
@@ -173,15 +178,16 @@ def check_worms(n, wormhole, injected, flits, order=topology.MSB_FIRST, limit=20
                                 f"head/tail marks {marks}, a worm is {expected}")
                 break
             header = head.payload
-            dest, src = header & ((1 << bits) - 1), header >> bits & ((1 << bits) - 1)
-            kind = Kind(header >> 2 * bits & 1)
-            ident = None
-            if wormhole.flits > 1:
-                ident = (worm[1].payload - 1) // wormhole.flits
+            payloads = [flit.payload for flit in worm]
+            dest, src = header & ((1 << bits) - 1), fields.src_of(payloads)
+            kind = Kind(header >> fields.kind_bit & 1)
+            if L > 1:
+                ident = ((payloads[id_flit] >> fields.src_width(id_flit)) - id_flit) // L
             else:
                 ident = header >> hbits & free
-            body = [(ident * wormhole.flits + k) & mask for k in range(1, wormhole.flits)]
-            if ([flit.payload for flit in worm[1:]] != body
+            body = [fields.stamp(k, ((ident * L + k) << fields.src_width(k)) & mask, src)
+                    for k in range(1, L)]
+            if (payloads[1:] != body
                     or header >> hbits & free != ident & free):
                 problems.append(f"worm {ident} {where} from cycle {head.cycle} is not whole and "
                                 f"in order: {[hex(flit.payload) for flit in worm]}")

@@ -46,7 +46,7 @@ import numpy as np
 
 from .. import topology
 from ..deadlock import EJECT, INJECT, VirtualChannel, routing_for
-from ..params import header_bits, wormhole_parameters
+from ..params import head_fields, header_bits, wormhole_parameters
 from ..rtl.message import Kind
 from .stress import check_traffic, wait_cycle
 
@@ -70,7 +70,9 @@ def wormhole_model(n, wormhole, order):
     reference itself for parameters beyond the compiled model's words."""
     from ..sim.wormhole_fast import FastWormholeModel
     from ..sim.wormhole_model import WormholeModel
-    if FastWormholeModel.beyond(n, wormhole):
+    # The compiled kernel reads a head flit that holds the whole header; a narrower flit
+    # carries src on into the second flit (ihcube.params.HeadFields).
+    if FastWormholeModel.beyond(n, wormhole) or wormhole.flit_width < header_bits(n):
         return WormholeModel(n, wormhole, order)
     return FastWormholeModel(n, wormhole, order)
 
@@ -159,13 +161,15 @@ class WormholeStressResult:
 
 def message_flits(n, wormhole, i, dest, kind):
     """The words a PE injects for message ``i``: the head (``dest``, ``kind`` and the low bits
-    of ``i`` above the routing fields; ``src`` left 0, the router stamps it), then body flits
-    ``i * flits + k`` for ``k = 1 .. flits - 1``."""
-    bits, hbits, width = topology.address_bits(n), header_bits(n), wormhole.flit_width
-    head = (dest if kind == Kind.UNICAST.value else 0) | kind << 2 * bits
-    head |= (i & ((1 << width - hbits) - 1)) << hbits
+    of ``i`` above the header where the head flit has room; ``src`` left 0, the router stamps
+    it), then body flits ``i * flits + k`` for ``k = 1 .. flits - 1``, each above the bits of
+    ``src`` that run on into it (:class:`ihcube.params.HeadFields`)."""
+    fields, width = head_fields(n, wormhole.flit_width), wormhole.flit_width
+    head = (dest if kind == Kind.UNICAST.value else 0) | kind << fields.kind_bit
+    head |= (i & ((1 << fields.free_bits) - 1)) << header_bits(n)
     mask = (1 << width) - 1
-    return [head] + [(i * wormhole.flits + k) & mask for k in range(1, wormhole.flits)]
+    return [head] + [((i * wormhole.flits + k) << fields.src_width(k)) & mask
+                     for k in range(1, wormhole.flits)]
 
 
 def decode_worm(n, wormhole, worm):
@@ -178,14 +182,16 @@ def decode_worm(n, wormhole, worm):
         return f"head/tail marks {marks}, a worm is {expected}"
     mask = (1 << width) - 1
     payloads = [f & mask for f in worm]
-    i = (payloads[1] - 1) // L
-    hbits, bits = header_bits(n), topology.address_bits(n)
+    fields = head_fields(n, width)
+    src = fields.src_of(payloads)
+    i = ((payloads[1] >> fields.src_width(1)) - 1) // L
     head = payloads[0]
-    if (payloads[1:] != [(i * L + k) & mask for k in range(1, L)]
-            or head >> hbits != i & ((1 << width - hbits) - 1)):
+    body = [fields.stamp(k, ((i * L + k) << fields.src_width(k)) & mask, src)
+            for k in range(1, L)]
+    if payloads[1:] != body or head >> header_bits(n) != i & ((1 << fields.free_bits) - 1):
         return f"flits not whole and in order: {[hex(p) for p in payloads]}"
-    amask = (1 << bits) - 1
-    return i, head & amask, head >> bits & amask, head >> 2 * bits & 1
+    amask = (1 << topology.address_bits(n)) - 1
+    return i, head & amask, src, head >> fields.kind_bit & 1
 
 
 class _Assembler:
@@ -252,10 +258,10 @@ class _Run:
                 else Kind.UNICAST.value)
         i = self.count
         self.count += 1
-        if (i + 1) * self.wormhole.flits >= 1 << self.wormhole.flit_width:
+        room = self.wormhole.flit_width - head_fields(n, self.wormhole.flit_width).src_width(1)
+        if (i + 1) * self.wormhole.flits >= 1 << room:
             raise ValueError(f"{i + 1} messages of {self.wormhole.flits} flits do not fit the "
-                             f"body flits' {self.wormhole.flit_width}-bit count; run fewer "
-                             f"cycles")
+                             f"body flits' {room}-bit count; run fewer cycles")
         self.messages[i] = (src, dest, kind)
         return [i, message_flits(n, self.wormhole, i, dest, kind), 0]
 
@@ -633,7 +639,8 @@ def _worm_id(n, config, stream, k):
     header_bits(n))`` messages were drawn)."""
     mask = (1 << config.flit_width) - 1
     if k + 1 < len(stream):
-        return ((stream[k + 1][1] & mask) - 1) // config.flits
+        body = head_fields(n, config.flit_width).src_width(1)
+        return (((stream[k + 1][1] & mask) >> body) - 1) // config.flits
     return (stream[k][1] & mask) >> header_bits(n)
 
 

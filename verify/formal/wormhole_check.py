@@ -35,6 +35,8 @@ tagged head that waits behind another worm in its channel's buffer is not covere
 an empty channel).
 """
 
+import functools
+
 from amaranth.hdl import (Cat, ClockDomain, ClockSignal, Const, Cover, Elaboratable, Fragment,
                           Module, Mux, Signal, Assert, Assume)
 
@@ -79,6 +81,10 @@ class WormholeRouterCheck(Elaboratable):
                                             vcs=vcs, vc_depth=vc_depth)
         self.mark_bit = width - 1
         self.router = router(n, node, self.wormhole, order)
+        # The invariants name the broadcast buffers' entries: hold them in flip-flops (the
+        # same buffer cycle by cycle as the memory, tests/test_broadcast_buffer.py).
+        self.router.broadcast_buffer = functools.partial(type(self.router).broadcast_buffer,
+                                                         registers=True)
         self.ports = [ClockSignal(), *free_inputs(self.router)]
         self._dims = self.router.dims
         self._local = len(self._dims)
@@ -445,7 +451,7 @@ class WormholeRouterCheck(Elaboratable):
         bb = probe.sub(where)
         written, L = bb.component.written, self.wormhole.flits
         name = self._channel_name(channel)
-        reads = [bb.signal(f"read{b}") for b in range(len(held))]
+        reads = [bb.signal(f"read_index{b}") for b in range(len(held))]
         m.d.comb += [
             Assert(written <= L, f"{name}: written beyond the message"),
             Assert(~self._started | (bb.signal("room") == (written != L)),
@@ -474,7 +480,7 @@ class WormholeRouterCheck(Elaboratable):
         if v != self.wormhole.vcs:
             return Const(1, 1)
         where = f"in{self._dims[j]}_vc{v}" if j < self._local else "in_pe_broadcast"
-        return probe.sub(where).signal(f"read{b}") != self.wormhole.flits
+        return probe.sub(where).signal(f"read_index{b}") != self.wormhole.flits
 
     def _channel_name(self, channel):
         j, v = channel
