@@ -184,7 +184,7 @@ def _sweep(args):
 def wormhole_of(args, sizes):
     """The checked :class:`~ihcube.params.Wormhole` of the switching options for every size
     (None for packet switching); the fast model's limits are usage errors too."""
-    from ..params import header_bits, switching_parameters
+    from ..params import switching_parameters
     from ..sim.wormhole_fast import FastWormholeModel
     wormhole = None
     for n in sizes:
@@ -192,12 +192,6 @@ def wormhole_of(args, sizes):
         wormhole = switching_parameters(n, WORMHOLE_PAYLOAD, switching, **options)
         if wormhole is not None:
             checked(lambda: _refuse(FastWormholeModel.beyond(n, wormhole)))
-            # The compiled kernel reads the whole header in the head flit (docs/wormhole.md,
-            # "Message layout when the header is wider than a flit").
-            if wormhole.flit_width < header_bits(n):
-                raise UsageError(f"Flit width must be at least {header_bits(n)} (the whole "
-                                 f"header) in the fast model for {n} nodes, not "
-                                 f"{wormhole.flit_width}")
     return wormhole
 
 

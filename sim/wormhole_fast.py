@@ -154,12 +154,23 @@ class FastWormholeModel(WormholeModel):
         choice = np.array([0] + [self._channel_choice(free) for free in range(1, 1 << V)],
                           np.int64)
         self._tables = (
-            n, V, wh.flits, wh.vc_depth, self.abits, self.hbits, wh.flit_width,
+            n, V, wh.flits, wh.vc_depth, self.abits, *self._src_place(), wh.flit_width,
             topology.full_travel(n), int(self._tail_releases), (1 << REFUSED_COUNT_WIDTH) - 1,
             Kind.BROADCAST.value, lset, *shared, far_node, far_j,
             np.array(self.exists, np.int32), route, choice, int(self._wakes))
         self._links = int(klinks.sum())
         self._unicast = (np.arange(C)[None, :] < nchan[:, None]) & (chan_v != V)
+
+    def _src_place(self):
+        """``(kind_bit, src0_low, src0_width, src1_width)``: where the kernel reads a head's
+        ``kind`` and stamps ``src``, from the reference's :class:`~ihcube.params.HeadFields`
+        (``src`` in the head flit, or split with the second flit when the header is wider
+        than a flit)."""
+        pieces = {flit: (low, width, at) for flit, low, width, at in self.fields.src_pieces}
+        low0, width0, _ = pieces.get(0, (0, 0, 0))
+        low1, width1, at1 = pieces.get(1, (0, 0, width0))
+        assert low1 == 0 and at1 == width0 and set(pieces) <= {0, 1}
+        return self.fields.kind_bit, low0, width0, width1
 
     def reset(self):
         """Return to the state after reset (cycle 0 next), with empty source queues and the

@@ -110,7 +110,8 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
     and ``took`` gets a row ``(node, message)`` for each head flit taken (``heads`` of
     them): one pass over the nodes instead of three.
     """
-    (n, V, L, depth, abits, hbits, wbits, full_travel, tail_releases, refused_max, bkind,
+    (n, V, L, depth, abits, kind_bit, src0_low, src0_width, src1_width, wbits, full_travel,
+     tail_releases, refused_max, bkind,
      lset, nchan, klinks, chan_v, nbranch, out_of, branch, user_at, user_pos, user_mask,
      group_at, group_pos, group_mask, dims, dim_out, masks, far_node, far_j, exists, route,
      choice, wakes) = tab
@@ -121,6 +122,10 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
     tail_bit = 1 << (wbits + 1)
     amask = (1 << abits) - 1
     wmask = head_bit - 1
+    # ``src``'s place (ihcube.params.HeadFields): src0_width bits from bit src0_low of the
+    # head flit, the rest (src1_width bits) from bit 0 of the second flit.
+    src0_mask = ((1 << src0_width) - 1) << src0_low
+    src1_mask = (1 << src1_width) - 1
     C = want_reg.shape[1]
     O = busy.shape[1]
     want_new = np.zeros(C, np.int64)
@@ -346,7 +351,7 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
         if valid:
             first = index[a] == 0
             dest = word & amask
-            kind = (word >> (2 * abits)) & 1
+            kind = (word >> kind_bit) & 1
             nowhere = kind != bkind and dest >= n
             drop = nowhere if first else refusing[a] != 0
             broadcast = kind == bkind if first else broadcasting[a] != 0
@@ -373,9 +378,10 @@ def cycle(tab, st, t, inj_valid, inj_word, eject_ready, ready_out, ej_out, hop_o
                 if first:
                     if kind == bkind:
                         dest = full_travel
-                    payload = dest | (a << abits) | (kind << (2 * abits)) | \
-                        ((word >> hbits) << hbits)
-                    flit = payload | head_bit
+                    flit = word & ~(amask | src0_mask) | dest | (a << src0_low) & src0_mask
+                    flit |= head_bit
+                elif index[a] == 1 and src1_width:
+                    flit = word & ~src1_mask | (a >> src0_width) & src1_mask
                 else:
                     flit = word
                 if index[a] == L - 1:
@@ -526,11 +532,11 @@ def run_queues(tab, st, t0, cycles, heads, tails, nexts, position, words, at,
     Returns ``(cycles done, injections, ejects, hops, record counts)``.
     """
     n = tab[0]
-    wbits = tab[6]
+    wbits = tab[9]  # the positions in ``tab`` of cycle's names n, wbits, lset and klinks
     tail_bit = 1 << (wbits + 1)
     links = 0
     for a in range(n):
-        links += tab[13][tab[11][a]]
+        links += tab[16][tab[14][a]]
     valid = np.zeros(n, np.uint8)  # (unused: the PEs offer from the queues)
     word = np.zeros(n, np.int64)
     ready = np.zeros(n, np.uint8)

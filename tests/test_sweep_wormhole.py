@@ -166,9 +166,9 @@ def test_same_seed_same_bytes(tmp_path):
      "Beside (--beside) draws packet curves beside wormhole ones: give --switching wormhole"),
     (["sweep", "--switching", "wormhole", "--sizes", "2048", "--vcs", "5"],
      "Virtual channel count must be at most 4 in the fast model for 2048 nodes, not 5"),
-    (["sweep", "--switching", "wormhole", "--sizes", "1024", "--flit-width", "16"],
-     "Flit width must be at least 21 (the whole header) in the fast model for 1024 nodes, "
-     "not 16"),
+    (["sweep", "--switching", "wormhole", "--sizes", "1024", "--flit-width", "8"],
+     "Flit width must be an integer from 11 (the head flit's routing fields, destination and "
+     "kind) to 53 (the whole message: header 21 + payload 32 bits) for 1024 nodes, not 8"),
     (["saturation", "--switching", "wormhole", "--depths", "1"],
      "Depths (--depths) are packet buffer depths, not taken with wormhole switching: give "
      "--vc-depth"),

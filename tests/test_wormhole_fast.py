@@ -26,7 +26,7 @@ from ihcube.sim.wormhole_fast import FastWormholeModel
 from ihcube.sim.wormhole_model import WormholeModel
 from ihcube.verify.harness import Request, worm_flits
 from ihcube.verify.scoreboard import check_worms
-from test_wormhole_model import (CONTROL, LONG, AllocatorStartsAtZero, BrokenTravel,
+from test_wormhole_model import (CONTROL, LONG, NARROW, AllocatorStartsAtZero, BrokenTravel,
                                  HighestFreeChannel, ReadyInReset, RoutedInTheOtherOrder,
                                  TailKeepsTheChannel, all_pairs, first_difference, lockstep,
                                  model_worms, parameters, run_model, traffic)
@@ -56,10 +56,11 @@ def random_configurations(count, seed=16):
 CONFIGURATIONS = CORNERS + random_configurations(10)
 
 
-def compare(fast_class, n, vcs, vc_depth, order, flits, cycles, seed=None):
-    """Run the reference and ``fast_class`` on the same traffic; return the first
-    difference of their events (or None), the two models and the reference's events."""
-    wormhole = parameters(n, vcs, vc_depth, flits)
+def compare(fast_class, n, vcs, vc_depth, order, flits, cycles, seed=None, width=None):
+    """Run the reference and ``fast_class`` on the same traffic (``width``-bit flits, by
+    default the header and a few bits); return the first difference of their events (or
+    None), the two models and the reference's events."""
+    wormhole = parameters(n, vcs, vc_depth, flits, width=width)
     queues, eject_ready = traffic(n, wormhole, cycles, seed=n * 7 + flits if seed is None
                                   else seed)
     reference, fast = WormholeModel(n, wormhole, order), fast_class(n, wormhole, order)
@@ -87,9 +88,47 @@ def test_lockstep_with_the_reference_model(n, vcs, vc_depth, order, flits, cycle
     assert fast.cycle == reference.cycle == cycles
 
 
+@pytest.mark.parametrize("n, vcs, vc_depth, order, flits, cycles, width",
+                         NARROW + [(26, 3, 2, "msb", 6, 200, 8), (64, 2, 1, "lsb", 5, 150, 9)])
+def test_lockstep_with_the_reference_model_on_flits_narrower_than_the_header(
+        n, vcs, vc_depth, order, flits, cycles, width):
+    """Where ``src`` runs on into the second flit (ihcube.params.HeadFields), the kernel
+    reads ``kind`` and stamps ``src`` where the reference does."""
+    difference, reference, fast, _ = compare(FastWormholeModel, n, vcs, vc_depth, order,
+                                             flits, cycles, width=width)
+    assert difference is None
+    for name in STATE:
+        assert np.array_equal(getattr(reference, name), getattr(fast, name)), name
+
+
+class SrcNotInTheSecondFlit(FastWormholeModel):
+    """Broken: stamps only the head flit's part of ``src``; the second flit keeps the PE's
+    bits."""
+
+    def _src_place(self):
+        return (*super()._src_place()[:3], 0)
+
+
+class SrcInOneFlit(FastWormholeModel):
+    """Broken: reads and stamps the head as if the header fitted in one flit."""
+
+    def _src_place(self):
+        a = self.abits
+        return 2 * a, a, a, 0
+
+
+@pytest.mark.parametrize("variant", [SrcNotInTheSecondFlit, SrcInOneFlit],
+                         ids=lambda variant: variant.__name__)
+def test_lockstep_catches_a_kernel_with_src_in_the_wrong_place(variant):
+    """Negative controls for the narrow flits: each broken placement differs from the
+    reference on 8-bit flits at 26 nodes."""
+    difference, _, _, _ = compare(variant, 26, 3, 2, "msb", 6, 200, width=8)
+    assert difference is not None
+
+
 #: Against the RTL: two configurations, and with ``IHCUBE_WORMHOLE_LOCKSTEP=long`` the
 #: reference test's long ones too (26 nodes, 20 flits).
-RTL_CONFIGURATIONS = [CONTROL, (8, 1, 2, "msb", 3, 300)] + (
+RTL_CONFIGURATIONS = [CONTROL, (8, 1, 2, "msb", 3, 300), NARROW[0]] + (
     LONG if os.environ.get("IHCUBE_WORMHOLE_LOCKSTEP") == "long" else [])
 
 
@@ -309,10 +348,9 @@ def test_the_stress_runs_drive_the_fast_model_where_it_fits():
     assert FastWormholeModel.beyond(100, wide) == (
         "Virtual channel count must be at most 7 in the fast model for 100 nodes, not 8")
     assert type(wormhole_model(100, wide, "msb")) is WormholeModel
-    # A flit narrower than the header (src in the second flit): the compiled kernel reads the
-    # head as dest, src, kind in one flit, so the reference runs it.
+    # A flit narrower than the header (src in the second flit) runs on the compiled model too.
     narrow = wormhole_parameters(26, flits=6, flit_width=8)
-    assert type(wormhole_model(26, narrow, "msb")) is WormholeModel
+    assert type(wormhole_model(26, narrow, "msb")) is FastWormholeModel
 
 
 def test_fast_model_limits():

@@ -70,9 +70,7 @@ def wormhole_model(n, wormhole, order):
     reference itself for parameters beyond the compiled model's words."""
     from ..sim.wormhole_fast import FastWormholeModel
     from ..sim.wormhole_model import WormholeModel
-    # The compiled kernel reads a head flit that holds the whole header; a narrower flit
-    # carries src on into the second flit (ihcube.params.HeadFields).
-    if FastWormholeModel.beyond(n, wormhole) or wormhole.flit_width < header_bits(n):
+    if FastWormholeModel.beyond(n, wormhole):
         return WormholeModel(n, wormhole, order)
     return FastWormholeModel(n, wormhole, order)
 
