@@ -112,6 +112,10 @@ class Model:
 
     #: Whether buffers are ready in the first cycle after reset; a negative control sets it.
     _ready_in_reset = False
+    #: The size of the buffers' records (int64 words) from which the compiled loop prefetches
+    #: (:mod:`.model_kernel`, Prefetching): a smaller state stays in the caches, where the
+    #: prefetches are instructions for nothing. The tests set 0, to prefetch at any size.
+    _prefetch_from = 1 << 19
 
     def __init__(self, n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1):
         n = self._n = topology.check_node_count(n)
@@ -228,8 +232,15 @@ class Model:
         return np.where(real, counts[np.where(real, owners, 0), slots], 0)
 
     @property
+    def prefetching(self):
+        """Whether the compiled loop prefetches the state it will need (a state too large for
+        the caches: :mod:`.model_kernel`, Prefetching). The results are the same either way."""
+        return bool(self._state[0].size >= self._prefetch_from)
+
+    @property
     def _dims(self):
-        return (self._n, self._D, self._A, self._depth, self._ready_in_reset, self._ports)
+        return (self._n, self._D, self._A, self._depth, self._ready_in_reset, self._ports,
+                self.prefetching)
 
     # Messages: dest, src, travel (A bits each) and kind packed into a header word.
 

@@ -60,6 +60,20 @@ a write into a neighbour's buffer, or a pop from one's own, changes it at once:
 ``room`` is not stored: the LinkBuffer register ``room <= count_next != depth`` holds
 ``count != depth`` in every cycle but the first after reset, where it is low.
 
+Prefetching
+-----------
+A large fabric's state does not fit the caches (at ``n`` = 2**20, 0.8 GiB), and its loads
+wait for memory: a node's own rows come in a stream, but its input buffers are in its
+neighbours' rows, ``2**k`` nodes away on dimension ``k``, and the requests a post sets are
+those of a neighbour too. When ``prefetching`` (``dims``; :class:`~ihcube.sim.model.Model`
+sets it from the state's size), the visit of node ``a`` first asks the CPU (:func:`_prefetch`,
+which changes nothing else) for node ``a + PREFETCH_NODES``'s own rows and requests, and for
+the rows of its inputs on dimensions ``NEAR_LINKS`` and up whose heads request an output
+(the ones a move can copy and pop); applying a post asks for the node of the post
+``PREFETCH_POSTS`` later. The loads of the visits then find their lines in the cache, or on
+their way. Asking for every input (not only requesting ones), or for the nearer dimensions,
+was slower; so is prefetching a state that fits the caches (15 % at ``n`` = 4096).
+
 Array indices in :func:`cycle` are wrapped in :func:`_at` ("this index is not negative"),
 which spares Numba's test for negative indices on every access: about a fifth of the time.
 """
@@ -67,6 +81,7 @@ which spares Numba's test for negative indices on every access: about a fifth of
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 __all__ = ["COUNT", "HEAD", "TAIL", "POPPED", "PENDING", "LAST", "HELD", "ENTRIES", "MAX_DEPTH",
@@ -99,6 +114,11 @@ _STAMPS = (1 << 15) - 1
 _POST_SLOT_BITS = 5
 _POST_NODE_MASK = (1 << 27) - 1
 _POST_WANTS_SHIFT = 32
+#: Prefetching (see the module's docstring): how many nodes ahead of the visit, and of the
+#: posts ahead of the one applied; links of the dimensions below NEAR_LINKS are not fetched.
+PREFETCH_NODES = 8
+PREFETCH_POSTS = 16
+NEAR_LINKS = 8
 
 
 @intrinsic
@@ -143,6 +163,28 @@ def _select(typingctx, condition, if_true, if_false):
         return builder.select(test,
                               context.cast(builder, args[1], signature.args[1], types.int64),
                               context.cast(builder, args[2], signature.args[2], types.int64))
+    return sig, codegen
+
+
+@intrinsic
+def _prefetch(typingctx, array, index):
+    """Ask the CPU to bring the cache line of ``array[index]`` in, for writing (LLVM
+    ``prefetch``): nothing else happens, and an index past the end is harmless."""
+    if not isinstance(array, types.Array) or not isinstance(index, types.Integer):
+        return None
+    sig = types.void(array, index)
+
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        byte = ir.IntType(8).as_pointer()
+        word = ir.IntType(32)
+        function = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte, word, word, word]),
+            "llvm.prefetch.p0")
+        # Write (1), keep in every cache level (3), data (1).
+        builder.call(function, [builder.bitcast(builder.gep(data, [args[1]]), byte),
+                                ir.Constant(word, 1), ir.Constant(word, 3), ir.Constant(word, 1)])
+        return context.get_dummy_value()
     return sig, codegen
 
 
@@ -193,7 +235,7 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
           deliveries, hops, record_hops):
     """Simulate clock cycle ``t`` of the whole fabric.
 
-    ``dims`` is ``(n, D, A, depth, ready_in_reset, P)``, ``tables`` ``(exists, route,
+    ``dims`` is ``(n, D, A, depth, ready_in_reset, P, prefetching)``, ``tables`` ``(exists, route,
     link_set, travel_masks)``, ``state`` ``(cells, cells32, cells16, requested, refused,
     refused_count, requests, posts)`` (``cells32`` and ``cells16`` are views of ``cells``;
     the module's docstring describes them; ``posts``, ``n * S + 1`` int64 words, is scratch:
@@ -207,7 +249,8 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
     port)``, and if ``record_hops`` its hops to ``hops`` as ``(node, dim,
     header, payload)``. Returns the numbers of deliveries and hops.
     """
-    n, D, A, depth, ready_in_reset, P = dims
+    n, D, A, depth, ready_in_reset, P, prefetching = dims
+    ahead = PREFETCH_NODES if prefetching else 0
     exists, route, link_set, travel_masks = tables
     cells, cells32, cells16, requested, refused, refused_count, requests, posts = state
     S = D + P
@@ -237,6 +280,29 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
         base = a * S
         ex = exists[_at(a)]
         outputs = requested[_at(a)]
+        if ahead:
+            # A large fabric's state is in memory, not in the caches: ask for what the visit
+            # of the node `ahead` places on will touch, so that its misses overlap with this
+            # visit (Prefetching). Its own rows and requests; its inputs' rows, far apart,
+            # only for the links whose heads request an output (the inputs a move can copy
+            # and pop), and only those 2**NEAR_LINKS nodes away or more (the nearer ones
+            # are still in the cache, or soon will be: the visits come in node order).
+            c = min(a + ahead, n - 1)
+            for w in range(c * S * R64, (c + 1) * S * R64, 8):
+                _prefetch(cells, w)
+            _prefetch(requests, c * S)
+            _prefetch(requests, c * S + S - 1)
+            inputs = 0
+            wanted = requested[_at(c)]
+            while wanted:
+                o = _lowest(wanted)
+                wanted &= wanted - 1
+                inputs |= requests[_at(c * S + o)]
+            inputs &= full_travel & ~((1 << NEAR_LINKS) - 1)
+            while inputs:
+                d = _lowest(inputs)
+                inputs &= inputs - 1
+                _prefetch(cells, _buffer(c, d, S, full_travel) * R64)
 
         # The PE's injections: a handshake happens iff the port's injection buffer has
         # room. Its only writer is this PE and its only reader this node: neither has acted
@@ -391,6 +457,12 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                     n_posts += 1
     # Every arbiter has decided: the new heads' requests count from the next cycle.
     for k in range(n_posts):
+        if ahead:
+            # The node of a post a few ahead (posts[n_posts], not a post, is harmless).
+            later = posts[_at(min(k + PREFETCH_POSTS, n_posts))]
+            c = later >> _POST_SLOT_BITS & _POST_NODE_MASK
+            _prefetch(requested, c)
+            _prefetch(requests, c * S + _lowest(later >> _POST_WANTS_SHIFT | 1 << 31))
         post = posts[_at(k)]
         b = post >> _POST_SLOT_BITS & _POST_NODE_MASK
         slot = post & ((1 << _POST_SLOT_BITS) - 1)

@@ -320,6 +320,35 @@ def test_lockstep_ports_catches_a_broken_model(variant):
     assert difference is not None
 
 
+class Prefetching(Model):
+    """The model with its compiled loop prefetching at any size (by default only a state too
+    large for the caches is prefetched, and the lockstep fabrics are small)."""
+
+    _prefetch_from = 0
+
+
+class PrefetchingReadyInReset(Prefetching):
+    """Negative control: :class:`Prefetching` with buffers ready in the first cycle."""
+
+    _ready_in_reset = True
+
+
+@pytest.mark.parametrize("n, depth, order, payload_width, ports",
+                         [(*CONTROL, 1), LOCKSTEP_PORTS[1], (26, 1, "msb", 32, 1)])
+def test_lockstep_with_rtl_prefetching(n, depth, order, payload_width, ports):
+    """Prefetching changes no result: every handshake, hop and delivery as in the RTL."""
+    difference, refused_count, model = lockstep(Prefetching, n, depth, order, payload_width,
+                                                ports)
+    assert model.prefetching and not Model(n, ports=ports).prefetching
+    assert difference is None
+    assert list(model.refused_count) == refused_count
+
+
+def test_lockstep_prefetching_catches_a_broken_model():
+    difference, _, _ = lockstep(PrefetchingReadyInReset, *CONTROL)
+    assert difference is not None and difference.startswith("cycle 0, ")
+
+
 def test_first_difference_names_the_cycle_and_port():
     rtl = [("inject", 3, 1, 0), ("hop", 5, 2, 1, 9, 2, 0, 3, 77), ("deliver", 7, 0, 0, 2, 0, 0, 5)]
     changed = [rtl[0], ("hop", 5, 2, 1, 9, 2, 0, 1, 77), rtl[2]]
