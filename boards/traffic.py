@@ -82,6 +82,9 @@ class TrafficGenerator(wiring.Component):
         Start new messages.
     idle : ``Out(1)``
         Nothing offered.
+    chance : ``Out(4)``
+        Four bits of the LFSR that it does not use itself (the top ones: the decisions above
+        take bits 0 to ``8 + D``), for the node's :class:`~ihcube.boards.checker.Checker`.
     """
 
     def __init__(self, n, node, payload_width=32, rate=8, broadcast_share=1):
@@ -103,6 +106,7 @@ class TrafficGenerator(wiring.Component):
             "inject": Out(stream.Signature(inject_layout(n, payload_width))),
             "enable": In(1),
             "idle":   Out(1),
+            "chance": Out(4),
         })
 
     def elaborate(self, platform):
@@ -110,6 +114,7 @@ class TrafficGenerator(wiring.Component):
         n, dims = self._n, topology.dimensions(self._n)
         lfsr = Signal(32, init=seed_of(self._node))
         m.d.sync += lfsr.eq(lfsr_step(lfsr))
+        m.d.comb += self.chance.eq(lfsr[28:32])
 
         start = Signal()
         kind = Signal(Kind)
