@@ -91,7 +91,8 @@ def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, route
     Routers of the same :func:`ihcube.topology.router_class` (the same links, and the same
     onward links from each) differ only in their own address, so each class is emitted once
     as a strapped :class:`~ihcube.rtl.Router` and instantiated for every node of it
-    (:func:`router_modules`). This keeps the output and the generation time close to linear in ``n``.
+    (:func:`router_modules`). This keeps the output and the generation time close to linear
+    in ``n``.
     Only the fabric's module carries ``(* top = 1 *)``, so that a tool reading the file
     without being told its top (Yosys ``hierarchy``, Icarus without ``-s``) elaborates the
     fabric. ``router`` builds a router as :class:`~ihcube.rtl.Fabric` does; the tests pass

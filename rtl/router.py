@@ -187,8 +187,8 @@ class Router(wiring.Component):
 
         An injection buffer can use every link and its eject port (a unicast to its own
         node). A message that arrived on link ``l`` can leave on
-        :func:`ihcube.topology.onward_links` only, or reach the PE. A copy it wanted on any other link would be dropped: a correct
-        neighbour never sends one.
+        :func:`ihcube.topology.onward_links` only, or reach the PE. A copy it wanted on any
+        other link would be dropped: a correct neighbour never sends one.
         """
         links = len(self._dims)
         if j >= links:
