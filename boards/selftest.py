@@ -108,7 +108,10 @@ class SelfTest(wiring.Component):
             m.submodules[f"checker{node}"] = checker
             wiring.connect(m, generator.inject, fabric.inject[node])
             wiring.connect(m, fabric.eject[node], checker.eject)
-            m.d.comb += generator.enable.eq(~self.draining)
+            m.d.comb += [
+                generator.enable.eq(~self.draining),
+                checker.chance.eq(generator.chance),
+            ]
 
         injected = [port.valid & port.ready for port in fabric.inject]
         unicasts = sum(fire & (port.payload.kind == Kind.UNICAST)

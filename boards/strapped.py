@@ -10,13 +10,13 @@ __all__ = ["StrappedRouter"]
 
 
 class StrappedRouter(wiring.Component):
-    """The strapped :class:`~ihcube.rtl.Router` of ``node`` (one Verilog module per link
-    set, its address a port, as :class:`~ihcube.rtl.Fabric` and the generated Verilog build
-    it) with its address tied to ``node``, as the fabric ties it.
+    """The strapped :class:`~ihcube.rtl.Router` of ``node`` (one Verilog module per router
+    class, its address a port, as :class:`~ihcube.rtl.Fabric` and the generated Verilog
+    build it) with its address tied to ``node``, as the fabric ties it.
 
-    Its crossbar has the inputs of every node with the same links
-    (:func:`ihcube.topology.link_set_onward_links`), so it costs what a router of the
-    fabric costs; the unstrapped router of ``node`` has only those its own node can use.
+    It costs what a router of the fabric costs. Its crossbar is the one of the unstrapped
+    router of ``node`` (one module per :func:`ihcube.topology.router_class`, whose nodes have
+    the same onward links); its route selection takes the address from the strap.
 
     Parameters
     ----------

@@ -33,8 +33,8 @@ def _parser():
     parser.add_argument("--router", default=None, metavar="NODE",
                         help="build only this node's router")
     parser.add_argument("--strapped", action="store_true",
-                        help="with --router: build it as the fabric does (one module per link "
-                             "set, the address tied)")
+                        help="with --router: build it as the fabric does (one module per "
+                             "router class, the address tied)")
     add_ports_option(parser)
     add_switching_options(parser)
     return parser

@@ -1,4 +1,4 @@
-"""Verilog generation for a fabric: one module per router link set, and the fabric on top.
+"""Verilog generation for a fabric: one module per router class, and the fabric on top.
 
 The router modules come from Amaranth. The fabric's top module is written here as plain
 Verilog text: it only instantiates routers and wires them, and Amaranth's conversion of it
@@ -24,7 +24,8 @@ from .rtl.router import router_signature
 from .rtl.wormhole_fabric import wormhole_fabric_signature
 from .rtl.wormhole_router import wormhole_router_signature
 
-__all__ = ["fabric_name", "fabric_verilog", "top_verilog", "write_fabric", "OutputError"]
+__all__ = ["fabric_name", "fabric_verilog", "router_modules", "top_verilog", "write_fabric",
+           "OutputError"]
 
 
 class OutputError(OSError):
@@ -87,9 +88,11 @@ def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, route
                    ports=1, *, switching=PACKET, **flit_options):
     """Return the Verilog text of an ``n``-node fabric, deterministic for the same arguments.
 
-    Routers whose nodes have the same links differ only in their own address, so each link
-    set is emitted once as a strapped :class:`~ihcube.rtl.Router` and instantiated for every
-    node that has it. This keeps the output and the generation time close to linear in ``n``.
+    Routers of the same :func:`ihcube.topology.router_class` (the same links, and the same
+    onward links from each) differ only in their own address, so each class is emitted once
+    as a strapped :class:`~ihcube.rtl.Router` and instantiated for every node of it
+    (:func:`router_modules`). This keeps the output and the generation time close to linear
+    in ``n``.
     Only the fabric's module carries ``(* top = 1 *)``, so that a tool reading the file
     without being told its top (Yosys ``hierarchy``, Icarus without ``-s``) elaborates the
     fabric. ``router`` builds a router as :class:`~ihcube.rtl.Fabric` does; the tests pass
@@ -110,20 +113,38 @@ def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, route
     router = Router if router is None else router
     extra = {} if ports == 1 else {"ports": ports}
     deadlock.check_deadlock_free(n, order)  # before the slow part, and before any component
-    module_of_mask = {}
+    modules = router_modules(top, n, order)
     texts = []
     for node in range(n):
-        mask = topology.exists_mask(n, node)
-        if mask in module_of_mask:
+        module = modules[node]
+        if module in modules[:node]:
             continue
-        module = module_of_mask[mask] = f"{top}_router_x{mask:x}"
         text = verilog.convert(router(n, node, payload_width, depth, order, strap=True,
                                       **extra),
                                name=module, emit_src=False)
         texts.append(_not_top(text, module))
-    modules = [module_of_mask[topology.exists_mask(n, node)] for node in range(n)]
     texts.append(top_verilog(top, n, payload_width, modules, ports))
     return header(n, payload_width, depth, order, ports) + "".join(texts)
+
+
+def router_modules(top, n, order=topology.MSB_FIRST):
+    """The name of the router module of each node of the packet fabric ``top``, by node: one
+    per :func:`ihcube.topology.router_class`. ``<top>_router_x<mask>`` (the node's
+    link-existence vector in hex) when its link set is one class, as every link set is when
+    ``n`` is a power of two; ``<top>_router_x<mask>_c<i>`` otherwise, ``i`` counting the
+    link set's classes in node order."""
+    classes = {}   # class -> its index within its link set
+    per_mask = {}  # link set -> how many classes it has
+    of_node = []
+    for node in range(n):
+        key = topology.router_class(n, node, order)
+        if key not in classes:
+            classes[key] = per_mask.get(key[0], 0)
+            per_mask[key[0]] = classes[key] + 1
+        of_node.append(key)
+    return [f"{top}_router_x{key[0]:x}" + (f"_c{classes[key]}" if per_mask[key[0]] > 1
+                                           else "")
+            for key in of_node]
 
 
 def _wormhole_verilog(top, n, payload_width, order, wormhole, router):
@@ -266,7 +287,7 @@ def top_verilog(top, n, payload_width, modules, ports=1, *, signatures=None):
     lines += [f"  {'input' if flow == In else 'output'} {_net(width, name)};"
               for name, flow, width in ports]
     address = topology.address_bits(n)
-    router_ports = {}  # by module: every node of a link set has the same ports
+    router_ports = {}  # by module: every node of a module has the same ports
     for node in range(n):
         if modules[node] not in router_ports:
             router_ports[modules[node]] = list(_ports(router_of(node)))

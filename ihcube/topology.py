@@ -20,7 +20,7 @@ __all__ = [
     "dimensions", "address_bits", "link_exists", "links", "exists_mask", "neighbor",
     "first_set_bit", "route_step", "path", "distance", "distances",
     "full_travel", "travel_mask", "broadcast_step", "broadcast_tree",
-    "onward_links", "link_set_onward_links", "eject_port",
+    "onward_links", "link_set_onward_links", "router_class", "eject_port",
 ]
 
 #: Route on the most significant usable bit of ``a XOR d`` first (Katseff; the default).
@@ -215,6 +215,20 @@ def link_set_onward_links(n, a, l, order=MSB_FIRST):
     """
     return _link_set_onward_links(check_node_count(n), exists_mask(n, check_node(n, a)), l,
                                   check_routing_order(order))
+
+
+def router_class(n, a, order=MSB_FIRST):
+    """What the router of ``a`` is built from, besides its address: its link-existence vector
+    and the :func:`onward_links` of each of its links, in link order.
+
+    Nodes of one class have routers that differ only in their address, so one strapped
+    router module (its address a port) serves them all with the crossbar of each
+    (``ihcube.generate`` writes one module per class). A link set splits into several classes
+    when ``n`` is not a power of two: at 26 nodes the 4 link sets make 7 classes.
+    """
+    n, order = check_node_count(n), check_routing_order(order)
+    check_node(n, a)
+    return exists_mask(n, a), tuple(onward_links(n, a, l, order) for l in links(n, a))
 
 
 @lru_cache(maxsize=None)

@@ -84,7 +84,7 @@ class Fabric(wiring.Component):
         If given, maps each node to the name of a Verilog module that implements its
         (strapped) router, and the fabric instantiates those modules instead of elaborating
         the routers inline. :func:`ihcube.generate.fabric_verilog` writes such a top module
-        as text (:func:`ihcube.generate.top_verilog`, one router module per link set); the
+        as text (:func:`ihcube.generate.top_verilog`, one router module per router class); the
         tests prove the two equivalent.
     routing : callable or None
         The unicast routing the routers implement, as ``routing(n, node, dest)`` (see

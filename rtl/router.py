@@ -98,9 +98,9 @@ class Router(wiring.Component):
         Routing order of :func:`ihcube.topology.route_step`.
     strap : bool
         Take the router's own address from the ``address`` port instead of the constant
-        ``node``, so that one module serves every node with the same links (the fabric's
-        Verilog has one router module per link set, not one per node). Drive ``address``
-        with a node whose links are ``links(n, node)``.
+        ``node``, so that one module serves every node of the same router class (the
+        fabric's Verilog has one router module per :func:`ihcube.topology.router_class`,
+        not one per node). Drive ``address`` with a node whose class is ``node``'s.
 
     Members
     -------
@@ -187,18 +187,15 @@ class Router(wiring.Component):
 
         An injection buffer can use every link and its eject port (a unicast to its own
         node). A message that arrived on link ``l`` can leave on
-        :func:`ihcube.topology.onward_links` only (merged over the link set when strapped),
-        or reach the PE. A copy it wanted on any other link would be dropped: a correct
-        neighbour never sends one.
+        :func:`ihcube.topology.onward_links` only, or reach the PE. A copy it wanted on any
+        other link would be dropped: a correct neighbour never sends one.
         """
         links = len(self._dims)
         if j >= links:
             return (*range(links), self.eject_of(j))
-        if self._strap:
-            onward = topology.link_set_onward_links(self._n, self._node, self._dims[j],
-                                                    self._order)
-        else:
-            onward = topology.onward_links(self._n, self._node, self._dims[j], self._order)
+        # Strapped or not: a strapped module serves the nodes of one router class only
+        # (topology.router_class), whose onward links are this node's.
+        onward = topology.onward_links(self._n, self._node, self._dims[j], self._order)
         return (*(self._dims.index(dim) for dim in onward), self.eject_of(j))
 
     def inputs_of(self, o):

@@ -30,7 +30,7 @@ def yosys_run(yosys, rundir, script):
 
 def router_modules(n, top):
     """The router module of each node, by the generator's naming."""
-    return [f"{top}_router_x{topology.exists_mask(n, node):x}" for node in range(n)]
+    return generate.router_modules(top, n)
 
 
 def amaranth_top(n, top, name):
@@ -244,3 +244,26 @@ def test_an_interruption_leaves_no_partial_file(tmp_path, monkeypatch):
         generate.write_fabric(tmp_path, 3, 8)
     assert os.listdir(tmp_path) == []
 
+
+
+# ---- one router module per router class ------------------------------------------------------
+
+@pytest.mark.parametrize("n", [*range(1, 40), 64, 100, 1000])
+def test_nodes_share_a_router_module_exactly_when_their_routers_are_the_same(n):
+    """A strapped module has the crossbar of its class (:func:`topology.router_class`): two
+    nodes get the same module if and only if they have the same class."""
+    modules = generate.router_modules("t", n)
+    classes = [topology.router_class(n, node) for node in range(n)]
+    for a in range(n):
+        for b in range(a):
+            assert (modules[a] == modules[b]) == (classes[a] == classes[b]), (n, a, b)
+
+
+def test_one_module_per_link_set_would_give_nodes_a_crossbar_they_lack():
+    """Negative control for the check above: naming modules by link set, as the generator did
+    before, puts nodes of different classes (whose messages take different turns) in one
+    module at 26 nodes."""
+    by_link_set = [f"x{topology.exists_mask(26, node):x}" for node in range(26)]
+    classes = [topology.router_class(26, node) for node in range(26)]
+    assert any(by_link_set[a] == by_link_set[b] and classes[a] != classes[b]
+               for a in range(26) for b in range(a))

@@ -117,9 +117,9 @@ class RouterCheck(Elaboratable):
         Assume every output is always ready, and assert the fairness bound.
     strap_as : int or None
         If given, build the router with ``strap=True`` for ``node`` and tie its ``address`` to
-        ``strap_as``, a node with the same links, as the generated Verilog does when one router
-        module serves every node of a link set (:func:`ihcube.generate.fabric_verilog`); the
-        expectations are those of ``strap_as``.
+        ``strap_as``, a node of the same :func:`ihcube.topology.router_class`, as the
+        generated Verilog does when one router module serves every node of a class
+        (:func:`ihcube.generate.fabric_verilog`); the expectations are those of ``strap_as``.
     covers : bool
         Add ``Cover`` statements that show the scenarios happen (for a cover job).
     """
@@ -134,8 +134,9 @@ class RouterCheck(Elaboratable):
         self.outputs_ready = outputs_ready
         self.covers = covers
         self.strap = strap_as is not None
-        if self.strap and topology.exists_mask(n, strap_as) != topology.exists_mask(n, node):
-            raise ValueError(f"Node {strap_as} has other links than node {node} (n={n})")
+        if self.strap and (topology.router_class(n, strap_as, order)
+                           != topology.router_class(n, node, order)):
+            raise ValueError(f"Node {strap_as} is not of node {node}'s router class (n={n})")
         self.router = router(n, node, payload_width, depth, order, strap=self.strap)
         self.tag = Signal(payload_width, name="tag")
         self.ports = [ClockSignal(), self.tag, *free_inputs(self.router)]
