@@ -10,7 +10,8 @@ import operator
 
 __all__ = ["check_positive_integer", "check_at_most", "check_payload_width", "check_depth",
            "MAX_FABRIC_NODES", "MAX_FABRIC_PAYLOAD_WIDTH", "MAX_FABRIC_DEPTH",
-           "check_fabric_payload_width", "check_fabric_depth", "max_ports", "check_ports",
+           "check_fabric_payload_width", "check_fabric_depth", "LINK_STAGES",
+           "check_link_stages", "max_ports", "check_ports",
            "PACKET", "WORMHOLE", "SWITCHING_MODES", "check_switching", "WORMHOLE_DEFAULTS",
            "MAX_FLITS", "MAX_VCS", "Wormhole", "header_bits", "routing_bits", "HeadFields",
            "head_fields", "wormhole_parameters",
@@ -77,6 +78,26 @@ def check_fabric_depth(depth):
     """Return ``depth`` if it is a buffer depth the hardware takes, at most
     :data:`MAX_FABRIC_DEPTH`, else raise."""
     return check_at_most(depth, MAX_FABRIC_DEPTH, "Buffer depth")
+
+
+#: Register stages a message can pass on its way out of a router onto a link
+#: (:class:`ihcube.rtl.Router`'s ``link_stages``): 0 (the default, one cycle per hop) or 1.
+LINK_STAGES = (0, 1)
+
+
+def check_link_stages(stages):
+    """Return ``stages`` if it is one of :data:`LINK_STAGES`, else raise
+    ``TypeError``/``ValueError``."""
+    allowed = " or ".join(map(str, LINK_STAGES))
+    if isinstance(stages, bool):
+        raise TypeError(f"Link stages must be {allowed}, not {stages!r}")
+    try:
+        stages = operator.index(stages)
+    except TypeError:
+        raise TypeError(f"Link stages must be {allowed}, not {stages!r}") from None
+    if stages not in LINK_STAGES:
+        raise ValueError(f"Link stages must be {allowed}, not {stages!r}")
+    return stages
 
 
 def max_ports(n):

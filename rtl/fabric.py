@@ -5,7 +5,8 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import deadlock, topology
-from ..params import check_fabric_depth, check_fabric_payload_width, check_ports
+from ..params import check_fabric_depth, check_fabric_payload_width, check_link_stages, \
+    check_ports
 from .message import inject_layout, message_layout
 from .router import REFUSED_COUNT_WIDTH, Router, router_signature
 
@@ -96,6 +97,9 @@ class Fabric(wiring.Component):
         Injection and eject ports per node, 1 to ``D + 1`` (:func:`ihcube.params.check_ports`).
         Extra ports add sources and sinks to the channel dependency graph, no edge between
         channels, so the check above holds for any count (``docs/ports.md``).
+    link_stages : int
+        0 (the default) or 1: a relay buffer on each outgoing link of every router
+        (:class:`Router`'s ``link_stages``), a cycle more per hop.
 
     Members
     -------
@@ -115,17 +119,20 @@ class Fabric(wiring.Component):
     """
 
     def __init__(self, n, payload_width=32, depth=1, order=topology.MSB_FIRST, router=Router,
-                 router_modules=None, routing=None, ports=1):
+                 router_modules=None, routing=None, ports=1, link_stages=0):
         n = self._n = topology.check_fabric_node_count(n)
         payload_width = self._payload_width = check_fabric_payload_width(payload_width)
         depth = self._depth = check_fabric_depth(depth)
         self._order = topology.check_routing_order(order)
         ports = self._ports = check_ports(n, ports)
+        link_stages = self._link_stages = check_link_stages(link_stages)
         # A cycle of channel dependencies can deadlock the fabric: refuse to build it.
         deadlock.check_deadlock_free(n, order, routing)
         self._router_modules = router_modules
         if router_modules is None:
             extra = {} if ports == 1 else {"ports": ports}
+            if link_stages:
+                extra["link_stages"] = link_stages
             self.routers = [router(n, node, payload_width, depth, order, strap=True, **extra)
                             for node in range(n)]
         else:
@@ -138,6 +145,7 @@ class Fabric(wiring.Component):
     depth         = property(lambda self: self._depth)
     order         = property(lambda self: self._order)
     ports         = property(lambda self: self._ports)
+    link_stages   = property(lambda self: self._link_stages)
 
     def injects(self, node):
         """The injection ports of ``node``, as a list (one with ``ports=1``)."""

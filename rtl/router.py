@@ -8,7 +8,8 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import topology
-from ..params import check_fabric_depth, check_fabric_payload_width, check_ports
+from ..params import check_fabric_depth, check_fabric_payload_width, check_link_stages, \
+    check_ports
 from .arbiter import RoundRobinArbiter
 from .buffer import LinkBuffer
 from .message import Kind, inject_layout, message_layout
@@ -123,6 +124,14 @@ class Router(wiring.Component):
         Injection ports and eject ports of the PE, each, 1 to ``D + 1``
         (:func:`ihcube.params.check_ports`). With 1 the router is the single-port router
         (the same Verilog, port names included).
+    link_stages : int
+        0 (the default) or 1 (:func:`ihcube.params.check_link_stages`). With 1, each
+        outgoing link leaves from a relay: a :class:`LinkBuffer` of ``depth`` messages
+        between the output's crossbar and ``links_out``. The arbiter's "ready" is then the
+        relay's room, and the relay sends its oldest message when the far buffer has room.
+        So no path runs from one router's arbiter across a link into the next router's
+        route selection, at the price of a cycle per hop. With 0 the Verilog is the same as
+        before the parameter existed.
     """
 
     #: The route selector; negative-control variants in the tests replace it.
@@ -133,7 +142,7 @@ class Router(wiring.Component):
     arbiter = RoundRobinArbiter
 
     def __init__(self, n, node, payload_width=32, depth=1, order=topology.MSB_FIRST, *,
-                 strap=False, ports=1):
+                 strap=False, ports=1, link_stages=0):
         n = self._n = topology.check_fabric_node_count(n)
         node = self._node = topology.check_node(n, node)
         payload_width = self._payload_width = check_fabric_payload_width(payload_width)
@@ -142,6 +151,7 @@ class Router(wiring.Component):
         self._dims = topology.links(n, node)
         self._strap = bool(strap)
         self._ports = check_ports(n, ports)
+        self._link_stages = check_link_stages(link_stages)
 
         super().__init__(router_signature(n, node, payload_width, strap=self._strap,
                                           ports=self._ports))
@@ -153,6 +163,7 @@ class Router(wiring.Component):
     order         = property(lambda self: self._order)
     strap         = property(lambda self: self._strap)
     ports         = property(lambda self: self._ports)
+    link_stages   = property(lambda self: self._link_stages)
 
     @property
     def injects(self):
@@ -255,8 +266,8 @@ class Router(wiring.Component):
             wants.append(want)
 
         # Outputs: an arbiter each over the inputs that can use it, and an AND-OR crossbar
-        # on its one-hot grant.
-        outputs = [*self.links_out, *self.ejects]
+        # on its one-hot grant; with link stages, a link's crossbar writes its relay.
+        outputs = [*self._relays(m, message), *self.ejects]
         arbiters = []
         for o, port in enumerate(outputs):
             name = f"out{self._dims[o]}" if o < links else f"out_{pe_names[o - links]}"
@@ -299,6 +310,18 @@ class Router(wiring.Component):
             with m.Else():
                 m.d.sync += done.eq(done | sent)
         return m
+
+    def _relays(self, m, message):
+        """What each link output's crossbar drives: ``links_out`` itself, or with
+        ``link_stages=1`` the write side of a relay buffer whose read side drives it."""
+        if self._link_stages == 0:
+            return list(self.links_out)
+        writes = []
+        for dim, port in zip(self._dims, self.links_out):
+            relay = m.submodules[f"relay{dim}"] = self.link_buffer(message, self._depth)
+            wiring.connect(m, relay.r, wiring.flipped(port))
+            writes.append(relay.w)
+        return writes
 
     def elaborate_wants(self, m, j, msg, address, name=None):
         """What message ``msg``, written into input ``j``'s buffer, will want at the head: a

@@ -153,6 +153,31 @@ def test_zero_load_latency_is_hops_plus_one():
         assert delivery.cycle - taken[message.payload] == hops + 1
 
 
+@pytest.mark.parametrize("n, depth", [(5, 1), (13, 1), (13, 2)])
+def test_link_stages_deliver_everything_once(n, depth):
+    """With a relay on every outgoing link, every unicast and broadcast still arrives once,
+    along its path."""
+    harness = run_fabric(Fabric(n, depth=depth, link_stages=1), all_pairs(n) + broadcasts(n))
+    assert problems_of(harness) == []
+    assert len(harness.deliveries) == n * n + n * (n - 1)
+
+
+def test_zero_load_latency_with_link_stages_is_two_per_hop():
+    """A relay on each link adds one cycle per hop: delivered in cycle t + 2 hops + 1."""
+    n = 26
+    pairs = [(0, 25), (25, 0), (12, 16), (7, 7), (19, 6), (3, 24)]
+    requests = [(src, Request(payload=k, dest=dest, at=12 * k))
+                for k, (src, dest) in enumerate(pairs)]
+    harness = run_fabric(Fabric(n, link_stages=1), requests)
+    assert problems_of(harness) == []
+    taken = {request.payload: cycle for cycle, _, request in harness.injected}
+    assert len(harness.deliveries) == len(pairs)
+    for delivery in harness.deliveries:
+        message = delivery.message
+        hops = bin(message.src ^ message.dest).count("1")
+        assert delivery.cycle - taken[message.payload] == 2 * hops + 1
+
+
 @pytest.mark.parametrize("fault, complaint", [("drop", "delivered 0 times"),
                                               ("duplicate", "delivered 2 times")])
 def test_scoreboard_catches_a_buffer_that_drops_or_duplicates(fault, complaint):
@@ -169,3 +194,10 @@ def test_scoreboard_catches_a_buffer_that_drops_or_duplicates(fault, complaint):
 def test_wrong_parameters(args, error, message):
     with pytest.raises(error, match=message):
         Fabric(*args)
+
+
+@pytest.mark.parametrize("stages, error", [(2, ValueError), (-1, ValueError),
+                                           (True, TypeError), ("1", TypeError)])
+def test_wrong_link_stages(stages, error):
+    with pytest.raises(error, match=rf"^Link stages must be 0 or 1, not {stages!r}$"):
+        Fabric(5, link_stages=stages)
