@@ -537,7 +537,7 @@ def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1,
         else:
             print(f"{_label(figures)}: {figures['error']}", flush=True)
         rows.append(figures)
-    saturation = _saturation(pathlib.Path(out) / "saturation.json")
+    saturation = _saturation(out)
     _write(out, f"synth_table_{family}{_options_tag(synth_opts, placer)}.json",
            [{key: value for key, value in row.items() if key != "wormhole"} for row in rows])
     print()
@@ -561,18 +561,26 @@ def _previous(revision, tag):
     return json.loads(text)
 
 
-def _saturation(path):
-    """``{depth: (per_hop, backlogged)}`` at ``n`` = 1024 (uniform, msb) from ``make
-    saturation``'s results file, or ``{}``."""
-    if not path.exists():
-        return {}
-    data = json.loads(path.read_text())
-    hops = {z["depth"]: z["per_hop"] for z in data.get("zero_load", [])
-            if z["n"] == 1024 and z.get("order", "msb") == "msb"}
-    return {s["depth"]: (hops.get(s["depth"]), s["backlogged"])
-            for s in data.get("saturation", [])
-            if s["n"] == 1024 and s.get("order", "msb") == "msb"
-            and s.get("pattern", "uniform") == "uniform"}
+def _saturation(out):
+    """What the model measured at ``n`` = 1024 (uniform traffic, msb): ``{depth: (per_hop,
+    backlogged)}`` for packet switching from ``make saturation``'s results file in ``out``,
+    and ``{("wormhole", flits, vcs, vc_depth): ...}`` from each wormhole one (``make
+    saturation-wormhole``, :func:`ihcube.sim.sweep.saturation_results_name`); messages per
+    node per cycle. ``{}`` without them."""
+    found = {}
+    for path in sorted(pathlib.Path(out).glob("saturation*.json")):
+        data = json.loads(path.read_text())
+        wormhole = data.get("wormhole")
+        hops = {z["depth"]: z["per_hop"] for z in data.get("zero_load", [])
+                if z["n"] == 1024 and z.get("order", "msb") == "msb"}
+        for s in data.get("saturation", []):
+            if s["n"] != 1024 or s.get("order", "msb") != "msb" \
+                    or s.get("pattern", "uniform") != "uniform":
+                continue
+            key = s["depth"] if wormhole is None else \
+                ("wormhole", wormhole["flits"], wormhole["vcs"], wormhole["vc_depth"])
+            found[key] = (hops.get(s["depth"]), s["backlogged"])
+    return found
 
 
 def _label(f):
@@ -607,9 +615,10 @@ def _figures(f):
 def markdown_table(rows, saturation=None, previous=None):
     """The README table of :func:`table`'s rows: LUTs, FFs and Fmax (with the previous
     design's beside them when ``previous`` names its revision), LUTs per router, cycles per
-    hop and saturation throughput at ``n`` = 1024 from ``saturation`` (``{depth: (per_hop,
-    messages per node per cycle)}``), and Fmax x that throughput in messages per node per
-    microsecond."""
+    hop and saturation throughput at ``n`` = 1024 from ``saturation`` (:func:`_saturation`:
+    ``{depth: (per_hop, messages per node per cycle)}`` for packet rows, keyed by
+    ``("wormhole", flits, vcs, vc_depth)`` for wormhole ones), and Fmax x that throughput in
+    messages per node per microsecond."""
     saturation = saturation or {}
     head = ["build", "LUTs / FFs / Fmax (MHz)"]
     if previous:
@@ -630,7 +639,9 @@ def markdown_table(rows, saturation=None, previous=None):
             lines.append("| " + " | ".join(cells) + " |")
             continue
         packet = f.get("switching", "packet") != "wormhole"
-        hop, rate = saturation.get(f.get("depth"), (None, None)) if packet else (None, None)
+        key = f.get("depth") if packet else \
+            ("wormhole", f.get("flits"), f.get("vcs"), f.get("vc_depth"))
+        hop, rate = saturation.get(key, (None, None))
 
         def throughput(g):
             if g is None or rate is None or g.get("fmax_mhz") is None or not g.get("fits"):

@@ -351,6 +351,29 @@ def test_synth_table_rows_give_fmax_times_saturation_throughput():
     big = {**new, "fits": False, "luts": None, "cells_estimate": 90000, "previous": None}
     assert "| >= 90,000 (Yosys) / - / does not fit | - | 769.2 | 1.00 | - | - |" in \
         build.markdown_table([big], {2: (1.0, 0.5)}, previous="abc123")
+    # A wormhole row takes the figures of its message length and virtual channels, not a
+    # packet depth's.
+    worm = {**new, "switching": "wormhole", "depth": None, "flits": 20, "flit_width": 8,
+            "vcs": 1, "vc_depth": 2, "previous": None}
+    rates = {2: (1.0, 0.5), ("wormhole", 20, 3, 2): (2.0, 0.02),
+             ("wormhole", 20, 1, 2): (2.5, 0.01)}
+    assert "| 769.2 | 2.50 | 0.8 | - |" in build.markdown_table([worm], rates, previous="abc")
+    assert "| 769.2 | - | - | - |" in build.markdown_table([worm], {2: (1.0, 0.5)},
+                                                          previous="abc")
+
+
+def test_synth_table_reads_the_saturation_of_both_switching_modes(tmp_path):
+    def measured(n, per_hop, backlogged, depth=2):
+        return {"saturation": [{"n": n, "depth": depth, "order": "msb", "pattern": "uniform",
+                                "backlogged": backlogged}],
+                "zero_load": [{"n": n, "depth": depth, "order": "msb", "per_hop": per_hop}]}
+    (tmp_path / "saturation.json").write_text(json.dumps(
+        {**measured(1024, 1.0, 0.6), "wormhole": None}))
+    (tmp_path / "saturation_wormhole.json").write_text(json.dumps(
+        {**measured(1024, 2.0, 0.02), "wormhole": {"flits": 20, "vcs": 3, "vc_depth": 2}}))
+    (tmp_path / "saturation_wormhole_l20_v1_q2.json").write_text(json.dumps(
+        {**measured(1048, 2.0, 0.5), "wormhole": {"flits": 20, "vcs": 1, "vc_depth": 2}}))
+    assert build._saturation(tmp_path) == {2: (1.0, 0.6), ("wormhole", 20, 3, 2): (2.0, 0.02)}
 
 
 def test_synth_table_takes_the_previous_design_from_git():
