@@ -104,7 +104,8 @@ cocotb: $(STAMP) system-tools
 		--order='$(ORDER)' $(if $(WAVES),--waves)
 
 lint: $(STAMP) system-tools
-	@$(BIN)/ihcube lint --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' --order='$(ORDER)'
+	@$(BIN)/ihcube lint --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' --order='$(ORDER)' \
+		$(if $(LINK_STAGES),--link-stages='$(LINK_STAGES)')
 
 deadlock: $(STAMP)
 	$(BIN)/ihcube deadlock --max-nodes 4096

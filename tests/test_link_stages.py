@@ -6,6 +6,7 @@ The relay's behaviour (every message once, two cycles per hop) is tested in test
 
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 
@@ -15,6 +16,7 @@ from amaranth.back import verilog
 from ihcube import generate, topology
 from ihcube.boards import build
 from ihcube.rtl import Fabric, Router
+from ihcube.verify.lint import lint_file
 
 from test_generate import WIDTH, prove_equivalent, router_modules
 from test_netlist import (FLIP_FLOPS, FallThroughRouter, PassThroughReadyRouter,
@@ -284,3 +286,41 @@ def test_far_room_check_catches_a_path_past_the_relay(yosys, workdir, staged_tex
     top = generate.fabric_name(N, link_stages=link_stages)
     cones = far_room_cones(yosys, workdir, staged_text(router, link_stages), top)
     assert cones and set(escaping_cones(cones)) == set(cones)
+
+
+# --- Verilator lint with link stages ------------------------------------------------------------
+
+lint_needs_verilator = pytest.mark.skipif(shutil.which("verilator") is None,
+                                          reason="needs Verilator (make system-tools installs it)")
+
+
+@lint_needs_verilator
+@pytest.mark.parametrize("n", [5, 26])
+def test_staged_verilog_is_lint_clean(tmp_path, n):
+    """``verilator --lint-only -Wall`` with the project's waivers, none added for the relays."""
+    path = tmp_path / f"{generate.fabric_name(n, link_stages=1)}.v"
+    path.write_text(generate.fabric_verilog(n, link_stages=1))
+    result = lint_file(path)
+    assert result.clean, "Verilator -Wall:\n" + "\n".join(result.messages)
+
+
+@lint_needs_verilator
+def test_lint_catches_a_relay_that_drives_no_link(tmp_path):
+    """Negative control: one relay's read side is left unconnected, so its router's
+    ``links_out__0__valid`` has no driver; the same lint says so."""
+    text, count = re.subn(r"\.r__valid\(links_out__0__valid\)", ".r__valid()",
+                          generate.fabric_verilog(5, link_stages=1), count=1)
+    assert count == 1
+    path = tmp_path / f"{generate.fabric_name(5, link_stages=1)}.v"
+    path.write_text(text)
+    result = lint_file(path)
+    assert any("links_out__0__valid" in message for message in result.messages), result.output
+
+
+@lint_needs_verilator
+def test_ihcube_lint_takes_link_stages(tmp_path, capsys):
+    from ihcube.cli import main
+    assert main(["lint", "--nodes", "5", "--link-stages", "1", "--out", str(tmp_path)]) == 0
+    assert f"{tmp_path / 'ihcube_n5_w32_s1.v'}: Verilator -Wall clean" in capsys.readouterr().out
+    assert main(["lint", "--nodes", "5", "--link-stages", "2", "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == "ihcube lint: error: Link stages must be 0 or 1, not 2\n"

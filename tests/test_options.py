@@ -38,7 +38,7 @@ COMMANDS = {
                 "--vcs", "--vc-depth", "--flit-width"]),
     "deadlock": (["--max-nodes", "4"], ["--max-nodes", "--order", "--cross-check"]),
     "lint": (["--nodes", "2", "--out", "{tmp}"], ["--nodes", "--width", "--depth", "--order",
-                                                    "--switching", "--vcs"]),
+                                                    "--switching", "--vcs", "--link-stages"]),
     "cocotb": (["--nodes", "2", "--out", "{tmp}"],
                ["--nodes", "--width", "--depth", "--order", "--stress", "--seed"]),
     "synth": (["--nodes", "2", "--family", "ice40", "--out", "{tmp}"],
