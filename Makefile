@@ -101,7 +101,8 @@ bench-wormhole: $(STAMP)
 
 cocotb: $(STAMP) system-tools
 	@$(BIN)/ihcube cocotb --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' \
-		--order='$(ORDER)' $(if $(WAVES),--waves)
+		--order='$(ORDER)' $(if $(WAVES),--waves) \
+		$(if $(LINK_STAGES),--link-stages='$(LINK_STAGES)')
 
 lint: $(STAMP) system-tools
 	@$(BIN)/ihcube lint --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' --order='$(ORDER)' \

@@ -16,8 +16,11 @@ from amaranth.back import verilog
 from ihcube import generate, topology
 from ihcube.boards import build
 from ihcube.rtl import Fabric, Router
+from ihcube.verify.cocotb_runner import Settings
+from ihcube.verify.faults import faulty_router
 from ihcube.verify.lint import lint_file
 
+from test_cocotb import expect_passed, regression
 from test_generate import WIDTH, prove_equivalent, router_modules
 from test_netlist import (FLIP_FLOPS, FallThroughRouter, PassThroughReadyRouter,
                           UnprunedPassThroughReadyRouter, analyse_routers, first_problem, listed,
@@ -324,3 +327,44 @@ def test_ihcube_lint_takes_link_stages(tmp_path, capsys):
     assert f"{tmp_path / 'ihcube_n5_w32_s1.v'}: Verilator -Wall clean" in capsys.readouterr().out
     assert main(["lint", "--nodes", "5", "--link-stages", "2", "--out", str(tmp_path)]) == 2
     assert capsys.readouterr().err == "ihcube lint: error: Link stages must be 0 or 1, not 2\n"
+
+
+# --- The cocotb regression on the staged Verilog, in Icarus -------------------------------------
+
+def cocotb_runner_available():
+    import importlib.util
+    return importlib.util.find_spec("cocotb_tools") is not None
+
+
+cocotb_needs_icarus = pytest.mark.skipif(
+    shutil.which("iverilog") is None or not cocotb_runner_available(),
+    reason="needs Icarus Verilog and cocotb (make system-tools, pip install -e '.[dev]')")
+
+
+@cocotb_needs_icarus
+@pytest.mark.parametrize("n", [26, 13, 5])
+def test_staged_verilog_fabric(tmp_path, n):
+    """Every cocotb test of ``verify/cocotb_tb/fabric_tb.py`` (route selection, all pairs,
+    broadcasts, stress under eject backpressure, refusals, zero-load latency of 2 hops + 1)
+    on the fabric with a relay on every link."""
+    expect_passed(regression(tmp_path, Settings(n, link_stages=1)),
+                  f"the {n}-node fabric with link stages", tmp_path)
+
+
+@cocotb_needs_icarus
+@pytest.mark.parametrize("settings, router, test, complaint", [
+    # The staged Verilog, with the latency expected of a fabric without stages.
+    (Settings(5), None, "zero_load_latency", r"not delivered hops \+ 1 cycles after"),
+    # Buffers and relays that drop every third message.
+    (Settings(5, link_stages=1), faulty_router("dropping-buffer"), "all_pairs_unicast",
+     r"the scoreboard found problems"),
+], ids=["latency-of-no-stage", "dropping-buffer"])
+def test_cocotb_catches_a_wrong_staged_fabric(tmp_path, settings, router, test, complaint):
+    """Negative controls: the regression fails on the staged fabric judged as one without
+    stages, and on a staged fabric whose buffers drop messages."""
+    # Named as the settings name the top, so that the simulator finds it.
+    text = generate.fabric_verilog(5, router=router, link_stages=1).replace(
+        generate.fabric_name(5, link_stages=1), settings.top)
+    report = regression(tmp_path, settings, tests=[test], verilog=text)
+    assert re.search(f"cocotb test {test} failed:", report), report
+    assert re.search(complaint, report), report
