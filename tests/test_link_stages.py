@@ -368,3 +368,22 @@ def test_cocotb_catches_a_wrong_staged_fabric(tmp_path, settings, router, test, 
     report = regression(tmp_path, settings, tests=[test], verilog=text)
     assert re.search(f"cocotb test {test} failed:", report), report
     assert re.search(complaint, report), report
+
+
+# --- A small build: the option reaches the FPGA flow --------------------------------------------
+
+def test_a_tiny_staged_fabric_synthesises_and_places_on_ice40(tmp_path):
+    """The 2-node fabric with and without link stages on the iCE40 (the figures of larger
+    ones come from ``ihcube synth --link-stages 1``, a benchmark, not a test): it fits, its
+    results file is named ``_s1`` and says so, and its two relays add at least a message of
+    flip-flops each."""
+    from ihcube.rtl import message_layout
+    figures = {stages: build.synth(2, "ice40", out=tmp_path / "results",
+                                   build_root=tmp_path / "build", link_stages=stages)
+               for stages in (0, 1)}
+    assert all(f["fits"] for f in figures.values()), figures
+    assert figures[1]["link_stages"] == 1 and "link_stages" not in figures[0]
+    assert figures[1]["ffs"] - figures[0]["ffs"] >= 2 * message_layout(2, 32).size
+    assert figures[1]["fmax_mhz"] > 10
+    assert (tmp_path / "results" / "synth_ice40_ihcube_n2_w32_s1.json").exists()
+    assert (tmp_path / "results" / "synth_ice40_ihcube_n2_w32.json").exists()
