@@ -8,7 +8,7 @@ from .runner import Job
 from .wormhole_check import WormholeRouterCheck
 
 __all__ = ["FABRIC_CHECKS", "FABRIC_PROOFS", "FABRIC_DRAINS", "DRAIN_DEPTH",
-           "STAGED_FABRIC_PROOFS", "jobs",
+           "STAGED_FABRIC_PROOFS", "STAGED_FABRIC_CHECKS", "jobs",
            "fast_jobs"]
 
 
@@ -74,6 +74,11 @@ DRAIN_DEPTH = 20
 #: ``(n, fast)``.
 STAGED_FABRIC_PROOFS = [(3, False), (4, True), (5, False)]
 
+#: The delivery BMCs with link stages: ``n: (depth, bound, engine)``, as
+#: :data:`FABRIC_CHECKS`. For n = 3 the bound is 16 where it is 12 without stages; 15 fails
+#: (``neg_fabric_s1_bound``), so no smaller bound holds at this depth.
+STAGED_FABRIC_CHECKS = {3: (24, 16, "abc bmc3")}
+
 
 def jobs():
     """Every job: the router proofs, the fabric proofs, BMCs and covers, then the negative
@@ -95,6 +100,9 @@ def jobs():
         fabric.append(Job(f"fabric_n{n}_s1_proof", _fabric(n, eject_ready="free",
                                                            link_stages=1),
                           "prove", 0, engine="abc pdr", fast=fast))
+    for n, (depth, bound, engine) in STAGED_FABRIC_CHECKS.items():
+        fabric.append(Job(f"fabric_n{n}_s1_delivery", _fabric(n, bound=bound, link_stages=1),
+                          "bmc", depth, engine=engine))
     for n, (depth, bound, tight, engine) in FABRIC_CHECKS.items():
         if depth < bound + 3:
             raise ValueError(f"A bound of {bound} is never checked at depth {depth} (n={n})")
@@ -179,6 +187,9 @@ def jobs():
         Job("neg_fabric_s1_duplicate_proof", _fabric(4, router=faulty_router(
             "duplicating-buffer"), eject_ready="free", link_stages=1),
             "prove", 0, expect="FAIL", engine="abc pdr", fast=True),
+        Job("neg_fabric_s1_bound", _fabric(3, bound=STAGED_FABRIC_CHECKS[3][1] - 1,
+                                           link_stages=1),
+            "bmc", STAGED_FABRIC_CHECKS[3][0], expect="FAIL", engine="abc bmc3"),
         Job("neg_fabric_drop_bmc3", _fabric(3, bound=12, router=faulty_router("dropping-buffer")),
             "bmc", 16, expect="FAIL", engine="abc bmc3", fast=True),
         Job("neg_fabric_travel", _fabric(3, bound=12, router=faulty_router("broken-travel")),
