@@ -18,6 +18,8 @@ VC_DEPTH   ?=
 # Register stages on each link of a packet router (0 or 1, docs/fpga.md "Link stages"):
 # passed only when set, so that its default lives in one place (ihcube.params.LINK_STAGES).
 LINK_STAGES ?=
+# The sizes of make saturation-wormhole (SIZES=... for others).
+WORMHOLE_SIZES = 1024,1048,1114,1818,2048
 JOBS   ?= 2
 COLLECTIVE_PORTS ?= 1,full
 FAMILY ?= ecp5
@@ -57,7 +59,7 @@ help:
 	@echo "make sweep                                  quick latency-throughput sweep and a wormhole slice (about a minute): results/sweep_quick*, results/sweep_wormhole-quick*"
 	@echo "make sweep-wormhole                         wormhole sweep, 5 sizes x 3 patterns, 20 flits, 3 VCs: results/sweep_wormhole*"
 	@echo "make sweep-full                             full sweep, 5 sizes x 2 depths x 3 patterns: results/sweep_full*"
-	@echo "make saturation-wormhole                    the same for wormhole (20 flits, 3 VCs), 5 sizes: results/saturation_wormhole.json"
+	@echo "make saturation-wormhole [VCS=1 SIZES=1024]  the same for wormhole (20 flits, 3 VCs), 5 sizes: results/saturation_wormhole*.json"
 	@echo "make saturation                             zero-load latency per hop, saturation throughput: results/saturation.json"
 	@echo "make collectives [COLLECTIVE_PORTS=1,full]  broadcast, scatter, multinode (hardware, relays, segments), exchange vs bounds: results/collectives.*"
 	@echo "make analysis                               exact link loads, no simulation: results/analysis.json, analysis_scan.json"
@@ -143,7 +145,9 @@ saturation: $(STAMP)
 	@$(BIN)/ihcube saturation --jobs $(JOBS) --out results
 
 saturation-wormhole: $(STAMP)
-	@$(BIN)/ihcube saturation --switching wormhole --sizes 1024,1048,1114,1818,2048 --jobs $(JOBS) --out results
+	@$(BIN)/ihcube saturation --switching wormhole --sizes '$(if $(SIZES),$(SIZES),$(WORMHOLE_SIZES))' \
+		$(if $(FLITS),--flits='$(FLITS)') $(if $(VCS),--vcs='$(VCS)') \
+		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)') --jobs $(JOBS) --out results
 
 collectives: $(STAMP)
 	@$(BIN)/ihcube collectives --ports $(COLLECTIVE_PORTS) --jobs $(JOBS) --out results
