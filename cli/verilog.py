@@ -1,10 +1,11 @@
 """Write the Verilog of an n-node fabric.
 
-``ihcube verilog --nodes 26 [--width 32] [--depth 1] [--order msb] [--ports 1] [--link-stages 0]
-[--out gen]`` (``make verilog N=26 [PORTS=2] [LINK_STAGES=1]``), or with ``--switching wormhole [--flits 20] [--flit-width 32]
-[--vcs 3] [--vc-depth 2]`` (``make verilog N=26 SWITCHING=wormhole VCS=3 FLITS=20``), writes ``<out>/<name>.v``, named by :func:`ihcube.generate.fabric_name`, with
-:func:`ihcube.generate.fabric_verilog`, and prints one line. Amaranth loads only once the
-options are checked.
+``ihcube verilog --nodes 26 [--width 32] [--depth 1] [--order msb] [--ports 1]
+[--link-stages 0] [--out gen]`` (``make verilog N=26 [PORTS=2] [LINK_STAGES=1]``), or with
+``--switching wormhole [--flits 20] [--flit-width 32] [--vcs 3] [--vc-depth 2]`` (``make
+verilog N=26 SWITCHING=wormhole VCS=3 FLITS=20``), writes ``<out>/<name>.v``, named by
+:func:`ihcube.generate.fabric_name`, with :func:`ihcube.generate.fabric_verilog`, and prints
+one line. Amaranth loads only once the options are checked.
 """
 
 import sys
