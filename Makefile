@@ -15,6 +15,9 @@ FLITS      ?=
 FLIT_WIDTH ?=
 VCS        ?=
 VC_DEPTH   ?=
+# Register stages on each link of a packet router (0 or 1, docs/fpga.md "Link stages"):
+# passed only when set, so that its default lives in one place (ihcube.params.LINK_STAGES).
+LINK_STAGES ?=
 # The sizes of make saturation-wormhole (SIZES=... for others).
 WORMHOLE_SIZES = 1024,1048,1114,1818,2048
 JOBS   ?= 2
@@ -36,6 +39,7 @@ STAMP  := $(VENV)/.installed
 
 help:
 	@echo "make verilog N=26 [W=32 DEPTH=1 ORDER=msb PORTS=1]  write gen/ihcube_n<N>_w<W>.v (_p<P> if PORTS>1)"
+	@echo "make verilog N=26 LINK_STAGES=1             a relay on each link (_s1): docs/fpga.md"
 	@echo "make verilog N=26 SWITCHING=wormhole [VCS=3 FLITS=20 FLIT_WIDTH=32 VC_DEPTH=2]  wormhole fabric: docs/wormhole.md"
 	@echo "make test                                   run the test suite"
 	@echo "make bench                                  measure generation time, memory, size, cells"
@@ -48,7 +52,7 @@ help:
 	@echo "make stress N=13 SWITCHING=wormhole [FLITS VCS VC_DEPTH FLIT_WIDTH]  the same in wormhole mode"
 	@echo "make stress-campaign                        every n 1..64 and 100..2047, both depths and orders: results/stress_campaign.json"
 	@echo "make stress-campaign-wormhole               its wormhole part only: results/stress_campaign_wormhole.json"
-	@echo "make synth N=26 FAMILY=ecp5|ice40 [PORTS=1 SYNTH_OPTS=.. PLACER=heap|static|sa SWITCHING=wormhole VCS=..]  place and route the fabric; LUTs, FFs, RAM, Fmax"
+	@echo "make synth N=26 FAMILY=ecp5|ice40 [PORTS=1 SYNTH_OPTS=.. PLACER=heap|static|sa LINK_STAGES=1 SWITCHING=wormhole VCS=..]  place and route the fabric; LUTs, FFs, RAM, Fmax"
 	@echo "make bitstream BOARD=ulx3s-85f N=26         self-test bitstream (BOARD=icebreaker N=5)"
 	@echo "  CLOCK_MHZ=40                              ... on the board's PLL at 40 MHz"
 	@echo "make synth-table [FAMILY=ecp5]              routers of node 0 (packet, wormhole), fabrics n = 4..64 at depth 1, 2; resumes; the README table"
@@ -79,7 +83,8 @@ verilog: $(BASE)
 	@$(BIN)/ihcube verilog --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' --order='$(ORDER)' \
 		--ports='$(PORTS)' --switching='$(SWITCHING)' $(if $(FLITS),--flits='$(FLITS)') \
 		$(if $(FLIT_WIDTH),--flit-width='$(FLIT_WIDTH)') $(if $(VCS),--vcs='$(VCS)') \
-		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)') --out=gen
+		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)') \
+		$(if $(LINK_STAGES),--link-stages='$(LINK_STAGES)') --out=gen
 
 system-tools:
 	@sh .ci/system-tools.sh
@@ -98,10 +103,12 @@ bench-wormhole: $(STAMP)
 
 cocotb: $(STAMP) system-tools
 	@$(BIN)/ihcube cocotb --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' \
-		--order='$(ORDER)' $(if $(WAVES),--waves)
+		--order='$(ORDER)' $(if $(WAVES),--waves) \
+		$(if $(LINK_STAGES),--link-stages='$(LINK_STAGES)')
 
 lint: $(STAMP) system-tools
-	@$(BIN)/ihcube lint --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' --order='$(ORDER)'
+	@$(BIN)/ihcube lint --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' --order='$(ORDER)' \
+		$(if $(LINK_STAGES),--link-stages='$(LINK_STAGES)')
 
 deadlock: $(STAMP)
 	$(BIN)/ihcube deadlock --max-nodes 4096
@@ -157,6 +164,7 @@ synth: $(STAMP)
 		--switching='$(SWITCHING)' $(if $(FLITS),--flits='$(FLITS)') \
 		$(if $(FLIT_WIDTH),--flit-width='$(FLIT_WIDTH)') $(if $(VCS),--vcs='$(VCS)') \
 		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)') \
+		$(if $(LINK_STAGES),--link-stages='$(LINK_STAGES)') \
 		$(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
 		$(if $(PLACER),--placer='$(PLACER)') --out results
 

@@ -18,6 +18,7 @@ import time
 
 from .. import topology
 from ..extras import require
+from ..params import check_link_stages
 
 __all__ = ["FAMILIES", "BOARDS", "PLACERS", "check_family", "check_board", "check_placer",
            "synth", "synth_name", "synth_digest", "design_digest", "check_clock", "bitstream", "table",
@@ -301,7 +302,7 @@ def design_digest(plan):
 
 
 def synth_name(n, family="ecp5", payload_width=32, depth=1, synth_opts=None, router=None,
-               placer=None, ports=1, wormhole=None, strapped=False):
+               placer=None, ports=1, wormhole=None, strapped=False, link_stages=0):
     """The name of :func:`synth`'s build folder and results file (without ``.json``):
     ``synth_<family>_`` and the generated Verilog's name
     (:func:`ihcube.generate.fabric_name`), then ``_router<node>`` for one router, then the
@@ -309,7 +310,7 @@ def synth_name(n, family="ecp5", payload_width=32, depth=1, synth_opts=None, rou
     from ..generate import fabric_name
     from ..params import WORMHOLE
     if wormhole is None:
-        name = fabric_name(n, payload_width, depth, ports=ports)
+        name = fabric_name(n, payload_width, depth, ports=ports, link_stages=link_stages)
     else:
         name = fabric_name(n, payload_width, switching=WORMHOLE, flits=wormhole.flits,
                            flit_width=wormhole.flit_width, vcs=wormhole.vcs,
@@ -321,7 +322,8 @@ def synth_name(n, family="ecp5", payload_width=32, depth=1, synth_opts=None, rou
 
 
 def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root="build",
-          synth_opts=None, router=None, placer=None, ports=1, wormhole=None, strapped=False):
+          synth_opts=None, router=None, placer=None, ports=1, wormhole=None, strapped=False,
+          link_stages=0):
     """Synthesise and place an ``n``-node fabric for ``family``; write and return figures.
 
     ``synth_opts`` go to Yosys's ``synth_ecp5``/``synth_ice40`` (:func:`synth_options`) and
@@ -334,14 +336,23 @@ def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root
     wormhole fabric or router is built instead (``depth`` and ``ports`` do not apply). With
     ``strapped`` the packet ``router`` is built as the fabric builds it
     (:class:`~ihcube.boards.strapped.StrappedRouter`; names end in ``_strapped``).
+    ``link_stages=1`` puts a relay on each outgoing link of every packet router
+    (:class:`~ihcube.rtl.Router`'s ``link_stages``; names say ``_s1``).
     The names are :func:`synth_name`'s; the figures record :func:`design_digest`.
     """
     target = FAMILIES[family]
     synth_opts = synth_options(family, synth_opts)
+    link_stages = check_link_stages(link_stages)
+    if wormhole is not None and link_stages:
+        raise ValueError(f"Link stages are a packet-switching option, not taken with "
+                         f"wormhole switching, not {link_stages!r}")
     shell, name, tag, platform = _synth_design(n, family, payload_width, depth, synth_opts,
-                                               router, placer, ports, wormhole, strapped)
+                                               router, placer, ports, wormhole, strapped,
+                                               link_stages)
     figures = {"nodes": n, "payload_width": payload_width, "depth": depth, "ports": ports,
                "board": target["board"], "router_only": router}
+    if link_stages:  # absent for 0, so that today's results files stay as they are
+        figures["link_stages"] = link_stages
     if wormhole is not None:
         figures.update(switching="wormhole", flits=wormhole.flits,
                        flit_width=wormhole.flit_width, vcs=wormhole.vcs,
@@ -368,25 +379,27 @@ def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root
 
 
 def _synth_design(n, family, payload_width, depth, synth_opts, router, placer, ports,
-                  wormhole, strapped):
+                  wormhole, strapped, link_stages=0):
     """What :func:`synth` builds: the shell around the design, the build's name and results
     tag (:func:`synth_name`), and the platform."""
+    # Passed only when set: the default builds exactly what it built before the option.
+    stages = {"link_stages": link_stages} if link_stages else {}
     from ..rtl import Fabric, Router, WormholeFabric, WormholeRouter
     from .shell import SynthShell
     if wormhole is not None:
         component = WormholeFabric(n, wormhole) if router is None else \
             WormholeRouter(n, topology.check_node(n, router), wormhole)
     elif router is None:
-        component = Fabric(n, payload_width, depth, ports=ports)
+        component = Fabric(n, payload_width, depth, ports=ports, **stages)
     elif strapped:
         from .strapped import StrappedRouter
         component = StrappedRouter(n, topology.check_node(n, router), payload_width, depth,
-                                   ports=ports)
+                                   ports=ports, **stages)
     else:
         component = Router(n, topology.check_node(n, router), payload_width, depth,
-                           ports=ports)
+                           ports=ports, **stages)
     name, tag = synth_name(n, family, payload_width, depth, synth_opts, router, placer, ports,
-                           wormhole, strapped)
+                           wormhole, strapped, link_stages)
     platform = board_platform(FAMILIES[family]["board"], FAMILIES[family]["target_mhz"])
     return SynthShell(component), name, tag, platform
 

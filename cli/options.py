@@ -17,7 +17,8 @@ from ..params import (MAX_FABRIC_DEPTH, MAX_FABRIC_NODES, MAX_FABRIC_PAYLOAD_WID
 from .usage import UsageError, checked, command_parser, integer, parse_number, run
 
 __all__ = ["AD_HOC", "add_fabric_options", "fabric_parameters", "add_ports_option", "ports",
-           "add_switching_options", "switching_options",
+           "add_switching_options", "switching_options", "add_link_stages_option",
+           "link_stages",
            "ints", "floats", "choices", "number", "out_dir", "add_out_option", "node_count",
            "model_depth", "add_run_options", "run_options", "add_cluster_options",
            "cluster_options", "started", "add_build_options", "build_options", "run_benchmark"]
@@ -104,6 +105,31 @@ def switching_options(args, n, width):
         options[name] = None if text is None else integer(text, what, lambda value: value)
     checked(lambda: switching_parameters(n, width, switching, **options))
     return switching, options
+
+
+def add_link_stages_option(parser):
+    """Add ``--link-stages`` (a relay on each outgoing link of a packet router, 0 or 1,
+    default 0) to ``parser``; :func:`link_stages` checks it."""
+    from ..params import LINK_STAGES
+    parser.add_argument("--link-stages", default=str(LINK_STAGES[0]), metavar="S",
+                        help=f"packet switching: register stages on each link, "
+                             f"{' or '.join(map(str, LINK_STAGES))} (default {LINK_STAGES[0]}; "
+                             f"1 is a cycle more per hop for a faster clock, docs/fpga.md)")
+
+
+def link_stages(args, switching):
+    """The checked ``--link-stages`` of :func:`add_link_stages_option`
+    (:func:`ihcube.params.check_link_stages`); with wormhole ``switching`` only 0."""
+    from ..params import WORMHOLE, check_link_stages
+    try:
+        stages = parse_number(args.link_stages, int)
+    except ValueError:  # not a number: the check says what is allowed (0 is, unlike a count)
+        stages = args.link_stages
+    stages = checked(check_link_stages, stages)
+    if stages and switching == WORMHOLE:
+        raise UsageError(f"Link stages are a packet-switching option, not taken with wormhole "
+                         f"switching, not {stages}")
+    return stages
 
 
 def ints(text, what, check, at_least=1):

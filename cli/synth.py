@@ -1,7 +1,8 @@
 """Place and route the bare fabric on an FPGA: LUTs, FFs, RAM, Fmax.
 
 ``ihcube synth --nodes 26 [--family ecp5|ice40] [--width 32] [--depth 1] [--synth-opts OPTS]
-[--placer heap|static|sa] [--router NODE [--strapped]] [--ports P] [--switching wormhole
+[--placer heap|static|sa] [--router NODE [--strapped]] [--ports P] [--link-stages 0|1]
+[--switching wormhole
 --flits L --flit-width F --vcs V --vc-depth Q]`` (``make synth``) runs
 :func:`ihcube.boards.build.synth`, prints one line and writes
 ``results/synth_<family>_<name>.json``; the build is in ``build/``. The exit status is 1 if
@@ -12,8 +13,9 @@ import sys
 
 from .. import topology
 from ..params import WORMHOLE, check_depth, check_payload_width, wormhole_parameters
-from .options import (add_build_options, add_ports_option, add_switching_options,
-                      build_options, ports, switching_options)
+from .options import (add_build_options, add_link_stages_option, add_ports_option,
+                      add_switching_options, build_options, link_stages, ports,
+                      switching_options)
 from .usage import UsageError, checked, command_parser, integer, run
 
 __all__ = ["main"]
@@ -37,6 +39,7 @@ def _parser():
                              "router class, the address tied)")
     add_ports_option(parser)
     add_switching_options(parser)
+    add_link_stages_option(parser)
     return parser
 
 
@@ -53,6 +56,7 @@ def _synth(args):
         checked(topology.check_node, n, router, "Router node")
     pe_ports = ports(args, n)
     switching, flit_options = switching_options(args, n, width)
+    stages = link_stages(args, switching)
     wormhole = None
     if switching == WORMHOLE:
         if depth != 1 or pe_ports != 1:
@@ -63,7 +67,7 @@ def _synth(args):
         raise UsageError("--strapped builds one packet router: give --router NODE")
     figures = build.synth(n, family, width, depth, out=out, synth_opts=synth_opts,
                           router=router, placer=placer, ports=pe_ports, wormhole=wormhole,
-                          strapped=args.strapped)
+                          strapped=args.strapped, link_stages=stages)
     print(build.summary(figures))
     return 0 if figures["fits"] else 1
 

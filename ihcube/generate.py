@@ -17,7 +17,7 @@ from amaranth.lib.wiring import In, Out
 
 from . import deadlock, topology
 from .params import (PACKET, WORMHOLE_DEFAULTS, check_fabric_depth, check_fabric_payload_width,
-                     check_ports, switching_parameters)
+                     check_link_stages, check_ports, switching_parameters)
 from .rtl import Router, WormholeRouter
 from .rtl.fabric import fabric_signature, link_ends
 from .rtl.router import router_signature
@@ -39,12 +39,17 @@ def check_fabric_parameters(n, payload_width=32, depth=1, order=topology.MSB_FIR
             check_fabric_depth(depth), topology.check_routing_order(order))
 
 
-def _wormhole(n, payload_width, depth, ports, switching, flit_options):
+def _wormhole(n, payload_width, depth, ports, switching, flit_options, link_stages=0):
     """The checked :class:`~ihcube.params.Wormhole` of a wormhole fabric, or None for packet
-    switching (which takes no flit-level option). Wormhole fabrics have one PE port per node
-    and virtual-channel buffers (``vc_depth``) instead of the packet buffer ``depth``."""
+    switching (which takes no flit-level option). Wormhole fabrics have one PE port per node,
+    virtual-channel buffers (``vc_depth``) instead of the packet buffer ``depth``, and no link
+    stages (``link_stages`` is checked first, for either switching)."""
+    link_stages = check_link_stages(link_stages)
     wormhole = switching_parameters(n, payload_width, switching, **flit_options)
     if wormhole is not None:
+        if link_stages != 0:
+            raise ValueError(f"Link stages are a packet-switching option, not taken with "
+                             f"wormhole switching, not {link_stages!r}")
         if depth != 1:
             raise ValueError(f"Buffer depth is a packet-switching option, not taken with "
                              f"wormhole switching (its buffers are vc_depth flits), not "
@@ -55,9 +60,10 @@ def _wormhole(n, payload_width, depth, ports, switching, flit_options):
 
 
 def fabric_name(n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1, *,
-                switching=PACKET, **flit_options):
+                switching=PACKET, link_stages=0, **flit_options):
     """The top module's name, which is also the file's: it says ``n`` and ``W``, and the
-    depth, routing order and port count when they are not the defaults. A wormhole fabric's
+    depth, routing order, port count and link stages when they are not the defaults
+    (``ihcube_n26_w32_s1`` for ``link_stages=1``). A wormhole fabric's
     says ``wormhole`` and its flit width, flits and virtual channels, and their depth when not
     the default (``ihcube_n26_wormhole_f32_l20_v3``); ``W`` is left out, since it does not
     change the hardware.
@@ -67,7 +73,7 @@ def fabric_name(n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1,
     """
     n, payload_width, depth, order = check_fabric_parameters(n, payload_width, depth, order)
     ports = check_ports(n, ports)
-    wormhole = _wormhole(n, payload_width, depth, ports, switching, flit_options)
+    wormhole = _wormhole(n, payload_width, depth, ports, switching, flit_options, link_stages)
     if wormhole is not None:
         name = (f"ihcube_n{n}_wormhole_f{wormhole.flit_width}_l{wormhole.flits}"
                 f"_v{wormhole.vcs}")
@@ -81,11 +87,13 @@ def fabric_name(n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1,
         name += f"_{order}"
     if ports != 1:
         name += f"_p{ports}"
+    if link_stages != 0:
+        name += f"_s{link_stages}"
     return name
 
 
 def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, router=None,
-                   ports=1, *, switching=PACKET, **flit_options):
+                   ports=1, *, switching=PACKET, link_stages=0, **flit_options):
     """Return the Verilog text of an ``n``-node fabric, deterministic for the same arguments.
 
     Routers of the same :func:`ihcube.topology.router_class` (the same links, and the same
@@ -97,6 +105,10 @@ def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, route
     without being told its top (Yosys ``hierarchy``, Icarus without ``-s``) elaborates the
     fabric. ``router`` builds a router as :class:`~ihcube.rtl.Fabric` does; the tests pass
     broken variants. ``ports`` is the PE ports per node (``docs/ports.md``).
+    ``link_stages=1`` gives every router a relay on each outgoing link
+    (:class:`~ihcube.rtl.Router`'s ``link_stages``; ``docs/fpga.md``, "Link stages"): a cycle
+    more per hop for a shorter clock period; with 0 (the default) the text is as before the
+    option existed.
 
     ``switching="wormhole"`` writes a fabric of :class:`~ihcube.rtl.WormholeRouter` s instead,
     with the flit-level options ``flits``, ``flit_width``, ``vcs`` and ``vc_depth``
@@ -105,13 +117,15 @@ def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, route
     """
     n, payload_width, depth, order = check_fabric_parameters(n, payload_width, depth, order)
     top = fabric_name(n, payload_width, depth, order, ports, switching=switching,
-                      **flit_options)
-    wormhole = _wormhole(n, payload_width, depth, ports, switching, flit_options)
+                      link_stages=link_stages, **flit_options)
+    wormhole = _wormhole(n, payload_width, depth, ports, switching, flit_options, link_stages)
     if wormhole is not None:
         return _wormhole_verilog(top, n, payload_width, order, wormhole,
                                  WormholeRouter if router is None else router)
     router = Router if router is None else router
     extra = {} if ports == 1 else {"ports": ports}
+    if link_stages:  # passed only when set, so that a router that predates it still builds
+        extra["link_stages"] = link_stages
     deadlock.check_deadlock_free(n, order)  # before the slow part, and before any component
     modules = router_modules(top, n, order)
     texts = []
@@ -124,7 +138,7 @@ def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, route
                                name=module, emit_src=False)
         texts.append(_not_top(text, module))
     texts.append(top_verilog(top, n, payload_width, modules, ports))
-    return header(n, payload_width, depth, order, ports) + "".join(texts)
+    return header(n, payload_width, depth, order, ports, link_stages) + "".join(texts)
 
 
 def router_modules(top, n, order=topology.MSB_FIRST):
@@ -176,13 +190,15 @@ def _wormhole_verilog(top, n, payload_width, order, wormhole, router):
     return head + "".join(texts)
 
 
-def header(n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1):
+def header(n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1, link_stages=0):
     """The comment at the head of the generated file: what made it, from which parameters,
     and where its ports are described (the same for the same parameters and version; with
-    ``ports=1`` the same as before the parameter existed)."""
+    ``ports=1`` and ``link_stages=0`` the same as before those parameters existed)."""
     from . import version
-    top = fabric_name(n, payload_width, depth, order, ports)
+    top = fabric_name(n, payload_width, depth, order, ports, link_stages=link_stages)
     more, option = ("", "") if ports == 1 else (f", PE ports {ports}", f" --ports {ports}")
+    if link_stages:
+        more += f", link stages {link_stages} (a cycle more per hop)"
     return (f"/* {top}: an incomplete-hypercube fabric of {n} nodes, written by ihcube "
             f"{version()}.\n"
             f" * Parameters: nodes {n}, payload width {payload_width} bits, buffer depth "
@@ -320,11 +336,12 @@ def top_verilog(top, n, payload_width, modules, ports=1, *, signatures=None):
 
 
 def write_fabric(folder, n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1, *,
-                 switching=PACKET, **flit_options):
+                 switching=PACKET, link_stages=0, **flit_options):
     """Write the Verilog of an ``n``-node fabric with ``ports`` PE ports per node to
     ``folder/<fabric_name>.v``, safely.
 
-    ``switching`` and the flit-level options are those of :func:`fabric_verilog`. The
+    ``switching``, ``link_stages`` and the flit-level options are those of
+    :func:`fabric_verilog`. The
     parameters are checked first, then the folder is made if need be and a temporary
     file is opened in it, so that a folder that cannot be written is reported before the
     generation, not after it. The text is written to that temporary file, flushed to disk,
@@ -346,11 +363,11 @@ def write_fabric(folder, n, payload_width=32, depth=1, order=topology.MSB_FIRST,
         The folder or the file cannot be written; the message is one line.
     """
     name = fabric_name(n, payload_width, depth, order, ports, switching=switching,
-                       **flit_options)
+                       link_stages=link_stages, **flit_options)
     path = pathlib.Path(folder) / f"{name}.v"
     with _staged(path) as stage:
         text = fabric_verilog(n, payload_width, depth, order, ports=ports, switching=switching,
-                              **flit_options).encode()
+                              link_stages=link_stages, **flit_options).encode()
         stage.write(text)
     return path, len(text)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .. import topology
 from ..extras import require
-from ..params import check_depth, check_payload_width
+from ..params import check_depth, check_link_stages, check_payload_width
 
 __all__ = ["TESTS", "Settings", "Outcome", "build", "run", "regression", "read_results"]
 
@@ -79,12 +79,14 @@ class Settings:
     order: str = topology.MSB_FIRST
     stress: int | None = None  # None: default_stress(nodes)
     seed: int = 1
+    link_stages: int = 0  # the Router's: a relay on each outgoing link, a cycle more per hop
 
     def __post_init__(self):
         topology.check_node_count(self.nodes)
         check_payload_width(self.width)
         check_depth(self.depth)
         topology.check_routing_order(self.order)
+        check_link_stages(self.link_stages)
         if self.stress is None:
             object.__setattr__(self, "stress", default_stress(self.nodes))
 
@@ -92,18 +94,21 @@ class Settings:
     def top(self):
         """The Verilog top module's name."""
         from ..generate import fabric_name
-        return fabric_name(self.nodes, self.width, self.depth, self.order)
+        return fabric_name(self.nodes, self.width, self.depth, self.order,
+                           link_stages=self.link_stages)
 
     def to_env(self):
         return {_ENV_PREFIX + name.upper(): str(getattr(self, name))
-                for name in ("nodes", "width", "depth", "order", "stress", "seed")}
+                for name in ("nodes", "width", "depth", "order", "stress", "seed",
+                             "link_stages")}
 
     @classmethod
     def from_env(cls, environ=os.environ):
         def get(name):
             return environ[_ENV_PREFIX + name.upper()]
         return cls(nodes=int(get("nodes")), width=int(get("width")), depth=int(get("depth")),
-                   order=get("order"), stress=int(get("stress")), seed=int(get("seed")))
+                   order=get("order"), stress=int(get("stress")), seed=int(get("seed")),
+                   link_stages=int(get("link_stages")))
 
 
 @dataclass(frozen=True)
@@ -132,7 +137,8 @@ def build(settings, build_dir, *, waves=False, verilog=None):
     build_dir = Path(build_dir).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
     if verilog is None:
-        verilog = fabric_verilog(settings.nodes, settings.width, settings.depth, settings.order)
+        verilog = fabric_verilog(settings.nodes, settings.width, settings.depth, settings.order,
+                                 link_stages=settings.link_stages)
     source = build_dir / f"{settings.top}.v"
     source.write_text(verilog)
     sources, build_args = [source], list(BUILD_ARGS)

@@ -265,7 +265,8 @@ async def _run(bench, requests, max_cycles, idle_cycles=32):
 async def route_selection(dut):
     """Every router's first step for every destination address, at zero load: a message from
     ``a`` leaves on the Algorithm 2 link (``topology.route_step``) one cycle after it was
-    taken, or reaches ``a``'s PE then when ``dest == a``; ``dest >= n`` is refused."""
+    taken (two with a link stage: the relay holds it a cycle), or reaches ``a``'s PE one
+    cycle after when ``dest == a``; ``dest >= n`` is refused."""
     settings = Settings.from_env()
     n = settings.nodes
     bench = VerilogFabric(dut, settings)
@@ -301,11 +302,11 @@ async def route_selection(dut):
             when.append(at_own_pe[request.payload].cycle)
         if seen != expected:
             mismatches.append((a, request.dest, expected, seen))
-        elif when and when != [cycle + 1]:
+        elif when and when != [cycle + 1 + (settings.link_stages if seen != ["pe"] else 0)]:
             late.append((a, request.dest, cycle, when))
     _fail_if(mismatches, "(node, dest, expected first step, seen) where a router chose wrong")
     _fail_if(late, "(node, dest, taken, left) where a first step was not one cycle after "
-                   "the injection")
+                   f"the injection{' (two onto a link)' if settings.link_stages else ''}")
     _fail_if(bench.problems(), "the scoreboard found problems")
     _fail_if([complaint for complaint in unfinished if complaint], "unfinished rounds")
     assert len(bench.injected) == len(requests)
@@ -407,12 +408,14 @@ async def bad_destination_refused(dut):
 
 @cocotb.test()
 async def zero_load_latency(dut):
-    """Alone in the fabric, a message taken in cycle t is delivered in cycle t + hops + 1."""
+    """Alone in the fabric, a message taken in cycle t is delivered in cycle t + hops + 1, or
+    t + 2 hops + 1 with a link stage (a relay) on every link."""
     settings = Settings.from_env()
     n = settings.nodes
     bench = VerilogFabric(dut, settings)
     await bench.reset()
-    gap = topology.dimensions(n) + 4  # longer than any delivery takes at zero load
+    per_hop = 1 + settings.link_stages
+    gap = per_hop * topology.dimensions(n) + 4  # longer than any delivery takes at zero load
     start = bench.cycle
     requests = [(src, Request(payload=src, dest=n - 1 - src, at=start + gap * src))
                 for src in range(n)]
@@ -424,6 +427,7 @@ async def zero_load_latency(dut):
     for delivery in bench.deliveries:
         message = delivery.message
         hops = len(topology.path(n, message.src, message.dest, settings.order)) - 1
-        if delivery.cycle - taken[message.payload] != hops + 1:
+        if delivery.cycle - taken[message.payload] != per_hop * hops + 1:
             wrong.append((message.src, message.dest, taken[message.payload], delivery.cycle))
-    _fail_if(wrong, "(src, dest, taken, delivered) not delivered hops + 1 cycles after")
+    _fail_if(wrong, f"(src, dest, taken, delivered) not delivered "
+                    f"{'2 ' if settings.link_stages else ''}hops + 1 cycles after")

@@ -51,10 +51,13 @@ class FabricCheck(Elaboratable):
         ``stop``), and never after; the tagged message must have reached all its PEs
         ``drain`` cycles after that: every message is delivered once injection stops,
         whenever it stops (the stress campaign's drain).
+    link_stages : int
+        As for :class:`~ihcube.rtl.Fabric`: 1 puts a relay on every link.
     """
 
     def __init__(self, n, payload_width=2, depth=1, order=topology.MSB_FIRST, *, router=Router,
-                 bound=None, eject_ready="always", covers=False, tight=False, drain=None):
+                 bound=None, eject_ready="always", covers=False, tight=False, drain=None,
+                 link_stages=0):
         self.n = n
         self.drain = drain
         self.stop = Signal(name="stop")
@@ -62,7 +65,9 @@ class FabricCheck(Elaboratable):
         self.eject_ready = eject_ready
         self.covers = covers
         self.tight = tight
-        self.fabric = Fabric(n, payload_width, depth, order, router=router)
+        # Passed only when set, so that a router class without the option still builds.
+        stages = {"link_stages": link_stages} if link_stages else {}
+        self.fabric = Fabric(n, payload_width, depth, order, router=router, **stages)
         self.tag = Signal(payload_width, name="tag")
         stop = [self.stop] if drain is not None else []
         self.ports = [ClockSignal(), self.tag, *stop, *free_inputs(self.fabric)]

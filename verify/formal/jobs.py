@@ -7,7 +7,8 @@ from .router_check import RouterCheck
 from .runner import Job
 from .wormhole_check import WormholeRouterCheck
 
-__all__ = ["FABRIC_CHECKS", "FABRIC_PROOFS", "FABRIC_DRAINS", "DRAIN_DEPTH", "jobs",
+__all__ = ["FABRIC_CHECKS", "FABRIC_PROOFS", "FABRIC_DRAINS", "DRAIN_DEPTH",
+           "STAGED_FABRIC_PROOFS", "STAGED_FABRIC_CHECKS", "jobs",
            "fast_jobs"]
 
 
@@ -69,6 +70,15 @@ FABRIC_DRAINS = {3: (7, "abc pdr"), 4: (9, "abc bmc3"), 5: (14, "abc bmc3"),
 #: The depth of the drain BMCs.
 DRAIN_DEPTH = 20
 
+#: The fabric safety proofs by PDR with a relay on every link (``link_stages=1``):
+#: ``(n, fast)``.
+STAGED_FABRIC_PROOFS = [(3, False), (4, True), (5, False)]
+
+#: The delivery BMCs with link stages: ``n: (depth, bound, engine)``, as
+#: :data:`FABRIC_CHECKS`. For n = 3 the bound is 16 where it is 12 without stages; 15 fails
+#: (``neg_fabric_s1_bound``), so no smaller bound holds at this depth.
+STAGED_FABRIC_CHECKS = {3: (24, 16, "abc bmc3")}
+
 
 def jobs():
     """Every job: the router proofs, the fabric proofs, BMCs and covers, then the negative
@@ -86,6 +96,13 @@ def jobs():
         fabric.append(Job(f"fabric_n{n}{suffix}_proof", _fabric(n, order=order,
                                                                 eject_ready="free"),
                           "prove", 0, engine="abc pdr", fast=(n == 4)))
+    for n, fast in STAGED_FABRIC_PROOFS:
+        fabric.append(Job(f"fabric_n{n}_s1_proof", _fabric(n, eject_ready="free",
+                                                           link_stages=1),
+                          "prove", 0, engine="abc pdr", fast=fast))
+    for n, (depth, bound, engine) in STAGED_FABRIC_CHECKS.items():
+        fabric.append(Job(f"fabric_n{n}_s1_delivery", _fabric(n, bound=bound, link_stages=1),
+                          "bmc", depth, engine=engine))
     for n, (depth, bound, tight, engine) in FABRIC_CHECKS.items():
         if depth < bound + 3:
             raise ValueError(f"A bound of {bound} is never checked at depth {depth} (n={n})")
@@ -167,6 +184,12 @@ def jobs():
         Job("neg_fabric_duplicate_proof", _fabric(4, router=faulty_router("duplicating-buffer"),
                                                   eject_ready="free"),
             "prove", 0, expect="FAIL", engine="abc pdr", fast=True),
+        Job("neg_fabric_s1_duplicate_proof", _fabric(4, router=faulty_router(
+            "duplicating-buffer"), eject_ready="free", link_stages=1),
+            "prove", 0, expect="FAIL", engine="abc pdr", fast=True),
+        Job("neg_fabric_s1_bound", _fabric(3, bound=STAGED_FABRIC_CHECKS[3][1] - 1,
+                                           link_stages=1),
+            "bmc", STAGED_FABRIC_CHECKS[3][0], expect="FAIL", engine="abc bmc3"),
         Job("neg_fabric_drop_bmc3", _fabric(3, bound=12, router=faulty_router("dropping-buffer")),
             "bmc", 16, expect="FAIL", engine="abc bmc3", fast=True),
         Job("neg_fabric_travel", _fabric(3, bound=12, router=faulty_router("broken-travel")),
