@@ -28,7 +28,7 @@ COMMANDS = {
     "analyze": (["--nodes", "4"], ["--nodes", "--pattern", "--order", "--reading", "--radius",
                                    "--zeta", "--saturation"]),
     "saturation": (["--sizes", "4", "--depths", "1", "--out", "{tmp}"],
-                   ["--sizes", "--depths", "--order", "--jobs"]),
+                   ["--sizes", "--depths", "--order", "--jobs", "--link-stages"]),
     "collectives": (["--dims", "1", "--sizes", "3", "--depths", "1", "--out", "{tmp}"],
                     ["--dims", "--sizes", "--depths", "--jobs"]),
     "stress": (["--nodes", "2", "--cycles", "10"],
