@@ -34,7 +34,7 @@ COMMANDS = {
     "stress": (["--nodes", "2", "--cycles", "10"],
                ["--nodes", "--cycles", "--depth", "--order", "--seed", "--backend",
                 "--broadcast", "--eject-ready", "--watchdog", "--switching", "--flits",
-                "--vcs", "--vc-depth", "--flit-width"]),
+                "--vcs", "--vc-depth", "--flit-width", "--link-stages"]),
     "deadlock": (["--max-nodes", "4"], ["--max-nodes", "--order", "--cross-check"]),
     "lint": (["--nodes", "2", "--out", "{tmp}"], ["--nodes", "--width", "--depth", "--order",
                                                     "--switching", "--vcs"]),
