@@ -16,6 +16,8 @@ FLITS      ?=
 FLIT_WIDTH ?=
 VCS        ?=
 VC_DEPTH   ?=
+# The sizes of make saturation-wormhole (SIZES=... for others).
+WORMHOLE_SIZES = 1024,1048,1114,1818,2048
 JOBS   ?= 2
 COLLECTIVE_PORTS ?= 1,full
 FAMILY ?= ecp5
@@ -54,7 +56,7 @@ help:
 	@echo "make sweep                                  quick latency-throughput sweep and a wormhole slice (about a minute): results/sweep_quick*, results/sweep_wormhole-quick*"
 	@echo "make sweep-wormhole                         wormhole sweep, 5 sizes x 3 patterns, 20 flits, 3 VCs: results/sweep_wormhole*"
 	@echo "make sweep-full                             full sweep, 5 sizes x 2 depths x 3 patterns: results/sweep_full*"
-	@echo "make saturation-wormhole                    the same for wormhole (20 flits, 3 VCs), 5 sizes: results/saturation_wormhole.json"
+	@echo "make saturation-wormhole [VCS=1 SIZES=1024]  the same for wormhole (20 flits, 3 VCs), 5 sizes: results/saturation_wormhole*.json"
 	@echo "make saturation                             zero-load latency per hop, saturation throughput: results/saturation.json"
 	@echo "make saturation LINK_STAGES=1               the same with a relay on each link: results/saturation_link_stages.json"
 	@echo "make collectives [COLLECTIVE_PORTS=1,full]  broadcast, scatter, multinode (hardware, relays, segments), exchange vs bounds: results/collectives.*"
@@ -138,7 +140,9 @@ saturation: $(STAMP)
 	@$(BIN)/ihcube saturation --link-stages $(LINK_STAGES) --jobs $(JOBS) --out results
 
 saturation-wormhole: $(STAMP)
-	@$(BIN)/ihcube saturation --switching wormhole --sizes 1024,1048,1114,1818,2048 --jobs $(JOBS) --out results
+	@$(BIN)/ihcube saturation --switching wormhole --sizes '$(if $(SIZES),$(SIZES),$(WORMHOLE_SIZES))' \
+		$(if $(FLITS),--flits='$(FLITS)') $(if $(VCS),--vcs='$(VCS)') \
+		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)') --jobs $(JOBS) --out results
 
 collectives: $(STAMP)
 	@$(BIN)/ihcube collectives --ports $(COLLECTIVE_PORTS) --jobs $(JOBS) --out results

@@ -20,7 +20,7 @@ from .. import topology
 from ..extras import require
 
 __all__ = ["FAMILIES", "BOARDS", "PLACERS", "check_family", "check_board", "check_placer",
-           "synth", "synth_name", "rtl_digest", "check_clock", "bitstream", "table",
+           "synth", "synth_name", "synth_digest", "design_digest", "check_clock", "bitstream", "table",
            "table_jobs", "markdown_table", "summary", "PREVIOUS_DESIGN"]
 
 #: Synthesis targets of ``synth``: the device of a board, and the clock the placer aims at.
@@ -198,14 +198,12 @@ def _build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="", p
     build_dir = pathlib.Path(build_dir)
     if build_dir.exists():
         shutil.rmtree(build_dir)
-    nextpnr_opts = "--report report.json --timing-allow-fail" + (f" --placer {placer}"
-                                                                 if placer else "")
-    plan = platform.build(top, name=name, build_dir=str(build_dir), do_build=False,
-                          synth_opts=synth_opts, nextpnr_opts=nextpnr_opts)
+    plan = _plan(top, name, platform, synth_opts, placer)
     true = shutil.which("true") or "true"
     pnr_vars = ("NEXTPNR_ECP5", "ECPPACK") if family == "ecp5" else ("NEXTPNR_ICE40", "ICEPACK")
     figures = {"family": family, "device": f"{platform.device}-{platform.package}",
-               "synth_opts": synth_opts, "placer": placer or "default"}
+               "synth_opts": synth_opts, "placer": placer or "default",
+               "design_digest": design_digest(plan)}
     error = None
 
     started = time.monotonic()
@@ -272,15 +270,33 @@ def _build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="", p
     return figures
 
 
-def rtl_digest():
-    """A digest of the hardware's sources (``rtl/``, and the synthesis shell): a results file
-    that records the same digest was built from the same design, so :func:`table` keeps it
-    instead of building it again."""
+def _plan(top, name, platform, synth_opts="", placer=None):
+    """Amaranth's build plan of ``top`` on ``platform``: the files the tools are given."""
+    nextpnr_opts = "--report report.json --timing-allow-fail" + (f" --placer {placer}"
+                                                                 if placer else "")
+    return platform.build(top, name=name, do_build=False, synth_opts=synth_opts,
+                          nextpnr_opts=nextpnr_opts)
+
+
+#: An RTLIL line that gives a source location (a file path and line), not design.
+_SOURCE_LOCATION = re.compile(r"^\s*attribute \\src .*$", re.MULTILINE)
+
+
+def design_digest(plan):
+    """A digest of what the tools are given for a build (``plan``, Amaranth's build plan: the
+    design's RTLIL, the Yosys script, the constraints, the build script), without the RTLIL's
+    source locations, which change with the checkout's path and with any edit above a line,
+    not with the design. A results file that records the digest of today's plan was built
+    from exactly today's design, so :func:`table` keeps it; a change to one design (the packet
+    router, say) leaves the others' rows standing."""
     import hashlib
-    root = pathlib.Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
-    for path in sorted((root / "rtl").glob("*.py")) + [root / "boards" / "shell.py"]:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for filename in sorted(plan.files):
+        content = plan.files[filename]
+        content = content.decode() if isinstance(content, bytes) else content
+        if filename.endswith(".il"):
+            content = _SOURCE_LOCATION.sub("", content)
+        digest.update(filename.encode() + b"\0" + content.encode() + b"\0")
     return digest.hexdigest()[:16]
 
 
@@ -318,30 +334,14 @@ def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root
     wormhole fabric or router is built instead (``depth`` and ``ports`` do not apply). With
     ``strapped`` the packet ``router`` is built as the fabric builds it
     (:class:`~ihcube.boards.strapped.StrappedRouter`; names end in ``_strapped``).
-    The names are :func:`synth_name`'s; the figures record :func:`rtl_digest`.
+    The names are :func:`synth_name`'s; the figures record :func:`design_digest`.
     """
-    from ..rtl import Fabric, Router, WormholeFabric, WormholeRouter
-    from .shell import SynthShell
     target = FAMILIES[family]
     synth_opts = synth_options(family, synth_opts)
-    if wormhole is not None:
-        component = WormholeFabric(n, wormhole) if router is None else \
-            WormholeRouter(n, topology.check_node(n, router), wormhole)
-    elif router is None:
-        component = Fabric(n, payload_width, depth, ports=ports)
-    elif strapped:
-        from .strapped import StrappedRouter
-        component = StrappedRouter(n, topology.check_node(n, router), payload_width, depth,
-                                   ports=ports)
-    else:
-        component = Router(n, topology.check_node(n, router), payload_width, depth,
-                           ports=ports)
-    shell = SynthShell(component)
-    name, tag = synth_name(n, family, payload_width, depth, synth_opts, router, placer, ports,
-                           wormhole, strapped)
-    platform = board_platform(target["board"], target["target_mhz"])
+    shell, name, tag, platform = _synth_design(n, family, payload_width, depth, synth_opts,
+                                               router, placer, ports, wormhole, strapped)
     figures = {"nodes": n, "payload_width": payload_width, "depth": depth, "ports": ports,
-               "board": target["board"], "router_only": router, "rtl_digest": rtl_digest()}
+               "board": target["board"], "router_only": router}
     if wormhole is not None:
         figures.update(switching="wormhole", flits=wormhole.flits,
                        flit_width=wormhole.flit_width, vcs=wormhole.vcs,
@@ -365,6 +365,40 @@ def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root
         figures["ffs_per_router"] = round(ffs / len(nodes), 1)
     _write(out, f"{tag}.json", figures)
     return figures
+
+
+def _synth_design(n, family, payload_width, depth, synth_opts, router, placer, ports,
+                  wormhole, strapped):
+    """What :func:`synth` builds: the shell around the design, the build's name and results
+    tag (:func:`synth_name`), and the platform."""
+    from ..rtl import Fabric, Router, WormholeFabric, WormholeRouter
+    from .shell import SynthShell
+    if wormhole is not None:
+        component = WormholeFabric(n, wormhole) if router is None else \
+            WormholeRouter(n, topology.check_node(n, router), wormhole)
+    elif router is None:
+        component = Fabric(n, payload_width, depth, ports=ports)
+    elif strapped:
+        from .strapped import StrappedRouter
+        component = StrappedRouter(n, topology.check_node(n, router), payload_width, depth,
+                                   ports=ports)
+    else:
+        component = Router(n, topology.check_node(n, router), payload_width, depth,
+                           ports=ports)
+    name, tag = synth_name(n, family, payload_width, depth, synth_opts, router, placer, ports,
+                           wormhole, strapped)
+    platform = board_platform(FAMILIES[family]["board"], FAMILIES[family]["target_mhz"])
+    return SynthShell(component), name, tag, platform
+
+
+def synth_digest(n, family="ecp5", payload_width=32, depth=1, synth_opts=None, router=None,
+                 placer=None, ports=1, wormhole=None, strapped=False):
+    """The :func:`design_digest` that :func:`synth` with these arguments would record, without
+    building anything (the design is elaborated: seconds, a minute at 64 nodes)."""
+    synth_opts = synth_options(family, synth_opts)
+    shell, name, _, platform = _synth_design(n, family, payload_width, depth, synth_opts,
+                                             router, placer, ports, wormhole, strapped)
+    return design_digest(_plan(shell, name, platform, synth_opts, placer))
 
 
 def check_clock(board, clock_mhz):
@@ -416,14 +450,8 @@ PREVIOUS_DESIGN = "86c4dab"
 #: node 0 (the rest :data:`ihcube.params.WORMHOLE_DEFAULTS`).
 TABLE_FLIT_WIDTHS = (8, 16, 32)
 TABLE_VCS = (1, 3)
-#: The wormhole fabric of :func:`table`: flit width and virtual channels (the rest
-#: :data:`ihcube.params.WORMHOLE_DEFAULTS`), the table's largest configuration that fits the
-#: LFE5U-85F at 26 nodes by Yosys's count (``docs/fpga.md``, "Wormhole").
-TABLE_WORMHOLE_FABRIC = {"flit_width": 8, "vcs": 1}
-
-
 def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_WIDTHS,
-               vcs=TABLE_VCS, wormhole_fabric=True, fabric=TABLE_WORMHOLE_FABRIC):
+               vcs=TABLE_VCS, wormhole_fabric=True):
     """The builds of :func:`table`, in the order they run, cheap and important first, so a
     table stopped part way has those: each a dict of :func:`synth`'s keyword arguments
     (``n``, ``depth``, ``router``, ``wormhole``), or with ``"error"`` (one line) for a
@@ -434,12 +462,14 @@ def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_
     3. the wormhole router of node 0 of each of ``router_sizes`` for each flit width and
        virtual channel count (one is three to eight packet routers: 3,635 LUTs at F = 16,
        V = 1);
-    4. the other packet fabrics, by size, then depth;
-    5. the wormhole fabric of each of ``router_sizes`` with ``fabric``'s flit width and
-       virtual channels (:data:`TABLE_WORMHOLE_FABRIC`).
+    4. the wormhole fabric of each of ``router_sizes`` (if ``wormhole_fabric``) at each flit
+       width and virtual channel count, as the routers (one that cannot fit the device costs
+       a Yosys run only: :func:`synth` checks Yosys's cell count first);
+    5. the other packet fabrics, by size, then depth (the 64-node fabric last: it may not
+       finish placing).
     """
     from ..params import wormhole_parameters
-    routers, wormhole_routers = [], []
+    routers, wormhole_routers, wormhole_fabrics = [], [], []
     for n in router_sizes:
         routers += [{"n": n, "depth": depth, "router": 0} for depth in depths]
         for width in flit_widths:
@@ -450,15 +480,14 @@ def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_
                 except ValueError as exc:
                     job["error"] = str(exc)
                 wormhole_routers.append(job)
+                if wormhole_fabric:
+                    wormhole_fabrics.append({**job, "router": None})
     fabrics = [{"n": n, "depth": depth, "router": None} for n in sorted(sizes)
                for depth in depths]
     first = [job for job in fabrics if job["depth"] == depths[0]
              and job["n"] <= max(router_sizes, default=0)] if depths else []
     rest = [job for job in fabrics if job not in first]
-    wormhole_fabrics = [{"n": n, "depth": 1, "router": None,
-                         "wormhole": wormhole_parameters(n, **fabric)}
-                        for n in (sorted(router_sizes) if wormhole_fabric else [])]
-    return routers + first + wormhole_routers + rest + wormhole_fabrics
+    return routers + first + wormhole_routers + wormhole_fabrics + rest
 
 
 def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1, 2),
@@ -468,14 +497,14 @@ def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1,
     and a Markdown table (:func:`markdown_table`), also written to
     ``<out>/synth_table_<family><options>.json``.
 
-    A build whose results file in ``out`` records today's :func:`rtl_digest` is kept, not
-    built again (unless ``redo``), so an interrupted table resumes where it stopped; with
+    A build whose results file in ``out`` records the :func:`design_digest` of today's design
+    (:func:`synth_digest`) is kept, not built again (unless ``redo``), so an interrupted
+    table resumes where it stopped, and a change to one design rebuilds its rows only; with
     ``only_kept`` nothing is built and the table shows what is there (the rest as "not
     built"). ``previous`` is the git revision whose ``results/`` give the previous design's
     figures (None: no such columns).
     """
     synth_opts = synth_options(family, synth_opts)
-    digest = rtl_digest()
     rows = []
     for job in table_jobs(sizes, depths, router_sizes, flit_widths, vcs, wormhole_fabric):
         if "error" in job:
@@ -486,8 +515,10 @@ def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1,
                 "wormhole": job.get("wormhole")}
         _, tag = synth_name(family=family, synth_opts=synth_opts, placer=placer, **args)
         path = pathlib.Path(out) / f"{tag}.json"
-        kept = json.loads(path.read_text()) if path.exists() else None
-        if kept is not None and not redo and kept.get("rtl_digest") == digest:
+        kept = json.loads(path.read_text()) if path.exists() and not redo else None
+        if kept is not None and kept.get("design_digest") is not None and \
+                kept["design_digest"] == synth_digest(family=family, synth_opts=synth_opts,
+                                                      placer=placer, **args):
             figures = {**kept, "kept": True}
         elif only_kept:
             figures = {"nodes": job["n"], "depth": job["depth"], "router_only": job["router"],
@@ -506,7 +537,7 @@ def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1,
         else:
             print(f"{_label(figures)}: {figures['error']}", flush=True)
         rows.append(figures)
-    saturation = _saturation(pathlib.Path(out) / "saturation.json")
+    saturation = _saturation(out)
     _write(out, f"synth_table_{family}{_options_tag(synth_opts, placer)}.json",
            [{key: value for key, value in row.items() if key != "wormhole"} for row in rows])
     print()
@@ -530,18 +561,26 @@ def _previous(revision, tag):
     return json.loads(text)
 
 
-def _saturation(path):
-    """``{depth: (per_hop, backlogged)}`` at ``n`` = 1024 (uniform, msb) from ``make
-    saturation``'s results file, or ``{}``."""
-    if not path.exists():
-        return {}
-    data = json.loads(path.read_text())
-    hops = {z["depth"]: z["per_hop"] for z in data.get("zero_load", [])
-            if z["n"] == 1024 and z.get("order", "msb") == "msb"}
-    return {s["depth"]: (hops.get(s["depth"]), s["backlogged"])
-            for s in data.get("saturation", [])
-            if s["n"] == 1024 and s.get("order", "msb") == "msb"
-            and s.get("pattern", "uniform") == "uniform"}
+def _saturation(out):
+    """What the model measured at ``n`` = 1024 (uniform traffic, msb): ``{depth: (per_hop,
+    backlogged)}`` for packet switching from ``make saturation``'s results file in ``out``,
+    and ``{("wormhole", flits, vcs, vc_depth): ...}`` from each wormhole one (``make
+    saturation-wormhole``, :func:`ihcube.sim.sweep.saturation_results_name`); messages per
+    node per cycle. ``{}`` without them."""
+    found = {}
+    for path in sorted(pathlib.Path(out).glob("saturation*.json")):
+        data = json.loads(path.read_text())
+        wormhole = data.get("wormhole")
+        hops = {z["depth"]: z["per_hop"] for z in data.get("zero_load", [])
+                if z["n"] == 1024 and z.get("order", "msb") == "msb"}
+        for s in data.get("saturation", []):
+            if s["n"] != 1024 or s.get("order", "msb") != "msb" \
+                    or s.get("pattern", "uniform") != "uniform":
+                continue
+            key = s["depth"] if wormhole is None else \
+                ("wormhole", wormhole["flits"], wormhole["vcs"], wormhole["vc_depth"])
+            found[key] = (hops.get(s["depth"]), s["backlogged"])
+    return found
 
 
 def _label(f):
@@ -576,9 +615,10 @@ def _figures(f):
 def markdown_table(rows, saturation=None, previous=None):
     """The README table of :func:`table`'s rows: LUTs, FFs and Fmax (with the previous
     design's beside them when ``previous`` names its revision), LUTs per router, cycles per
-    hop and saturation throughput at ``n`` = 1024 from ``saturation`` (``{depth: (per_hop,
-    messages per node per cycle)}``), and Fmax x that throughput in messages per node per
-    microsecond."""
+    hop and saturation throughput at ``n`` = 1024 from ``saturation`` (:func:`_saturation`:
+    ``{depth: (per_hop, messages per node per cycle)}`` for packet rows, keyed by
+    ``("wormhole", flits, vcs, vc_depth)`` for wormhole ones), and Fmax x that throughput in
+    messages per node per microsecond."""
     saturation = saturation or {}
     head = ["build", "LUTs / FFs / Fmax (MHz)"]
     if previous:
@@ -599,7 +639,9 @@ def markdown_table(rows, saturation=None, previous=None):
             lines.append("| " + " | ".join(cells) + " |")
             continue
         packet = f.get("switching", "packet") != "wormhole"
-        hop, rate = saturation.get(f.get("depth"), (None, None)) if packet else (None, None)
+        key = f.get("depth") if packet else \
+            ("wormhole", f.get("flits"), f.get("vcs"), f.get("vc_depth"))
+        hop, rate = saturation.get(key, (None, None))
 
         def throughput(g):
             if g is None or rate is None or g.get("fmax_mhz") is None or not g.get("fits"):

@@ -6,11 +6,13 @@
 Markdown table and writes ``<out>/saturation.json``, each row with its ``link_stages``. With
 ``--link-stages 1`` (``make saturation LINK_STAGES=1``) the fabric has a relay on each link
 (:class:`ihcube.sim.model.Model`'s ``link_stages``, ``docs/model.md``) and the file is
-``<out>/saturation_link_stages.json``. With ``--switching wormhole`` (and ``--flits --vcs --vc-depth
---flit-width``) it measures the wormhole fast model instead (``--depths`` is then
+``<out>/saturation_link_stages.json``. With ``--switching wormhole`` (and ``--flits --vcs
+--vc-depth --flit-width``) it measures the wormhole fast model instead (``--depths`` is then
 ``--vc-depth``; the bisection's resolution is ``0.01 / flits`` messages per node per cycle)
-and writes ``<out>/saturation_wormhole.json``. The measurements run on ``--jobs`` local Dask
-worker processes, or on the cluster of ``--scheduler ADDRESS`` (:mod:`ihcube.sim.cluster`).
+and writes ``<out>/saturation_wormhole.json`` (other message lengths, virtual channel
+counts and depths: :func:`ihcube.sim.sweep.saturation_results_name`). The measurements run
+on ``--jobs`` local Dask worker processes, or on the cluster of ``--scheduler ADDRESS``
+(:mod:`ihcube.sim.cluster`).
 """
 
 import json
@@ -76,8 +78,8 @@ def _saturation(args):
     seconds = time.monotonic() - start
     sat = [r for (kind, *_), r in zip(tasks, results) if kind == "saturation"]
     zero = [r for (kind, *_), r in zip(tasks, results) if kind == "zero"]
-    name = ("saturation_wormhole.json" if wormhole is not None
-            else "saturation_link_stages.json" if stages else "saturation.json")
+    from ..sim.sweep import saturation_results_name
+    name = saturation_results_name(wormhole, stages)
     with open(out / name, "w") as f:
         json.dump(dict(saturation=sat, zero_load=zero, seconds=round(seconds, 1),
                        wormhole=None if wormhole is None else dict(

@@ -5,10 +5,11 @@
 [--kept-only] [--previous REV|none] [--synth-opts OPTS] [--placer heap|static|sa]``
 (``make synth-table``) runs :func:`ihcube.boards.build.table`: the router of node 0 of each
 ``--routers`` size (packet at each depth, wormhole at each flit width and virtual channel
-count), the packet fabrics of ``--nodes`` at each depth, and the default wormhole fabric of
-each ``--routers`` size; a line per build as ``ihcube synth`` prints it, then a Markdown
-table, also written to ``results/synth_table_<family>.json``. A build whose results file was
-made from today's hardware sources is kept, so an interrupted table resumes (``--redo``
+count), the packet fabrics of ``--nodes`` at each depth, and the wormhole fabric of each
+``--routers`` size at each flit width and virtual channel count; a line per build as
+``ihcube synth`` prints it, then a Markdown table, also written to
+``results/synth_table_<family>.json``. A build whose results file was made from today's
+design (the same files for the tools) is kept, so an interrupted table resumes (``--redo``
 builds everything again; ``--kept-only`` builds nothing and prints the table so far).
 """
 
@@ -42,7 +43,7 @@ def _parser():
     parser.add_argument("--no-wormhole-fabric", action="store_true",
                         help="leave out the wormhole fabric rows")
     parser.add_argument("--redo", action="store_true",
-                        help="build every row again, even one built from today's sources")
+                        help="build every row again, even one built from today's design")
     parser.add_argument("--kept-only", action="store_true",
                         help="build nothing: print the table of what is already built")
     parser.add_argument("--previous", default=PREVIOUS_DESIGN, metavar="REV",

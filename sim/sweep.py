@@ -39,7 +39,7 @@ import zlib
 import numpy as np
 
 from .. import topology
-from ..params import Wormhole
+from ..params import WORMHOLE_DEFAULTS, Wormhole
 from .cluster import Cluster, Progress
 from .model import Model
 from .traffic import SPHERE_RADIUS, SPHERE_ZETA, Pattern, TrafficSource, distance_table
@@ -49,7 +49,7 @@ from .wormhole_traffic import WormholeTrafficSource
 __all__ = ["Point", "Settings", "RATES", "QUICK", "FULL", "SETS", "injection_limit", "points",
            "WORMHOLE_RATES",
            "measure", "sweep", "write_csv", "CSV_COLUMNS", "link_density", "Progress",
-           "zero_load", "saturation", "read_csv"]
+           "zero_load", "saturation", "saturation_results_name", "read_csv"]
 
 #: Generation rates of the sweeps; at depth 1 only those up to the injection limit 0.5 (an
 #: injection buffer of one message takes a message every other cycle).
@@ -415,3 +415,17 @@ def saturation(n, depth, order=topology.MSB_FIRST, pattern="uniform", settings=S
                 throughput=best["throughput"] if best else 0.0,
                 latency_there=best["mean_latency"] if best else None,
                 **(dict(link_stages=link_stages) if wormhole is None else {}))
+
+
+def saturation_results_name(wormhole=None, link_stages=0):
+    """The results file of ``ihcube saturation``: ``saturation.json`` for packet switching
+    (``wormhole`` None), ``saturation_link_stages.json`` with ``link_stages`` relays on the
+    links; for wormhole, ``saturation_wormhole.json`` at the default message length,
+    virtual channels and their depth, else with them in the name
+    (``saturation_wormhole_l20_v1_q2.json``). The flit width changes no cycle."""
+    if wormhole is None:
+        return "saturation_link_stages.json" if link_stages else "saturation.json"
+    if all(getattr(wormhole, key) == WORMHOLE_DEFAULTS[key]
+           for key in ("flits", "vcs", "vc_depth")):
+        return "saturation_wormhole.json"
+    return f"saturation_wormhole_l{wormhole.flits}_v{wormhole.vcs}_q{wormhole.vc_depth}.json"

@@ -240,9 +240,11 @@ def test_synth_table_builds_cheap_rows_first_and_says_why_a_row_cannot_be_built(
         (4, 1, None, None, None, False), (26, 1, None, None, None, False),
         (26, 1, 0, 5, 1, False), (26, 1, 0, 5, 3, False),
         (26, 1, 0, 16, 1, True), (26, 1, 0, 16, 3, True),
+        # the wormhole fabrics, as the routers (the 5-bit one says why it is not built)
+        (26, 1, None, 5, 1, False), (26, 1, None, 5, 3, False),
+        (26, 1, None, 16, 1, True), (26, 1, None, 16, 3, True),
         (4, 2, None, None, None, False), (26, 2, None, None, None, False),
         (32, 1, None, None, None, False), (32, 2, None, None, None, False),
-        (26, 1, None, None, None, True),  # the wormhole fabric, last
     ]
     # A 5-bit flit cannot hold the 6-bit routing fields of a 26-node fabric: the row says so.
     assert jobs[4]["error"] == ("Flit width must be an integer from 6 (the head flit's "
@@ -250,19 +252,23 @@ def test_synth_table_builds_cheap_rows_first_and_says_why_a_row_cannot_be_built(
                                 "message: header 11 + payload 32 bits) for 26 nodes, not 5")
     # An 8-bit flit holds them (src runs on into the second flit): the table's rows are built.
     assert not any("error" in job for job in build.table_jobs([], router_sizes=(26,)))
+    assert jobs[8]["error"] == jobs[4]["error"]
     assert jobs[6]["wormhole"].flit_width == 16 and jobs[7]["wormhole"].vcs == 3
+    assert jobs[10]["wormhole"] == jobs[6]["wormhole"]
 
 
 def _fake_builds(monkeypatch, fmax=100.0):
-    """Replace the tools by a fake that records what it builds."""
+    """Replace the tools by a fake that records what it builds (and, as the real one does,
+    the digest of the plan it was given)."""
     built = []
 
     def fake_build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="",
                    placer=None):
         built.append(name)
+        digest = build.design_digest(build._plan(top, name, platform, synth_opts, placer))
         return {"fits": True, "luts": 1000, "ffs": 400, "fmax_mhz": fmax, "ram": 0,
                 "luts_available": 83640, "target_mhz": 150.0, "seconds_yosys": 1.0,
-                "seconds_nextpnr": 2.0, "seconds_total": 3.0}
+                "seconds_nextpnr": 2.0, "seconds_total": 3.0, "design_digest": digest}
     monkeypatch.setattr(build, "_build", fake_build)
     return built
 
@@ -273,40 +279,59 @@ def test_synth_table_resumes_and_rebuilds_what_the_sources_no_longer_make(monkey
     options = dict(out=tmp_path, depths=(1,), router_sizes=(), previous=None)
     build.table("ecp5", [2, 3], **options)
     assert built == ["ihcube_n2_w32", "ihcube_n3_w32"]
-    # Run again: both results files were made from today's sources, so nothing is built.
+    # Run again: both results files were made from today's design, so nothing is built.
     build.table("ecp5", [2, 3], **options)
     assert len(built) == 2
     assert "(kept)" in capsys.readouterr().out
-    # Negative control: a results file from other sources (another digest) is built again,
-    # and so is everything with redo.
+    # Negative control: a results file of another design (another digest) is built again,
+    # so is one that records no digest, and everything with redo.
     path = tmp_path / "synth_ecp5_ihcube_n3_w32_nowidelut.json"
     figures = json.loads(path.read_text())
-    path.write_text(json.dumps({**figures, "rtl_digest": "0" * 16}))
+    path.write_text(json.dumps({**figures, "design_digest": "0" * 16}))
     build.table("ecp5", [2, 3], **options)
     assert built[2:] == ["ihcube_n3_w32"]
+    figures = json.loads(path.read_text())
+    path.write_text(json.dumps({key: value for key, value in figures.items()
+                                if key != "design_digest"}))
+    build.table("ecp5", [2, 3], **options)
+    assert built[3:] == ["ihcube_n3_w32"]
     build.table("ecp5", [2, 3], redo=True, **options)
-    assert built[3:] == ["ihcube_n2_w32", "ihcube_n3_w32"]
+    assert built[4:] == ["ihcube_n2_w32", "ihcube_n3_w32"]
     # With kept_only nothing is built and a missing row says so.
     build.table("ecp5", [2, 3, 4], only_kept=True, **options)
-    assert len(built) == 5
+    assert len(built) == 6
     assert "| 4 nodes, fabric, depth 1 | not built: not run yet (make synth-table resumes) |" \
         in capsys.readouterr().out
 
 
-def test_the_digest_follows_the_hardware_sources(monkeypatch, tmp_path):
-    digest = build.rtl_digest()
-    assert digest == build.rtl_digest()
-    # Negative control: the same digest of a copy of the sources with one byte changed differs.
-    root = tmp_path / "pkg"
-    (root / "boards").mkdir(parents=True)
-    shutil.copytree(ROOT / "rtl", root / "rtl")
-    shutil.copy(ROOT / "boards" / "shell.py", root / "boards" / "shell.py")
-    shutil.copy(ROOT / "boards" / "build.py", root / "boards" / "build.py")
-    monkeypatch.setattr(build, "__file__", str(root / "boards" / "build.py"))
-    assert build.rtl_digest() == digest
-    arbiter = root / "rtl" / "arbiter.py"
-    arbiter.write_text(arbiter.read_text() + "\n")
-    assert build.rtl_digest() != digest
+class _Plan:
+    def __init__(self, files):
+        self.files = files
+
+
+def test_the_digest_follows_the_design_not_where_its_sources_are():
+    rtlil = ('attribute \\src "/work/main/rtl/router.py:12"\nmodule \\top\n'
+             '  attribute \\src "/work/main/rtl/router.py:40"\n  wire width 3 \\count\nend\n')
+    plan = _Plan({"top.il": rtlil, "top.ys": "read_ilang top.il\nsynth_ecp5 -nowidelut\n"})
+    digest = build.design_digest(plan)
+    # Another checkout, other line numbers: the same design, the same digest.
+    moved = rtlil.replace("/work/main", "/tmp/clone").replace(":40", ":41")
+    assert build.design_digest(_Plan({**plan.files, "top.il": moved})) == digest
+    # Negative controls: a changed design, or a changed Yosys script, differ.
+    wider = rtlil.replace("width 3", "width 4")
+    assert build.design_digest(_Plan({**plan.files, "top.il": wider})) != digest
+    assert build.design_digest(_Plan({**plan.files, "top.ys": "synth_ecp5\n"})) != digest
+
+
+def test_the_digest_of_a_build_is_its_designs():
+    """Each design has its own digest: the packet router and a wormhole router differ, a
+    router's depth changes its digest, and elaborating it again does not."""
+    from ihcube.params import wormhole_parameters
+    router = build.synth_digest(5, router=0)
+    assert build.synth_digest(5, router=0) == router
+    assert build.synth_digest(5, router=0, depth=2) != router
+    wormhole = build.synth_digest(5, router=0, wormhole=wormhole_parameters(5))
+    assert wormhole not in (router, build.synth_digest(5, router=0, depth=2))
 
 
 def test_synth_table_rows_give_fmax_times_saturation_throughput():
@@ -326,6 +351,29 @@ def test_synth_table_rows_give_fmax_times_saturation_throughput():
     big = {**new, "fits": False, "luts": None, "cells_estimate": 90000, "previous": None}
     assert "| >= 90,000 (Yosys) / - / does not fit | - | 769.2 | 1.00 | - | - |" in \
         build.markdown_table([big], {2: (1.0, 0.5)}, previous="abc123")
+    # A wormhole row takes the figures of its message length and virtual channels, not a
+    # packet depth's.
+    worm = {**new, "switching": "wormhole", "depth": None, "flits": 20, "flit_width": 8,
+            "vcs": 1, "vc_depth": 2, "previous": None}
+    rates = {2: (1.0, 0.5), ("wormhole", 20, 3, 2): (2.0, 0.02),
+             ("wormhole", 20, 1, 2): (2.5, 0.01)}
+    assert "| 769.2 | 2.50 | 0.8 | - |" in build.markdown_table([worm], rates, previous="abc")
+    assert "| 769.2 | - | - | - |" in build.markdown_table([worm], {2: (1.0, 0.5)},
+                                                          previous="abc")
+
+
+def test_synth_table_reads_the_saturation_of_both_switching_modes(tmp_path):
+    def measured(n, per_hop, backlogged, depth=2):
+        return {"saturation": [{"n": n, "depth": depth, "order": "msb", "pattern": "uniform",
+                                "backlogged": backlogged}],
+                "zero_load": [{"n": n, "depth": depth, "order": "msb", "per_hop": per_hop}]}
+    (tmp_path / "saturation.json").write_text(json.dumps(
+        {**measured(1024, 1.0, 0.6), "wormhole": None}))
+    (tmp_path / "saturation_wormhole.json").write_text(json.dumps(
+        {**measured(1024, 2.0, 0.02), "wormhole": {"flits": 20, "vcs": 3, "vc_depth": 2}}))
+    (tmp_path / "saturation_wormhole_l20_v1_q2.json").write_text(json.dumps(
+        {**measured(1048, 2.0, 0.5), "wormhole": {"flits": 20, "vcs": 1, "vc_depth": 2}}))
+    assert build._saturation(tmp_path) == {2: (1.0, 0.6), ("wormhole", 20, 3, 2): (2.0, 0.02)}
 
 
 def test_synth_table_takes_the_previous_design_from_git():

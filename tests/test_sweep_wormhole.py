@@ -184,3 +184,18 @@ def test_bad_input(argv, message, capsys, tmp_path):
         assert err[0] == f"ihcube {argv[0]}: error: {message}"
     else:
         assert "must be" in err[0]
+
+
+def test_each_wormhole_configuration_has_its_own_saturation_file():
+    """``ihcube saturation --switching wormhole --vcs 1`` must not overwrite the default
+    configuration's results; the flit width, which changes no cycle, is not in the name."""
+    from ihcube.params import wormhole_parameters
+    from ihcube.sim.sweep import saturation_results_name
+    assert saturation_results_name() == "saturation.json"
+    assert saturation_results_name(wormhole_parameters(26)) == "saturation_wormhole.json"
+    assert saturation_results_name(wormhole_parameters(26, flit_width=8)) == \
+        "saturation_wormhole.json"
+    assert saturation_results_name(wormhole_parameters(26, vcs=1)) == \
+        "saturation_wormhole_l20_v1_q2.json"
+    assert saturation_results_name(wormhole_parameters(26, flits=4, vc_depth=3)) == \
+        "saturation_wormhole_l4_v3_q3.json"
