@@ -7,6 +7,7 @@ N      ?= 26
 W      ?= 32
 DEPTH  ?= 1
 PORTS  ?= 1
+LINK_STAGES ?= 0
 ORDER  ?= msb
 # Wormhole switching (docs/wormhole.md): the flit-level options are passed only when set, so
 # their defaults live in one place (ihcube.params.WORMHOLE_DEFAULTS).
@@ -61,6 +62,7 @@ help:
 	@echo "make sweep-full                             full sweep, 5 sizes x 2 depths x 3 patterns: results/sweep_full*"
 	@echo "make saturation-wormhole [VCS=1 SIZES=1024]  the same for wormhole (20 flits, 3 VCs), 5 sizes: results/saturation_wormhole*.json"
 	@echo "make saturation                             zero-load latency per hop, saturation throughput: results/saturation.json"
+	@echo "make saturation LINK_STAGES=1               the same with a relay on each link: results/saturation_link_stages.json"
 	@echo "make collectives [COLLECTIVE_PORTS=1,full]  broadcast, scatter, multinode (hardware, relays, segments), exchange vs bounds: results/collectives.*"
 	@echo "make analysis                               exact link loads, no simulation: results/analysis.json, analysis_scan.json"
 	@echo "make formal                                 SymbiYosys: router proofs; fabrics n = 3..6 proved safe (PDR), delivery BMC"
@@ -142,7 +144,7 @@ sweep-full: $(STAMP)
 	@$(BIN)/ihcube sweep --set full --jobs $(JOBS) --out results
 
 saturation: $(STAMP)
-	@$(BIN)/ihcube saturation --jobs $(JOBS) --out results
+	@$(BIN)/ihcube saturation --link-stages $(LINK_STAGES) --jobs $(JOBS) --out results
 
 saturation-wormhole: $(STAMP)
 	@$(BIN)/ihcube saturation --switching wormhole --sizes '$(if $(SIZES),$(SIZES),$(WORMHOLE_SIZES))' \

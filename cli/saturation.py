@@ -1,10 +1,13 @@
 """Measure zero-load latency per hop and saturation throughput (model).
 
-``ihcube saturation [--sizes 1024,1048] [--depths 1,2,3] [--order msb]`` (``make
-saturation``) runs :func:`ihcube.sim.sweep.saturation` and :func:`ihcube.sim.sweep.zero_load`
-for each size and depth under uniform traffic, prints a Markdown table and writes
-``<out>/saturation.json``. With ``--switching wormhole`` (and ``--flits --vcs --vc-depth
---flit-width``) it measures the wormhole fast model instead (``--depths`` is then
+``ihcube saturation [--sizes 1024,1048] [--depths 1,2,3] [--order msb] [--link-stages 0]``
+(``make saturation``) runs :func:`ihcube.sim.sweep.saturation` and
+:func:`ihcube.sim.sweep.zero_load` for each size and depth under uniform traffic, prints a
+Markdown table and writes ``<out>/saturation.json``, each row with its ``link_stages``. With
+``--link-stages 1`` (``make saturation LINK_STAGES=1``) the fabric has a relay on each link
+(:class:`ihcube.sim.model.Model`'s ``link_stages``, ``docs/model.md``) and the file is
+``<out>/saturation_link_stages.json``. With ``--switching wormhole`` (and ``--flits --vcs
+--vc-depth --flit-width``) it measures the wormhole fast model instead (``--depths`` is then
 ``--vc-depth``; the bisection's resolution is ``0.01 / flits`` messages per node per cycle)
 and writes ``<out>/saturation_wormhole.json`` (other message lengths, virtual channel
 counts and depths: :func:`ihcube.sim.sweep.saturation_results_name`). The measurements run
@@ -17,8 +20,8 @@ import sys
 import time
 
 from .. import topology
-from .options import (add_run_options, add_switching_options, ints, model_depth, node_count,
-                      run_options, started)
+from .options import (add_run_options, add_switching_options, ints, link_stages, model_depth,
+                      node_count, run_options, started)
 from .sweep import wormhole_of
 from .usage import UsageError, checked, command_parser, run
 
@@ -35,6 +38,9 @@ def _parser():
                         help="buffer depths (default 1,2,3; packet switching)")
     parser.add_argument("--order", default=topology.MSB_FIRST,
                         help="routing order (default msb)")
+    parser.add_argument("--link-stages", default="0", metavar="S",
+                        help="relays on each link, 0 (default) or 1: a cycle more per hop "
+                             "(packet switching)")
     add_switching_options(parser)
     add_run_options(parser)
     return parser
@@ -42,15 +48,19 @@ def _parser():
 
 def _measure(task):
     from ..sim import sweep as sw
-    kind, n, depth, order, wormhole = task
+    kind, n, depth, order, wormhole, stages = task
     if kind == "zero":
-        return sw.zero_load(n, depth, order, wormhole=wormhole)
-    return sw.saturation(n, depth, order, wormhole=wormhole)
+        return sw.zero_load(n, depth, order, wormhole=wormhole, link_stages=stages)
+    return sw.saturation(n, depth, order, wormhole=wormhole, link_stages=stages)
 
 
 def _saturation(args):
     sizes = ints(args.sizes, "Sizes", node_count, 2)
     wormhole = wormhole_of(args, sizes)
+    stages = link_stages(args.link_stages)
+    if wormhole is not None and stages:
+        raise UsageError("Link stages (--link-stages) are a packet switching option, not "
+                         "taken with wormhole switching")
     if wormhole is not None:
         if args.depths is not None:
             raise UsageError("Depths (--depths) are packet buffer depths, not taken with "
@@ -60,7 +70,7 @@ def _saturation(args):
         depths = ints("1,2,3" if args.depths is None else args.depths, "Depths", model_depth)
     order = checked(topology.check_routing_order, args.order)
     cluster, out = run_options(args)
-    tasks = [(kind, n, depth, order, wormhole) for kind in ("saturation", "zero")
+    tasks = [(kind, n, depth, order, wormhole, stages) for kind in ("saturation", "zero")
              for n in sizes for depth in depths]
     start = time.monotonic()
     with started(cluster):
@@ -69,13 +79,15 @@ def _saturation(args):
     sat = [r for (kind, *_), r in zip(tasks, results) if kind == "saturation"]
     zero = [r for (kind, *_), r in zip(tasks, results) if kind == "zero"]
     from ..sim.sweep import saturation_results_name
-    name = saturation_results_name(wormhole)
+    name = saturation_results_name(wormhole, stages)
     with open(out / name, "w") as f:
         json.dump(dict(saturation=sat, zero_load=zero, seconds=round(seconds, 1),
                        wormhole=None if wormhole is None else dict(
                            flits=wormhole.flits, flit_width=wormhole.flit_width,
                            vcs=wormhole.vcs, vc_depth=wormhole.vc_depth)), f, indent=1)
     if wormhole is None:
+        if stages:
+            print(f"Link stages: {stages} (a relay on each link)")
         print("| n | depth | zero-load latency per hop | + fixed | saturation throughput "
               "(highest unsaturated rate) | accepted with sources backlogged |")
         print("|---:|---:|---:|---:|---:|---:|")

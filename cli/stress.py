@@ -4,7 +4,9 @@
 runs one configuration of :mod:`ihcube.verify.stress` and prints its counts; the exit status is
 1 if the scoreboard or the watchdog found a problem. ``--switching wormhole [--flits L]
 [--vcs V] [--vc-depth Q] [--flit-width F]`` (``make stress SWITCHING=wormhole ...``) runs
-:mod:`ihcube.verify.wormhole_stress` instead. ``--campaign`` (``make
+:mod:`ihcube.verify.wormhole_stress` instead. ``--link-stages 1`` puts a relay on each link
+(packet switching, ``docs/model.md``: a cycle more per hop, the same channel-dependency
+graph). ``--campaign`` (``make
 stress-campaign``) runs every configuration of :func:`campaign` (with ``--switching wormhole``,
 only those of :func:`wormhole_campaign`) as tasks of a Dask cluster
 (``--jobs`` local worker processes, or the workers of ``--scheduler ADDRESS``), prints a
@@ -21,7 +23,7 @@ from .. import topology
 from ..extras import MissingExtra
 from ..params import check_depth
 from .options import (AD_HOC, add_cluster_options, add_switching_options, cluster_options,
-                      started, switching_options)
+                      link_stages, started, switching_options)
 from .usage import UsageError, command_parser, parse_number, report
 
 __all__ = ["campaign", "wormhole_campaign", "main"]
@@ -203,6 +205,8 @@ def main(argv=None):
                         help="probability that a PE accepts a delivery in a cycle (default 0.75)")
     parser.add_argument("--watchdog", default="200", metavar="K",
                         help="cycles without a transfer that count as a stall (default 200)")
+    parser.add_argument("--link-stages", default="0", metavar="S",
+                        help="packet switching: relays on each link, 0 (default) or 1")
     parser.add_argument("--campaign", action="store_true",
                         help="run the whole campaign instead of one configuration")
     parser.add_argument("--quick", action="store_true", help="with --campaign: a small slice")
@@ -232,7 +236,11 @@ def main(argv=None):
                       eject_ready=_number(args.eject_ready, "Eject-ready probability", float),
                       watchdog=_number(args.watchdog, "Watchdog"))
         cycles = _number(args.cycles, "Cycles")
+        stages = link_stages(args.link_stages)
         if switching == "wormhole":
+            if stages:
+                raise UsageError("Link stages (--link-stages) are a packet switching option, "
+                                 "not taken with wormhole switching")
             if args.depth is not None:
                 raise UsageError("Buffer depth (--depth) is a packet option; with wormhole "
                                  "switching give the virtual-channel depth (--vc-depth)")
@@ -242,7 +250,8 @@ def main(argv=None):
         else:
             depth = {} if args.depth is None else {
                 "depth": check_depth(_number(args.depth, "Buffer depth"))}
-            config = stress.StressConfig(n, order=order, cycles=cycles, **depth, **common)
+            config = stress.StressConfig(n, order=order, cycles=cycles, link_stages=stages,
+                                         **depth, **common)
             runs = stress
         if args.backend == "rtl":
             # The Amaranth simulation runs some cycles per second at n = 8, fewer beyond:

@@ -15,7 +15,10 @@ It mirrors, register for register:
 - each input's ``done`` mask of the copies its head has sent (kept as the copies still to
   send, ``want & ~done``);
 - each output's :class:`~ihcube.rtl.RoundRobinArbiter` (``last``, ``locked``, ``held``);
-- each node's ``refused`` flag and saturating ``refused_count``.
+- each node's ``refused`` flag and saturating ``refused_count``;
+- with ``link_stages=1``, each link output's relay (a :class:`~ihcube.rtl.LinkBuffer` of
+  ``depth`` messages between the output's crossbar and the link, ``docs/model.md``, Link
+  stages): its ring, and its ``room``, which the output's arbiter sees as its "ready".
 
 The routing rules are not restated here. The route selector is a table of
 :func:`ihcube.topology.first_set_bit` indexed, as :class:`~ihcube.rtl.RouteSelect` indexes
@@ -30,7 +33,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import topology
-from ..params import check_depth, check_payload_width, check_ports
+from ..params import check_depth, check_link_stages, check_payload_width, check_ports
 from ..rtl.message import Kind
 from . import model_kernel
 from .model_kernel import COUNT, HELD, LAST, MAX_DEPTH, POPPED, Q_COUNT, record_words
@@ -93,6 +96,11 @@ class Model:
         (:func:`ihcube.params.check_ports`), and here at most ``31 - D`` (a node's slots fit
         the kernel's 31-bit masks). Each port has its own source queue (:meth:`offer`'s
         ``ports``). Random traffic (:meth:`run_uniform`, :class:`RandomTraffic`) takes one port.
+    link_stages : int
+        0 (the default) or 1 (:func:`ihcube.params.check_link_stages`): the
+        :class:`~ihcube.rtl.Fabric` with a relay on each outgoing link, a cycle more per
+        hop. A hop is recorded when the relay hands the message to the far buffer (where
+        the RTL's ``links_out`` handshake is).
 
     Members
     -------
@@ -112,12 +120,16 @@ class Model:
 
     #: Whether buffers are ready in the first cycle after reset; a negative control sets it.
     _ready_in_reset = False
+    #: Whether a relay's room counts the relay's pop in the same cycle (its room when the
+    #: cycle began, as the RTL's registered room); a negative control clears it.
+    _relay_room_at_start = True
     #: The size of the buffers' records (int64 words) from which the compiled loop prefetches
     #: (:mod:`.model_kernel`, Prefetching): a smaller state stays in the caches, where the
     #: prefetches are instructions for nothing. The tests set 0, to prefetch at any size.
     _prefetch_from = 1 << 19
 
-    def __init__(self, n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1):
+    def __init__(self, n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1,
+                 link_stages=0):
         n = self._n = topology.check_node_count(n)
         payload_width = self._payload_width = check_payload_width(payload_width)
         depth = self._depth = check_depth(depth)
@@ -137,6 +149,7 @@ class Model:
         if self._D + ports > MAX_SLOTS:
             raise ValueError(f"Port count must be at most {MAX_SLOTS - self._D} in the model "
                              f"for {n} nodes, not {ports!r}")
+        self._link_stages = check_link_stages(link_stages)
         self._tables = self._build_tables()
         self._links = int(sum(bin(int(mask)).count("1") for mask in self._tables[0]))
         self.reset()
@@ -146,6 +159,7 @@ class Model:
     depth         = property(lambda self: self._depth)
     order         = property(lambda self: self._order)
     ports         = property(lambda self: self._ports)
+    link_stages   = property(lambda self: self._link_stages)
     cycle         = property(lambda self: self._cycle)
     links         = property(lambda self: self._links)
 
@@ -160,7 +174,8 @@ class Model:
     @property
     def nbytes(self):
         """Bytes of the tables and state arrays."""
-        return sum(array.nbytes for array in (*self._tables, *self._state) if array.base is None)
+        arrays = (*self._tables, *self._state) + ((self._relays,) if self._link_stages else ())
+        return sum(array.nbytes for array in arrays if array.base is None)
 
     # The rules, from ihcube.topology. Negative-control variants in the tests replace these.
 
@@ -208,6 +223,10 @@ class Model:
             np.zeros(n * S, np.int32),                        # requests
             np.zeros(n * S + 1, np.int64),                    # posts (the kernel's scratch)
         )
+        # The relays (link stages): a record per output like the buffers', of which only the
+        # ring (COUNT, HEAD, TAIL) and the entries are used; None without link stages, which
+        # selects the kernel's specialisation without them.
+        self._relays = np.zeros(n * S * words, np.int64) if self._link_stages else None
         self._cycle = 0
         # The PEs' source queues (model_kernel.enqueue) and what offer() numbered so far.
         self._pool = np.empty((0, 5), np.int64)
@@ -232,10 +251,33 @@ class Model:
         return np.where(real, counts[np.where(real, owners, 0), slots], 0)
 
     @property
+    def relay_occupancy(self):
+        """Messages in the link outputs' relays, as an ``(n, max(D, 1))`` array (zero without
+        link stages): row ``a`` column ``i`` the relay of node ``a``'s link ``i``."""
+        S, M = self._D + self._ports, max(self._D, 1)
+        if not self._link_stages:
+            return np.zeros((self._n, M), np.int64)
+        counts = (self._relays.view(np.int16)[COUNT::4 * record_words(self._depth)]
+                  .reshape(self._n, S).astype(np.int64))
+        return counts[:, :M] if self._D else np.zeros((self._n, M), np.int64)
+
+    @property
+    def in_flight(self):
+        """Messages in the fabric: in the input buffers and the relays."""
+        return int(self.occupancy.sum() + self.relay_occupancy.sum())
+
+    @property
     def prefetching(self):
         """Whether the compiled loop prefetches the state it will need (a state too large for
         the caches: :mod:`.model_kernel`, Prefetching). The results are the same either way."""
         return bool(self._state[0].size >= self._prefetch_from)
+
+    @property
+    def _relay_args(self):
+        """The kernel's ``relays``: None without link stages (:func:`model_kernel.cycle`)."""
+        if self._relays is None:
+            return None
+        return self._relays, int(self._relay_room_at_start)
 
     @property
     def _dims(self):
@@ -300,7 +342,7 @@ class Model:
         hops = np.zeros((self._links if record_hops else 0, 4), np.int64)
         got_d, got_h = model_kernel.cycle(
             self._dims, self._tables, self._state, self._cycle, valid, header, payload, taken,
-            ready, deliveries, hops, record_hops)
+            ready, deliveries, hops, record_hops, self._relay_args)
         t = self._cycle
         self._cycle += 1
         deliveries = deliveries[:got_d]
@@ -504,7 +546,8 @@ class Model:
             _records(INJECTION, cycles * n * self._ports),
             _records(DELIVERY, cycles * n * self._ports),
             _records(HOP, cycles * self._links if record_hops else 0), self._totals,
-            generate, self._offered, np.uint64(self._payload_mask).astype(np.int64))
+            generate, self._offered, np.uint64(self._payload_mask).astype(np.int64),
+            self._relay_args)
         self._offered += generated
         self._cycle += done
         return ModelRun(injected, delivered, hopped, self.queued)
@@ -547,8 +590,9 @@ class Model:
 
     @property
     def idle(self):
-        """Whether nothing is left to do: the source queues and the buffers are empty."""
-        return self.queued == 0 and not self.occupancy.any()
+        """Whether nothing is left to do: the source queues, the buffers and the relays are
+        empty."""
+        return self.queued == 0 and self.in_flight == 0
 
     @property
     def injected(self):
@@ -597,7 +641,7 @@ class Model:
         totals = np.zeros(7, np.int64)
         mask = (1 << self._payload_width) - 1 if self._payload_width < 64 else -1
         model_kernel.run_uniform(self._dims, self._tables, self._state, self._cycle, cycles,
-                                 float(rate), seed, mask, totals)
+                                 float(rate), seed, mask, totals, self._relay_args)
         self._cycle += cycles
         generated, injected, delivered, latency_sum, hops, latency_max, queued = map(int, totals)
         return {

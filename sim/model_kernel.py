@@ -74,6 +74,20 @@ the rows of its inputs on dimensions ``NEAR_LINKS`` and up whose heads request a
 their way. Asking for every input (not only requesting ones), or for the nearer dimensions,
 was slower; so is prefetching a state that fits the caches (15 % at ``n`` = 4096).
 
+Link stages
+-----------
+With ``link_stages=1`` (:class:`~ihcube.rtl.Router`) each link output's crossbar writes a
+relay, a :class:`~ihcube.rtl.LinkBuffer` of ``depth`` messages whose read side drives the
+link. :func:`cycle` then takes the relays' records (``relays``): row ``a * S + o`` for
+output ``o`` of node ``a``, laid out as a buffer's record (``COUNT``, ``HEAD``, ``TAIL`` and
+the entries; the other fields unused). In a node's visit, first each relay that holds a
+message hands its oldest on if the far buffer has room, as a move did without link stages:
+that is the hop. Then the arbiters decide, a link's "ready" being its relay's room, which
+is its count when the cycle began (the count now, plus one if it handed a message on in
+this visit: this node is the relay's only reader and writer). Then the moves write the
+relays. A message written into a relay in cycle ``t`` crosses the link in ``t + 1`` at the
+earliest: a cycle more per hop.
+
 Array indices in :func:`cycle` are wrapped in :func:`_at` ("this index is not negative"),
 which spares Numba's test for negative indices on every access: about a fifth of the time.
 """
@@ -232,7 +246,7 @@ def _advance(pointer, depth):
 
 @njit(cache=True)
 def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eject_ready,
-          deliveries, hops, record_hops):
+          deliveries, hops, record_hops, relays):
     """Simulate clock cycle ``t`` of the whole fabric.
 
     ``dims`` is ``(n, D, A, depth, ready_in_reset, P, prefetching)``, ``tables`` ``(exists, route,
@@ -248,6 +262,13 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
     deliveries are written to the rows of ``deliveries`` as ``(node, header, payload,
     port)``, and if ``record_hops`` its hops to ``hops`` as ``(node, dim,
     header, payload)``. Returns the numbers of deliveries and hops.
+
+    ``relays`` is None for a fabric without link stages, else ``(records, popped_room)``:
+    the relays' records and whether a relay's room counts this cycle's pop (1, the RTL's
+    registered room; 0 is a negative control's relay that sees its own pop at once). See
+    Link stages in the module's docstring. None is a type of its own to Numba, which
+    compiles the function for it with every ``relays is not None`` branch left out: the loop
+    without link stages is the one from before they existed.
     """
     n, D, A, depth, ready_in_reset, P, prefetching = dims
     ahead = PREFETCH_NODES if prefetching else 0
@@ -275,6 +296,9 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
     # new head per cycle. The array is the model's, not the cycle's: allocating its n * S
     # words afresh in every cycle cost a tenth of the time at n = 2**20 (page faults).
     n_posts = 0
+    if relays is not None:
+        records, popped_room = relays
+        records16 = records.view(np.int16)
 
     for a in range(n):
         base = a * S
@@ -303,6 +327,9 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                 d = _lowest(inputs)
                 inputs &= inputs - 1
                 _prefetch(cells, _buffer(c, d, S, full_travel) * R64)
+            if relays is not None:
+                for w in range(c * S * R64, (c + 1) * S * R64, 8):
+                    _prefetch(records, w)
 
         # The PE's injections: a handshake happens iff the port's injection buffer has
         # room. Its only writer is this PE and its only reader this node: neither has acted
@@ -359,6 +386,51 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                     posts[_at(n_posts)] = _post(wants, a, pe)  # valid from the next cycle
                     n_posts += 1
 
+        # Link stages: each relay that holds a message hands its oldest on to the buffer at
+        # the link's far end if that has room (its count when the cycle began, as for a
+        # move below). This is the link's transfer, the hop. The relays that did are in
+        # `sent`: their room (for the arbiters below) is that of the cycle's start.
+        sent = 0
+        if relays is not None:
+            scan = ex
+            while scan:
+                o = _lowest(scan)
+                scan &= scan - 1
+                port = base + o
+                r = port * R16  # the relay's fields, and the far buffer's (_buffer)
+                held = records16[_at(r + COUNT)]
+                if held == 0 or not rooms or (cells16[_at(r + COUNT)]
+                                              + (cells16[_at(r + POPPED)] == stamp)) == depth:
+                    continue
+                oldest = records16[_at(r + HEAD)]
+                e = port * R64 + ENTRIES + 2 * oldest
+                header = records[_at(e)]
+                payload = records[_at(e + 1)]
+                records16[_at(r + HEAD)] = _advance(oldest, depth)
+                records16[_at(r + COUNT)] = held - 1
+                sent |= 1 << o
+                b = a ^ (1 << o)
+                tail = cells16[_at(r + TAIL)]
+                f = port * R64 + ENTRIES + 2 * tail
+                cells[_at(f)] = header
+                cells[_at(f + 1)] = payload
+                cells16[_at(r + TAIL)] = _advance(tail, depth)
+                count = cells16[_at(r + COUNT)] + 1
+                cells16[_at(r + COUNT)] = count
+                if count == 1:  # the head from the next cycle
+                    ex_b = exists[_at(b)]
+                    wants = _wants(header, b, ex_b, route[_at((b ^ header) & ex_b)], o, A, pe,
+                                   P)
+                    cells32[_at(port * R32 + PENDING)] = wants
+                    posts[_at(n_posts)] = _post(wants, b, o)
+                    n_posts += 1
+                if record_hops:
+                    hops[n_hops, 0] = a
+                    hops[n_hops, 1] = o
+                    hops[n_hops, 2] = header
+                    hops[n_hops, 3] = payload
+                n_hops += 1
+
         # Every requested output's round-robin arbiter (RoundRobinArbiter) over the valid
         # heads that still want it (Router: valid & want & ~done) grants one input; the copy
         # moves if the output is ready, else the arbiter holds the grant. All of the node's
@@ -382,8 +454,14 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
             last = cells16[_at(arbiter + LAST)]
             after = req & ~((2 << last) - 1)
             g = _select(locked >= 0, locked, _lowest(_select(after != 0, after, req)))
-            link_ready = rooms & ((cells16[_at(arbiter + COUNT)]
-                                   + (cells16[_at(arbiter + POPPED)] == stamp)) != depth)
+            if relays is not None:
+                # A link's arbiter sees its relay's room: the relay's count when the cycle
+                # began (this node is its only reader and writer) is not the depth.
+                link_ready = rooms & ((records16[_at(arbiter + COUNT)]
+                                       + (sent >> o & popped_room)) != depth)
+            else:
+                link_ready = rooms & ((cells16[_at(arbiter + COUNT)]
+                                       + (cells16[_at(arbiter + POPPED)] == stamp)) != depth)
             eject = eject_ready[_at(a * P + _select(o >= pe, o - pe, 0))] != 0
             ready = _select(o >= pe, eject, link_ready)
             cells16[_at(arbiter + HELD)] = _select(ready != 0, -1, g)
@@ -411,6 +489,18 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                 deliveries[n_deliveries, 2] = payload
                 deliveries[n_deliveries, 3] = o - pe
                 n_deliveries += 1
+            elif relays is not None:
+                # Into the relay at its tail, as the copy on link o (travel AND
+                # travel_mask(o)); the link carries it from the next cycle on.
+                keep = travel_masks[_at(link_set[_at(a)] * masks + o)]
+                header &= ~(address << travel_shift) | keep << travel_shift
+                rr = port * R16
+                tail = records16[_at(rr + TAIL)]
+                f = port * R64 + ENTRIES + 2 * tail
+                records[_at(f)] = header
+                records[_at(f + 1)] = payload
+                records16[_at(rr + TAIL)] = _advance(tail, depth)
+                records16[_at(rr + COUNT)] += 1
             else:
                 b = a ^ (1 << o)
                 far = port  # b's buffer on link o is in this node's rows (_buffer)
@@ -621,7 +711,7 @@ def draw_dest(dests, start, cumulative, a, u, v):
 @njit(cache=True)
 def run_queues(dims, tables, state, t0, cycles, pool, ends, fill, eject_ready, record_hops,
                count_links, link_count, until, links, injections, deliveries, hops, totals,
-               traffic, first_id, payload_mask):
+               traffic, first_id, payload_mask, relays):
     """Run up to ``cycles`` cycles from cycle ``t0`` with each PE offering its source queue.
 
     Port ``p`` of node ``a``'s PE offers the head of queue ``a * P + p`` (``pool``, ``ends``
@@ -705,7 +795,7 @@ def run_queues(dims, tables, state, t0, cycles, pool, ends, fill, eject_ready, r
                 inj_valid[_at(a)] = 0
         got_d, got_h = cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload,
                              taken, eject_ready[0 if same_ready else c], step_deliveries,
-                             step_hops, see_hops)
+                             step_hops, see_hops, relays)
 
         deliveries = _grow(deliveries, n_del + got_d)
         for k in range(got_d):
@@ -782,7 +872,7 @@ def uniform_dest(draw, a, n):
 
 
 @njit(cache=True)
-def run_uniform(dims, tables, state, t0, cycles, rate, seed, payload_mask, totals):
+def run_uniform(dims, tables, state, t0, cycles, rate, seed, payload_mask, totals, relays):
     """Run ``cycles`` cycles of uniform random traffic from cycle ``t0``.
 
     Each node generates a unicast with probability ``rate`` per cycle to a node drawn
@@ -842,7 +932,7 @@ def run_uniform(dims, tables, state, t0, cycles, rate, seed, payload_mask, total
             inj_header[a] = uniform_dest(x, a, n)
             inj_payload[a] = s & payload_mask
         got_d, got_h = cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken,
-                             eject_ready, step_deliveries, step_hops, False)
+                             eject_ready, step_deliveries, step_hops, False, relays)
         delivered += got_d
         hops += got_h
         for k in range(got_d):

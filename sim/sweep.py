@@ -70,6 +70,8 @@ class Point:
     #: None: packet switching; a :class:`~ihcube.params.Wormhole`: wormhole switching (then
     #: ``depth`` is its ``vc_depth``).
     wormhole: Wormhole = None
+    #: Packet switching's relays on the links (:class:`~.model.Model`'s ``link_stages``).
+    link_stages: int = 0
 
     def seed(self, base):
         """The point's seed: a function of ``base`` and the parameters only."""
@@ -81,6 +83,8 @@ class Point:
         if self.wormhole is not None:
             wh = self.wormhole
             text += f":wormhole:{wh.flits}:{wh.flit_width}:{wh.vcs}:{wh.vc_depth}"
+        if self.link_stages:  # the seeds of the points without link stages are as before
+            text += f":stages:{self.link_stages}"
         return zlib.crc32(text.encode())
 
 
@@ -182,8 +186,11 @@ def _source(point, seed):
     :class:`~.wormhole_fast.FastWormholeModel`, fed from the same pattern tables."""
     pattern = _pattern(point.n, point.pattern, point.radius, point.zeta, point.reading)
     if point.wormhole is None:
-        model = Model(point.n, payload_width=64, depth=point.depth, order=point.order)
+        model = Model(point.n, payload_width=64, depth=point.depth, order=point.order,
+                      link_stages=point.link_stages)
         return TrafficSource(model, pattern, point.rate, seed)
+    if point.link_stages:
+        raise ValueError("Link stages are a packet switching option, not a wormhole one")
     model = FastWormholeModel(point.n, point.wormhole, point.order)
     return WormholeTrafficSource(model, pattern, point.rate, seed)
 
@@ -326,9 +333,10 @@ def sweep(point_list, settings=Settings(), jobs=2, keep_links=lambda point: Fals
 
 
 def zero_load(n, depth, order=topology.MSB_FIRST, rate=None, cycles=20000, seed=1,
-              wormhole=None):
+              wormhole=None, link_stages=0):
     """Latency per hop at (almost) zero load, uniform traffic (wormhole switching with
-    ``wormhole``, a :class:`~ihcube.params.Wormhole`; ``depth`` is then ignored).
+    ``wormhole``, a :class:`~ihcube.params.Wormhole`; ``depth`` is then ignored; packet
+    switching with ``link_stages`` relays on the links, :class:`~.model.Model`).
 
     Fits ``latency = overhead + per_hop * hops`` by least squares to every delivered message
     of ``cycles`` cycles at generation rate ``rate`` (default 0.002, in wormhole mode
@@ -336,13 +344,14 @@ def zero_load(n, depth, order=topology.MSB_FIRST, rate=None, cycles=20000, seed=
     Returns ``per_hop``, ``overhead``, ``mean_latency``, ``mean_hops``, ``messages`` and
     ``by_hops`` (mean latency of the messages that took ``h`` hops, ``h = 0 .. D``); in
     wormhole mode also ``fastest_by_hops``, their least latency (a message that met no other
-    worm).
+    worm). A packet switching row also has ``link_stages``.
     """
     if wormhole is not None:
         depth = wormhole.vc_depth
     if rate is None:  # a flit load of 0.002 per node per cycle either way
         rate = 0.002 if wormhole is None else 0.002 / wormhole.flits
-    source = _source(Point(n, depth, order, "uniform", rate, wormhole=wormhole), seed)
+    source = _source(Point(n, depth, order, "uniform", rate, wormhole=wormhole,
+                           link_stages=link_stages), seed)
     source.run(cycles // 10)
     got = source.run(cycles)
     count, latency = got["by_hops"]
@@ -358,15 +367,16 @@ def zero_load(n, depth, order=topology.MSB_FIRST, rate=None, cycles=20000, seed=
                 mean_hops=got["hops_sum"] / got["delivered"], messages=got["delivered"],
                 by_hops=[float(latency[h] / count[h]) if count[h] else None
                          for h in range(len(count))],
-                **({} if wormhole is None else dict(fastest_by_hops=[
-                    int(got["fastest_by_hops"][h]) if count[h] else None
-                    for h in range(len(count))])))
+                **(dict(link_stages=link_stages) if wormhole is None else dict(
+                    fastest_by_hops=[int(got["fastest_by_hops"][h]) if count[h] else None
+                                     for h in range(len(count))])))
 
 
 def saturation(n, depth, order=topology.MSB_FIRST, pattern="uniform", settings=Settings(),
-               resolution=None, wormhole=None):
+               resolution=None, wormhole=None, link_stages=0):
     """Saturation throughput, two ways (wormhole switching with ``wormhole``, a
-    :class:`~ihcube.params.Wormhole`; ``depth`` is then ignored). ``resolution`` is in
+    :class:`~ihcube.params.Wormhole`; ``depth`` is then ignored; packet switching with
+    ``link_stages`` relays on the links, :class:`~.model.Model`). ``resolution`` is in
     messages per node per cycle; by default 0.01, or ``0.01 / flits`` in wormhole mode (0.01
     flits per node per cycle).
 
@@ -383,13 +393,15 @@ def saturation(n, depth, order=topology.MSB_FIRST, pattern="uniform", settings=S
     limit = injection_limit(depth, wormhole)
     if resolution is None:
         resolution = 0.01 if wormhole is None else 0.01 / wormhole.flits
-    backlogged = measure(Point(n, depth, order, pattern, min(1.0, limit), wormhole=wormhole),
+    backlogged = measure(Point(n, depth, order, pattern, min(1.0, limit), wormhole=wormhole,
+                               link_stages=link_stages),
                          dataclasses.replace(settings, min_windows=settings.max_windows))
     low, high = 0.0, limit
     best = None
     while high - low > resolution:
         rate = round((low + high) / 2, 6)
-        row = measure(Point(n, depth, order, pattern, rate, wormhole=wormhole), settings)
+        row = measure(Point(n, depth, order, pattern, rate, wormhole=wormhole,
+                            link_stages=link_stages), settings)
         if row["saturated"]:
             high = rate
         else:
@@ -401,16 +413,18 @@ def saturation(n, depth, order=topology.MSB_FIRST, pattern="uniform", settings=S
                 backlogged=backlogged["throughput"], highest_rate=low,
                 backlogged_flits=backlogged["throughput"] * flits,
                 throughput=best["throughput"] if best else 0.0,
-                latency_there=best["mean_latency"] if best else None)
+                latency_there=best["mean_latency"] if best else None,
+                **(dict(link_stages=link_stages) if wormhole is None else {}))
 
 
-def saturation_results_name(wormhole=None):
+def saturation_results_name(wormhole=None, link_stages=0):
     """The results file of ``ihcube saturation``: ``saturation.json`` for packet switching
-    (``wormhole`` None); for wormhole, ``saturation_wormhole.json`` at the default message
-    length, virtual channels and their depth, else with them in the name
+    (``wormhole`` None), ``saturation_link_stages.json`` with ``link_stages`` relays on the
+    links; for wormhole, ``saturation_wormhole.json`` at the default message length,
+    virtual channels and their depth, else with them in the name
     (``saturation_wormhole_l20_v1_q2.json``). The flit width changes no cycle."""
     if wormhole is None:
-        return "saturation.json"
+        return "saturation_link_stages.json" if link_stages else "saturation.json"
     if all(getattr(wormhole, key) == WORMHOLE_DEFAULTS[key]
            for key in ("flits", "vcs", "vc_depth")):
         return "saturation_wormhole.json"

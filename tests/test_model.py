@@ -176,12 +176,12 @@ def run_rtl(fabric, requests, eject_ready):
 
 
 @functools.lru_cache(maxsize=None)
-def rtl_record(n, depth, order, payload_width, ports=1):
+def rtl_record(n, depth, order, payload_width, ports=1, link_stages=0):
     """The traffic of a lockstep configuration and what the RTL did with it (one Amaranth
     simulation per configuration, shared by the tests that use it)."""
     requests, eject_ready = lockstep_traffic(n, payload_width, CYCLES, seed=n * 1000 + depth,
                                              ports=ports)
-    fabric = Fabric(n, payload_width, depth, order, ports=ports)
+    fabric = Fabric(n, payload_width, depth, order, ports=ports, link_stages=link_stages)
     events, refused_count = run_rtl(fabric, requests, eject_ready)
     return requests, eject_ready, events, refused_count
 
@@ -228,12 +228,12 @@ def first_difference(rtl, model, kinds=("inject", "hop", "deliver")):
     return None
 
 
-def lockstep(model_class, n, depth, order, payload_width, ports=1):
+def lockstep(model_class, n, depth, order, payload_width, ports=1, link_stages=0):
     """Compare ``model_class`` with the RTL on a configuration; return the first difference
     (or None), the RTL's refusal counts and the model."""
     requests, eject_ready, rtl, refused_count = rtl_record(n, depth, order, payload_width,
-                                                           ports)
-    model = model_class(n, payload_width, depth, order, ports=ports)
+                                                           ports, link_stages)
+    model = model_class(n, payload_width, depth, order, ports=ports, link_stages=link_stages)
     return first_difference(rtl, model_events(model, requests, eject_ready)), refused_count, model
 
 
@@ -357,6 +357,188 @@ def test_first_difference_names_the_cycle_and_port():
         "cycle 5, hop at node 2 link 1: RTL [('hop', 5, 2, 1, 9, 2, 0, 3, 77)], "
         "model [('hop', 5, 2, 1, 9, 2, 0, 1, 77)]")
     assert first_difference(rtl, rtl[:2]).startswith("cycle 7, deliver at node 0: ")
+
+
+# Link stages (docs/model.md): a relay on each outgoing link, a cycle more per hop.
+
+@pytest.mark.parametrize("n, depth, order, payload_width", LOCKSTEP)
+def test_lockstep_with_rtl_link_stages(n, depth, order, payload_width):
+    """As :func:`test_lockstep_with_rtl`, with ``link_stages=1`` in both: every handshake,
+    hop (the relay handing a message to the far buffer) and delivery in the same cycle."""
+    difference, refused_count, model = lockstep(Model, n, depth, order, payload_width,
+                                                link_stages=1)
+    assert difference is None
+    assert list(model.refused_count) == refused_count
+    _, _, events, _ = rtl_record(n, depth, order, payload_width, 1, 1)
+    kinds = {event[0] for event in events}
+    assert kinds == ({"inject", "deliver"} if n == 1 else {"inject", "deliver", "hop"})
+    assert any(event[0] == "deliver" and event[5] == Kind.BROADCAST.value
+               for event in events) or n == 1
+
+
+@pytest.mark.parametrize("n, depth, order, payload_width, ports", LOCKSTEP_PORTS)
+def test_lockstep_with_rtl_ports_link_stages(n, depth, order, payload_width, ports):
+    """As :func:`test_lockstep_with_rtl_ports`, with ``link_stages=1``."""
+    difference, refused_count, model = lockstep(Model, n, depth, order, payload_width, ports,
+                                                link_stages=1)
+    assert difference is None
+    assert list(model.refused_count) == refused_count
+
+
+@pytest.mark.parametrize("n, depth, order, payload_width, ports",
+                         [(*CONTROL, 1), LOCKSTEP_PORTS[1], (26, 1, "msb", 32, 1)])
+def test_lockstep_with_rtl_prefetching_link_stages(n, depth, order, payload_width, ports):
+    """Prefetching (the relays' records too) changes no result with link stages."""
+    difference, refused_count, model = lockstep(Prefetching, n, depth, order, payload_width,
+                                                ports, link_stages=1)
+    assert model.prefetching
+    assert difference is None
+    assert list(model.refused_count) == refused_count
+
+
+class NoRelay(Model):
+    """Negative control: ``link_stages=1`` whose relays forward a message in the cycle it
+    is written (the kernel without relays): each hop a cycle early."""
+
+    @property
+    def _relay_args(self):
+        return None
+
+
+class RelayRoomSeesPop(Model):
+    """Negative control: a relay's room rises in the cycle it hands its message on (a
+    combinational room), not in the next, so its arbiter sends into a full relay."""
+
+    _relay_room_at_start = False
+
+
+class PrefetchingRelayRoomSeesPop(Prefetching):
+    """Negative control: :class:`RelayRoomSeesPop` on the prefetching path."""
+
+    _relay_room_at_start = False
+
+
+def first_cycle(events, kind):
+    return min(event[1] for event in events if event[0] == kind)
+
+
+def test_lockstep_link_stages_catches_a_relay_without_a_stage():
+    """The model without the stage hops one cycle before the RTL's first hop, and the
+    comparison says so there."""
+    rtl = rtl_record(*CONTROL, 1, 1)[2]
+    difference, _, _ = lockstep(NoRelay, *CONTROL, link_stages=1)
+    assert difference is not None
+    assert difference.startswith(f"cycle {first_cycle(rtl, 'hop') - 1}, hop at ")
+
+
+@pytest.mark.parametrize("variant, config", [
+    (RelayRoomSeesPop, (5, 1, "lsb", 32, 1)), (RelayRoomSeesPop, CONTROL + (1,)),
+    (RelayRoomSeesPop, LOCKSTEP_PORTS[1]), (PrefetchingRelayRoomSeesPop, CONTROL + (1,)),
+])
+def test_lockstep_link_stages_catches_a_relay_room_that_sees_its_pop(variant, config):
+    """A relay that is full and hands its message on has no room in that cycle: a model whose
+    arbiter sends into it then differs from the RTL, at a cycle where the RTL has hopped."""
+    rtl = rtl_record(*config, 1)[2]
+    difference, _, _ = lockstep(variant, *config, link_stages=1)
+    assert difference is not None
+    assert int(difference.split(",")[0].split()[1]) > first_cycle(rtl, "hop")
+
+
+def test_lockstep_link_stages_catches_ready_in_reset():
+    difference, _, _ = lockstep(ReadyInReset, *CONTROL, link_stages=1)
+    assert difference is not None and difference.startswith("cycle 0, ")
+
+
+def test_zero_load_latency_with_link_stages():
+    """One unicast at a time: delivered ``2 * hops + 1`` cycles after it is taken (one
+    without link stages), each hop two cycles after the one before."""
+    n = 26
+    pairs = [(0, 25), (25, 0), (12, 16), (7, 7), (19, 6), (3, 24)]
+    requests = [(src, Request(payload=k, dest=dest, at=20 * k))
+                for k, (src, dest) in enumerate(pairs)]
+    for stages, per_hop in ((0, 1), (1, 2)):
+        run = Model(n, link_stages=stages).run(200, requests, record_hops=True)
+        taken = {int(r["request"]): int(r["cycle"]) for r in run.injections}
+        assert len(run.deliveries) == len(pairs)
+        for delivery in run.deliveries:
+            hops = bin(int(delivery["src"]) ^ int(delivery["dest"])).count("1")
+            assert delivery["cycle"] - taken[int(delivery["payload"])] == per_hop * hops + 1
+            cycles = [int(h["cycle"]) for h in run.hops if h["payload"] == delivery["payload"]]
+            assert len(cycles) == hops
+            assert all(b - a == per_hop for a, b in zip(cycles, cycles[1:]))
+
+
+def test_link_stages_step_is_run():
+    """:meth:`Model.step` with link stages gives what :meth:`Model.run` records."""
+    n, cycles = 7, 300
+    requests, eject_ready = lockstep_traffic(n, 32, cycles, seed=5)
+    expected = Model(n, depth=2, link_stages=1).run(cycles, requests, eject_ready,
+                                                     record_hops=True)
+    model = Model(n, depth=2, link_stages=1)
+    queues = [[(i, r) for i, (node, r) in enumerate(requests) if node == k] for k in range(n)]
+    injections, hops = [], []
+    for cycle in range(cycles):
+        offered = [bool(q) and q[0][1].at <= cycle for q in queues]
+        heads = [q[0][1] if offer else Request(payload=0) for q, offer in zip(queues, offered)]
+        taken, _, hopped = model.step(
+            offered, [r.dest for r in heads], [r.kind.value for r in heads],
+            [r.payload for r in heads], eject_ready[cycle], record_hops=True)
+        for node in np.flatnonzero(taken):
+            injections.append((cycle, node, queues[node].pop(0)[0]))
+        hops.append(hopped)
+    assert injections == [tuple(map(int, r)) for r in expected.injections]
+    assert np.array_equal(np.concatenate(hops), expected.hops)
+    assert len(expected.hops) > 100
+
+
+@pytest.mark.parametrize("rate", [0.05, 0.7])
+def test_link_stages_uniform_matches_explicit_queues(rate):
+    """:meth:`Model.run_uniform` with link stages does what :meth:`Model.run` (which the
+    lockstep compares with the RTL) does with the same messages, and nothing is lost: what
+    was taken was delivered or is in a buffer or a relay."""
+    n, cycles, seed = 16, 500, 9
+    stream = np.uint64(model_kernel.uniform_stream(seed))
+    threshold = model_kernel.uniform_threshold(rate, n)
+    requests = []
+    for t in range(cycles):
+        for a in range(n):
+            draw = np.uint64(model_kernel.uniform_draw(stream, a, t))
+            if draw >> 32 < threshold:
+                requests.append((a, Request(payload=t, dest=int(model_kernel.uniform_dest(
+                    draw, a, n)), at=t)))
+    run = Model(n, link_stages=1).run(cycles, requests, record_hops=True)
+    model = Model(n, link_stages=1)
+    stats = model.run_uniform(rate, cycles, seed=seed)
+    latencies = run.deliveries["cycle"] - run.deliveries["payload"].astype(np.int64)
+    assert (stats["injected"], stats["delivered"], stats["hops"]) == (
+        len(run.injections), len(run.deliveries), len(run.hops))
+    assert stats["mean_latency"] == pytest.approx(latencies.mean(), rel=1e-12)
+    assert stats["injected"] == stats["delivered"] + model.in_flight
+    assert model.relay_occupancy.sum() > 0 or rate < 0.5
+
+
+@pytest.mark.parametrize("n, order", [(n, order) for n in (2, 3, 13, 26, 40, 100)
+                                      for order in ("msb", "lsb")])
+def test_link_stages_follow_the_topology_rules(n, order):
+    """All-pairs unicasts and broadcasts with link stages: each arrives once, on its path."""
+    requests = [(src, Request(payload=src * n + dest, dest=dest))
+                for src in range(n) for dest in range(n)]
+    requests += [(src, Request(payload=src, kind=Kind.BROADCAST)) for src in range(n)]
+    model = Model(n, depth=2, order=order, link_stages=1)
+    run = model.run(80 * n + 200, requests, record_hops=True)
+    assert run.pending == 0 and model.idle
+    hops, deliveries = as_harness_records(run)
+    injected = [(int(r["cycle"]), int(r["node"]), requests[int(r["request"])][1])
+                for r in run.injections]
+    assert check_run(n, injected, hops, deliveries, order) == []
+    assert len(deliveries) == n * n + n * (n - 1)
+
+
+@pytest.mark.parametrize("stages, error", [(2, ValueError), (-1, ValueError),
+                                           (True, TypeError), ("1", TypeError)])
+def test_wrong_link_stages(stages, error):
+    with pytest.raises(error, match=rf"^Link stages must be 0 or 1, not {stages!r}$"):
+        Model(5, link_stages=stages)
 
 
 # The model against the topology rules, at sizes the RTL simulation cannot reach quickly.

@@ -190,6 +190,73 @@ def test_drain_bound_catches_an_idle_drain_cycle():
     assert any("moved nothing" in problem for problem in problems)
 
 
+# --- Link stages: a relay on each link (the same channel-dependency graph) -------------------
+
+@pytest.mark.parametrize("n, depth, order", [(2, 1, "msb"), (5, 1, "lsb"), (13, 2, "msb"),
+                                             (26, 1, "msb"), (33, 2, "lsb"), (129, 1, "msb")])
+def test_model_with_link_stages_under_saturating_traffic(n, depth, order):
+    """Every message owed arrives once, nothing stalls, and the drain moves something at
+    least every other cycle (the bound with relays)."""
+    config = StressConfig(n, depth, order, cycles=1500 if n <= 64 else 600, seed=n + depth,
+                          link_stages=1)
+    result = run_model(config)
+    assert_clean(result)
+    assert "link_stages=1" in result.summary().splitlines()[0]
+
+
+def test_rtl_with_link_stages_under_saturating_traffic():
+    assert_clean(run_rtl(StressConfig(5, 1, "msb", cycles=150, seed=5, link_stages=1)))
+
+
+def test_link_stages_drain_has_single_idle_cycles():
+    """With relays, a drain cycle may move a message only into a relay, which the records do
+    not see: idle cycles come, but never two in a row. The bound without relays counts
+    them (so the relays' allowance is needed), and two in a row break it (the negative
+    control)."""
+    records = _records_of(StressConfig(26, 1, cycles=300, seed=6, link_stages=1))
+    counts, _ = score(records)
+    assert counts["drain cycles"] > 2 and counts["idle drain cycles"] == 0
+    assert score(replace(records, link_stages=0))[0]["idle drain cycles"] > 0
+    start = records.offer_until
+    moved = np.unique(np.concatenate([records.hops["cycle"], records.deliveries["cycle"]]))
+    moved = moved[moved >= start]
+    # Delay the drain's last transfers by two cycles: two idle cycles in a row.
+    last = moved[-1]
+    deliveries = records.deliveries.copy()
+    deliveries["cycle"][deliveries["cycle"] == last] += 2
+    hops = records.hops.copy()
+    hops["cycle"][hops["cycle"] == last] += 2
+    counts, problems = score(replace(records, deliveries=deliveries, hops=hops))
+    assert counts["idle drain cycles"] >= 1
+    assert any("moved nothing" in problem and "beyond 1 in a row" in problem
+               for problem in problems)
+
+
+def test_link_stages_scoreboard_catches_a_lost_delivery():
+    result = run_model(StressConfig(13, 1, cycles=300, seed=3, link_stages=1), mutant="drop")
+    assert not result.ok and result.counts["lost"] == 1
+
+
+def test_stress_command_with_link_stages(capsys):
+    from ihcube.cli import main
+    assert main(["stress", "--nodes", "13", "--cycles", "500", "--link-stages", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "link_stages=1" in out and "PASS" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--link-stages", "2"], "Link stages must be 0 or 1, not 2"),
+    (["--link-stages", "many"], "Link stages must be 0 or 1, not 'many'"),
+    (["--link-stages", "1", "--switching", "wormhole"],
+     "Link stages (--link-stages) are a packet switching option, not taken with wormhole "
+     "switching"),
+])
+def test_stress_command_bad_link_stages(argv, message, capsys):
+    from ihcube.cli import main
+    assert main(["stress", "--nodes", "5", "--cycles", "10", *argv]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [f"ihcube stress: error: {message}"]
+
+
 def test_payload_check_word():
     ids = np.arange(1000)
     from ihcube.verify.stress import _ids_of

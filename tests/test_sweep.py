@@ -245,6 +245,44 @@ def test_saturation_is_detected():
     assert not low["saturated"] and low["converged"] and low["mean_latency"] > 1
 
 
+def test_saturation_command_with_link_stages(tmp_path, capsys):
+    """``ihcube saturation --link-stages 1`` measures the fabric with a relay on each link:
+    two cycles per hop at zero load, and rows that say so, in a file of their own; without
+    the option one cycle per hop, in ``saturation.json``."""
+    for stages, name, per_hop in ((1, "saturation_link_stages.json", 2.0),
+                                  (0, "saturation.json", 1.0)):
+        assert main(["saturation", "--sizes", "8", "--depths", "1,2", "--link-stages",
+                     str(stages), "--jobs", "1", "--out", str(tmp_path)]) == 0
+        data = json.loads((tmp_path / name).read_text())
+        assert [row["link_stages"] for row in data["saturation"] + data["zero_load"]] == \
+            [stages] * 4
+        for zero in data["zero_load"]:
+            assert zero["per_hop"] == pytest.approx(per_hop, abs=0.02)
+        assert all(0 < row["throughput"] <= 1 for row in data["saturation"])
+        out = capsys.readouterr().out
+        assert ("Link stages: 1" in out) == bool(stages)
+
+
+@pytest.mark.parametrize("value, message", [
+    ("2", "Link stages must be 0 or 1, not 2"),
+    ("-1", "Link stages must be 0 or 1, not -1"),
+    ("one", "Link stages must be 0 or 1, not 'one'"),
+])
+def test_saturation_command_bad_link_stages(value, message, tmp_path, capsys):
+    assert main(["saturation", "--sizes", "8", "--link-stages", value,
+                 "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"ihcube saturation: error: {message}"]
+
+
+def test_saturation_command_link_stages_are_not_wormhole(tmp_path, capsys):
+    assert main(["saturation", "--switching", "wormhole", "--sizes", "8", "--link-stages", "1",
+                 "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "ihcube saturation: error: Link stages (--link-stages) are a packet switching option, "
+        "not taken with wormhole switching"]
+
+
 def test_incomplete_cube_densities_use_existing_links():
     n = 26
     density, (a, i) = sweep.link_density(n, np.ones((n, 5), np.int64), 1)

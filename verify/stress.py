@@ -19,7 +19,12 @@ traffic and the same checks:
   acyclic moves at least one message in every cycle while it holds one: the head in the
   occupied buffer of highest level waits only for an output whose far buffer is empty, or
   for its PE. So the drain takes at most as many cycles as it has transfers (hops and
-  deliveries) left, and no drain cycle is idle: :func:`score` counts the idle ones.
+  deliveries) left, and no drain cycle is idle: :func:`score` counts the idle ones. With
+  ``link_stages`` relays on the links a move into a relay is no transfer the records see;
+  the bound becomes: no more than ``link_stages`` idle drain cycles in a row (the highest
+  occupied buffer's head moves into an empty relay, and in the next cycle the highest
+  occupied place is a relay written then, whose far buffer is empty: a hop). :func:`score`
+  counts the idle cycles beyond those.
 - **Watchdog.** If no message crosses a link or reaches a PE for ``watchdog`` cycles while
   deliveries are owed, the run stops and :func:`stall_report` rebuilds, from the recorded
   injections, hops and deliveries, where every undelivered copy sits, which buffers are
@@ -37,7 +42,7 @@ import numpy as np
 
 from .. import topology
 from ..deadlock import EJECT, INJECT, Channel, routing_for
-from ..params import check_depth, check_positive_integer
+from ..params import check_depth, check_link_stages, check_positive_integer
 from ..rtl.message import Kind
 from ..sim.model import DELIVERY, HOP, Model
 
@@ -58,6 +63,8 @@ class StressConfig:
     (none for ``n = 1``), so that broadcasts make about a third of the deliveries at any
     size. ``watchdog`` is K, the cycles without any transfer, while deliveries are owed,
     after which the run counts as stalled. ``drain_limit`` caps the drain phase.
+    ``link_stages`` puts a relay on each link (:class:`~ihcube.sim.model.Model`'s); the
+    channel-dependency graph is the same (a relay is a FIFO in front of the same channel).
     """
     n: int
     depth: int = 1
@@ -68,10 +75,12 @@ class StressConfig:
     eject_ready: float = 0.75
     watchdog: int = 200
     drain_limit: int = 100_000
+    link_stages: int = 0
 
     def __post_init__(self):
         topology.check_node_count(self.n)
         check_depth(self.depth)
+        check_link_stages(self.link_stages)
         topology.check_routing_order(self.order)
         check_traffic(self)
 
@@ -113,6 +122,7 @@ class Records:
     offer_until: int         # the first cycle of the drain
     cycles: int              # cycles simulated
     stalled_at: int = None   # the cycle the watchdog stopped the run, if it did
+    link_stages: int = 0     # relays on the links: idle drain cycles allowed in a row
 
     def __post_init__(self):
         self.hop_ids = _ids_of(self.hops["payload"], self.payload_width)
@@ -140,7 +150,9 @@ class StressResult:
         lines = [f"{self.backend}: n={self.config.n} depth={self.config.depth} "
                  f"order={self.config.order} cycles={self.config.cycles} "
                  f"seed={self.config.seed} broadcast={self.config.broadcast:.4g} "
-                 f"eject_ready={self.config.eject_ready:g}"]
+                 f"eject_ready={self.config.eject_ready:g}"
+                 + (f" link_stages={self.config.link_stages}"
+                    if getattr(self.config, "link_stages", 0) else "")]
         lines += [f"  {name:<22}{c[name]:>12,}" for name in COUNT_NAMES]
         lines.append("  result                " + ("PASS" if self.ok else "FAIL"))
         lines += [f"  problem: {problem}" for problem in self.problems]
@@ -306,8 +318,10 @@ def score(records, limit=10):
         problems.append(f"{counts_['misdelivered']} deliveries at a node not owed them, e.g. "
                         f"{_describe(records, key // n)} at node {key % n}")
     if counts_["idle drain cycles"]:
+        beyond = (f" (beyond {records.link_stages} in a row, the relays' allowance)"
+                  if records.link_stages else "")
         problems.append(f"{counts_['idle drain cycles']} cycles of the drain moved nothing "
-                        f"while messages were in the fabric")
+                        f"while messages were in the fabric{beyond}")
     return counts_, problems[:limit]
 
 
@@ -325,14 +339,16 @@ def _describe(records, i):
 
 def _drain(records):
     """Cycles from the start of the drain to its last transfer, and how many of them moved
-    nothing (each one breaks the drain bound)."""
+    nothing beyond the ``link_stages`` in a row the bound allows (each one breaks it)."""
     start = records.offer_until
     moved = np.concatenate([records.hops["cycle"], records.deliveries["cycle"]])
     moved = np.unique(moved[moved >= start])
     if not len(moved):
         return 0, 0
     length = int(moved[-1]) - start + 1
-    return length, length - len(moved)
+    # The idle runs: before the first move, and between moves.
+    gaps = np.diff(moved, prepend=start - 1) - 1
+    return length, int(np.maximum(gaps - records.link_stages, 0).sum())
 
 
 # --- Where a stalled run's messages are ----------------------------------------------------
@@ -481,7 +497,8 @@ def run_model(config, model_class=Model, mutant=None):
     if mutant not in (None, "drop", "duplicate"):
         raise ValueError(f"Mutant must be None, 'drop' or 'duplicate', not {mutant!r}")
     n, K = config.n, config.watchdog
-    model = model_class(n, PAYLOAD_WIDTH, config.depth, config.order)
+    model = model_class(n, PAYLOAD_WIDTH, config.depth, config.order,
+                        link_stages=config.link_stages)
     traffic = _Traffic(config)
     backpressure = np.random.default_rng([config.seed, 1])
     queued = np.zeros((4, 0), np.int64)  # rows id, src, dest, kind; each PE's in id order
@@ -537,7 +554,8 @@ def run_model(config, model_class=Model, mutant=None):
                       np.concatenate(injections) if injections else np.zeros(0, INJECTION),
                       np.concatenate(hops) if hops else np.zeros(0, HOP),
                       np.concatenate(deliveries) if deliveries else np.zeros(0, DELIVERY),
-                      offer_until=config.cycles, cycles=model.cycle, stalled_at=stalled_at)
+                      offer_until=config.cycles, cycles=model.cycle, stalled_at=stalled_at,
+                      link_stages=config.link_stages)
     return _result(config, "model", records, routing_for(config.order))
 
 
@@ -572,7 +590,8 @@ def run_rtl(config, fabric=None, routing=None, payload_width=32, progress=None):
 
     n = config.n
     if fabric is None:
-        fabric = Fabric(n, payload_width, config.depth, config.order)
+        fabric = Fabric(n, payload_width, config.depth, config.order,
+                        link_stages=config.link_stages)
     traffic = _Traffic(config)
     src = np.repeat(np.arange(n, dtype=np.int64), config.cycles)
     ids, dest, kind = traffic.draw(src)
@@ -599,7 +618,8 @@ def run_rtl(config, fabric=None, routing=None, payload_width=32, progress=None):
         _message_fields(row, delivery.message)
     records = Records(n, fabric.depth, fabric.payload_width, *traffic.tables(), injections,
                       hops, deliveries, offer_until=config.cycles, cycles=harness.cycles,
-                      stalled_at=harness.stalled_at)
+                      stalled_at=harness.stalled_at,
+                      link_stages=getattr(fabric, "link_stages", 0))
     return _result(config, "rtl", records, routing or routing_for(config.order))
 
 
