@@ -7,7 +7,6 @@ N      ?= 26
 W      ?= 32
 DEPTH  ?= 1
 PORTS  ?= 1
-LINK_STAGES ?= 0
 ORDER  ?= msb
 # Wormhole switching (docs/wormhole.md): the flit-level options are passed only when set, so
 # their defaults live in one place (ihcube.params.WORMHOLE_DEFAULTS).
@@ -144,7 +143,7 @@ sweep-full: $(STAMP)
 	@$(BIN)/ihcube sweep --set full --jobs $(JOBS) --out results
 
 saturation: $(STAMP)
-	@$(BIN)/ihcube saturation --link-stages $(LINK_STAGES) --jobs $(JOBS) --out results
+	@$(BIN)/ihcube saturation $(if $(LINK_STAGES),--link-stages='$(LINK_STAGES)') --jobs $(JOBS) --out results
 
 saturation-wormhole: $(STAMP)
 	@$(BIN)/ihcube saturation --switching wormhole --sizes '$(if $(SIZES),$(SIZES),$(WORMHOLE_SIZES))' \

@@ -405,12 +405,13 @@ def _synth_design(n, family, payload_width, depth, synth_opts, router, placer, p
 
 
 def synth_digest(n, family="ecp5", payload_width=32, depth=1, synth_opts=None, router=None,
-                 placer=None, ports=1, wormhole=None, strapped=False):
+                 placer=None, ports=1, wormhole=None, strapped=False, link_stages=0):
     """The :func:`design_digest` that :func:`synth` with these arguments would record, without
     building anything (the design is elaborated: seconds, a minute at 64 nodes)."""
     synth_opts = synth_options(family, synth_opts)
     shell, name, _, platform = _synth_design(n, family, payload_width, depth, synth_opts,
-                                             router, placer, ports, wormhole, strapped)
+                                             router, placer, ports, wormhole, strapped,
+                                             check_link_stages(link_stages))
     return design_digest(_plan(shell, name, platform, synth_opts, placer))
 
 
@@ -464,7 +465,7 @@ PREVIOUS_DESIGN = "86c4dab"
 TABLE_FLIT_WIDTHS = (8, 16, 32)
 TABLE_VCS = (1, 3)
 def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_WIDTHS,
-               vcs=TABLE_VCS, wormhole_fabric=True):
+               vcs=TABLE_VCS, wormhole_fabric=True, link_stages=(0, 1)):
     """The builds of :func:`table`, in the order they run, cheap and important first, so a
     table stopped part way has those: each a dict of :func:`synth`'s keyword arguments
     (``n``, ``depth``, ``router``, ``wormhole``), or with ``"error"`` (one line) for a
@@ -478,7 +479,9 @@ def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_
     4. the wormhole fabric of each of ``router_sizes`` (if ``wormhole_fabric``) at each flit
        width and virtual channel count, as the routers (one that cannot fit the device costs
        a Yosys run only: :func:`synth` checks Yosys's cell count first);
-    5. the other packet fabrics, by size, then depth (the 64-node fabric last: it may not
+    5. for each of ``link_stages`` but 0, the router of node 0 and the fabric of each of
+       ``router_sizes`` at each depth with that many link stages;
+    6. the other packet fabrics, by size, then depth (the 64-node fabric last: it may not
        finish placing).
     """
     from ..params import wormhole_parameters
@@ -500,12 +503,16 @@ def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_
     first = [job for job in fabrics if job["depth"] == depths[0]
              and job["n"] <= max(router_sizes, default=0)] if depths else []
     rest = [job for job in fabrics if job not in first]
-    return routers + first + wormhole_routers + wormhole_fabrics + rest
+    staged = [{"n": n, "depth": depth, "router": router, "link_stages": stages}
+              for stages in link_stages if stages for n in router_sizes
+              for router in (0, None) for depth in depths]
+    return routers + first + wormhole_routers + wormhole_fabrics + staged + rest
 
 
 def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1, 2),
           router_sizes=(26,), flit_widths=TABLE_FLIT_WIDTHS, vcs=TABLE_VCS,
-          wormhole_fabric=True, redo=False, previous=PREVIOUS_DESIGN, only_kept=False):
+          wormhole_fabric=True, redo=False, previous=PREVIOUS_DESIGN, only_kept=False,
+          link_stages=(0, 1)):
     """Run :func:`synth` for each of :func:`table_jobs`, one at a time; print a line per build
     and a Markdown table (:func:`markdown_table`), also written to
     ``<out>/synth_table_<family><options>.json``.
@@ -519,13 +526,16 @@ def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1,
     """
     synth_opts = synth_options(family, synth_opts)
     rows = []
-    for job in table_jobs(sizes, depths, router_sizes, flit_widths, vcs, wormhole_fabric):
+    for job in table_jobs(sizes, depths, router_sizes, flit_widths, vcs, wormhole_fabric,
+                          link_stages):
         if "error" in job:
             rows.append({**job, "wormhole": None, "fits": False, "kept": True})
             print(f"{_label(rows[-1])}: not built: {job['error']}", flush=True)
             continue
         args = {"n": job["n"], "depth": job["depth"], "router": job["router"],
                 "wormhole": job.get("wormhole")}
+        if job.get("link_stages"):
+            args["link_stages"] = job["link_stages"]
         _, tag = synth_name(family=family, synth_opts=synth_opts, placer=placer, **args)
         path = pathlib.Path(out) / f"{tag}.json"
         kept = json.loads(path.read_text()) if path.exists() and not redo else None
@@ -577,22 +587,28 @@ def _previous(revision, tag):
 def _saturation(out):
     """What the model measured at ``n`` = 1024 (uniform traffic, msb): ``{depth: (per_hop,
     backlogged)}`` for packet switching from ``make saturation``'s results file in ``out``,
-    and ``{("wormhole", flits, vcs, vc_depth): ...}`` from each wormhole one (``make
+    ``{("link_stages", stages, depth): ...}`` from ``make saturation LINK_STAGES=1``'s, and
+    ``{("wormhole", flits, vcs, vc_depth): ...}`` from each wormhole one (``make
     saturation-wormhole``, :func:`ihcube.sim.sweep.saturation_results_name`); messages per
     node per cycle. ``{}`` without them."""
     found = {}
     for path in sorted(pathlib.Path(out).glob("saturation*.json")):
         data = json.loads(path.read_text())
         wormhole = data.get("wormhole")
-        hops = {z["depth"]: z["per_hop"] for z in data.get("zero_load", [])
+        hops = {(z["depth"], z.get("link_stages", 0)): z["per_hop"]
+                for z in data.get("zero_load", [])
                 if z["n"] == 1024 and z.get("order", "msb") == "msb"}
         for s in data.get("saturation", []):
             if s["n"] != 1024 or s.get("order", "msb") != "msb" \
                     or s.get("pattern", "uniform") != "uniform":
                 continue
-            key = s["depth"] if wormhole is None else \
-                ("wormhole", wormhole["flits"], wormhole["vcs"], wormhole["vc_depth"])
-            found[key] = (hops.get(s["depth"]), s["backlogged"])
+            if wormhole is not None:
+                key = ("wormhole", wormhole["flits"], wormhole["vcs"], wormhole["vc_depth"])
+            elif s.get("link_stages", 0):
+                key = ("link_stages", s["link_stages"], s["depth"])
+            else:
+                key = s["depth"]
+            found[key] = (hops.get((s["depth"], s.get("link_stages", 0))), s["backlogged"])
     return found
 
 
@@ -607,6 +623,8 @@ def _label(f):
             what += f" L{f['flits']} Q{f['vc_depth']}"
     else:
         what += f", depth {f.get('depth', 1)}"
+        if f.get("link_stages"):
+            what += f", {f['link_stages']} link stage" + ("s" if f["link_stages"] > 1 else "")
         if f.get("ports", 1) != 1:
             what += f", {f['ports']} PE ports"
     return what
@@ -630,7 +648,8 @@ def markdown_table(rows, saturation=None, previous=None):
     design's beside them when ``previous`` names its revision), LUTs per router, cycles per
     hop and saturation throughput at ``n`` = 1024 from ``saturation`` (:func:`_saturation`:
     ``{depth: (per_hop, messages per node per cycle)}`` for packet rows, keyed by
-    ``("wormhole", flits, vcs, vc_depth)`` for wormhole ones), and Fmax x that throughput in
+    ``("wormhole", flits, vcs, vc_depth)`` for wormhole ones and ``("link_stages", stages,
+    depth)`` for packet ones with link stages), and Fmax x that throughput in
     messages per node per microsecond."""
     saturation = saturation or {}
     head = ["build", "LUTs / FFs / Fmax (MHz)"]
@@ -652,8 +671,12 @@ def markdown_table(rows, saturation=None, previous=None):
             lines.append("| " + " | ".join(cells) + " |")
             continue
         packet = f.get("switching", "packet") != "wormhole"
-        key = f.get("depth") if packet else \
-            ("wormhole", f.get("flits"), f.get("vcs"), f.get("vc_depth"))
+        if not packet:
+            key = ("wormhole", f.get("flits"), f.get("vcs"), f.get("vc_depth"))
+        elif f.get("link_stages"):
+            key = ("link_stages", f["link_stages"], f.get("depth"))
+        else:
+            key = f.get("depth")
         hop, rate = saturation.get(key, (None, None))
 
         def throughput(g):

@@ -209,16 +209,6 @@ def node_count(n):
     return n
 
 
-def link_stages(text):
-    """``--link-stages``: one of :data:`ihcube.params.LINK_STAGES` (relays on the links)."""
-    from ..params import check_link_stages
-    try:
-        value = parse_number(text, int)
-    except ValueError:
-        value = text  # not a number: check_link_stages names it as given
-    return checked(check_link_stages, value)
-
-
 def model_depth(depth):
     """A buffer depth the experiments' model takes (at most 64)."""
     check_depth(depth)

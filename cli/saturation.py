@@ -20,8 +20,9 @@ import sys
 import time
 
 from .. import topology
-from .options import (add_run_options, add_switching_options, ints, link_stages, model_depth,
-                      node_count, run_options, started)
+from ..params import PACKET, WORMHOLE
+from .options import (add_link_stages_option, add_run_options, add_switching_options, ints,
+                      link_stages, model_depth, node_count, run_options, started)
 from .sweep import wormhole_of
 from .usage import UsageError, checked, command_parser, run
 
@@ -38,9 +39,7 @@ def _parser():
                         help="buffer depths (default 1,2,3; packet switching)")
     parser.add_argument("--order", default=topology.MSB_FIRST,
                         help="routing order (default msb)")
-    parser.add_argument("--link-stages", default="0", metavar="S",
-                        help="relays on each link, 0 (default) or 1: a cycle more per hop "
-                             "(packet switching)")
+    add_link_stages_option(parser)
     add_switching_options(parser)
     add_run_options(parser)
     return parser
@@ -57,10 +56,7 @@ def _measure(task):
 def _saturation(args):
     sizes = ints(args.sizes, "Sizes", node_count, 2)
     wormhole = wormhole_of(args, sizes)
-    stages = link_stages(args.link_stages)
-    if wormhole is not None and stages:
-        raise UsageError("Link stages (--link-stages) are a packet switching option, not "
-                         "taken with wormhole switching")
+    stages = link_stages(args, PACKET if wormhole is None else WORMHOLE)
     if wormhole is not None:
         if args.depths is not None:
             raise UsageError("Depths (--depths) are packet buffer depths, not taken with "

@@ -22,8 +22,9 @@ import time
 from .. import topology
 from ..extras import MissingExtra
 from ..params import check_depth
-from .options import (AD_HOC, add_cluster_options, add_switching_options, cluster_options,
-                      link_stages, started, switching_options)
+from .options import (AD_HOC, add_cluster_options, add_link_stages_option,
+                      add_switching_options, cluster_options, link_stages, started,
+                      switching_options)
 from .usage import UsageError, command_parser, parse_number, report
 
 __all__ = ["campaign", "wormhole_campaign", "main"]
@@ -205,8 +206,7 @@ def main(argv=None):
                         help="probability that a PE accepts a delivery in a cycle (default 0.75)")
     parser.add_argument("--watchdog", default="200", metavar="K",
                         help="cycles without a transfer that count as a stall (default 200)")
-    parser.add_argument("--link-stages", default="0", metavar="S",
-                        help="packet switching: relays on each link, 0 (default) or 1")
+    add_link_stages_option(parser)
     parser.add_argument("--campaign", action="store_true",
                         help="run the whole campaign instead of one configuration")
     parser.add_argument("--quick", action="store_true", help="with --campaign: a small slice")
@@ -236,11 +236,8 @@ def main(argv=None):
                       eject_ready=_number(args.eject_ready, "Eject-ready probability", float),
                       watchdog=_number(args.watchdog, "Watchdog"))
         cycles = _number(args.cycles, "Cycles")
-        stages = link_stages(args.link_stages)
+        stages = link_stages(args, switching)
         if switching == "wormhole":
-            if stages:
-                raise UsageError("Link stages (--link-stages) are a packet switching option, "
-                                 "not taken with wormhole switching")
             if args.depth is not None:
                 raise UsageError("Buffer depth (--depth) is a packet option; with wormhole "
                                  "switching give the virtual-channel depth (--vc-depth)")

@@ -1,12 +1,14 @@
 """Run synth for several builds, one at a time, and print the README's table.
 
 ``ihcube synth-table [--family ecp5|ice40] [--nodes 4,8,16,26,32,64] [--depths 1,2]
-[--routers 26] [--flit-widths 8,16,32] [--vcs 1,3] [--no-wormhole-fabric] [--redo]
+[--routers 26] [--flit-widths 8,16,32] [--vcs 1,3] [--no-wormhole-fabric] [--link-stages 0,1]
+[--redo]
 [--kept-only] [--previous REV|none] [--synth-opts OPTS] [--placer heap|static|sa]``
 (``make synth-table``) runs :func:`ihcube.boards.build.table`: the router of node 0 of each
 ``--routers`` size (packet at each depth, wormhole at each flit width and virtual channel
 count), the packet fabrics of ``--nodes`` at each depth, and the wormhole fabric of each
-``--routers`` size at each flit width and virtual channel count; a line per build as
+``--routers`` size at each flit width and virtual channel count, the router of node 0 and
+the fabric of each ``--routers`` size again with link stages; a line per build as
 ``ihcube synth`` prints it, then a Markdown table, also written to
 ``results/synth_table_<family>.json``. A build whose results file was made from today's
 design (the same files for the tools) is kept, so an interrupted table resumes (``--redo``
@@ -16,9 +18,9 @@ builds everything again; ``--kept-only`` builds nothing and prints the table so 
 import sys
 
 from .. import topology
-from ..params import check_depth, check_positive_integer
+from ..params import check_depth, check_link_stages, check_positive_integer
 from .options import add_build_options, build_options
-from .usage import checked, command_parser, integer, run
+from .usage import checked, command_parser, integer, parse_number, run
 
 __all__ = ["main"]
 
@@ -42,6 +44,10 @@ def _parser():
                         help="virtual channel counts of the wormhole router rows")
     parser.add_argument("--no-wormhole-fabric", action="store_true",
                         help="leave out the wormhole fabric rows")
+    parser.add_argument("--link-stages", default="0,1", metavar="S,...",
+                        help="link stages of the packet rows: with 1, the router of node 0 and "
+                             "the fabric of each --routers size at each depth again with a "
+                             "relay on each link (default 0,1)")
     parser.add_argument("--redo", action="store_true",
                         help="build every row again, even one built from today's design")
     parser.add_argument("--kept-only", action="store_true",
@@ -59,6 +65,14 @@ def _list(text, what, check):
     return [integer(part, what, check) for part in text.split(",")]
 
 
+def _number_or_text(text):
+    """``text`` as an integer if it is one, else as it is, for a check that names it."""
+    try:
+        return parse_number(text, int)
+    except ValueError:
+        return text
+
+
 def _synth_table(args):
     from ..boards import build
     family = checked(build.check_family, args.family)
@@ -70,11 +84,14 @@ def _synth_table(args):
                    lambda value: check_positive_integer(value, "Flit width"))
     vcs = _list(args.vcs, "Virtual channel count",
                 lambda value: check_positive_integer(value, "Virtual channel count"))
+    stages = [] if args.link_stages.strip() == "none" else \
+        [checked(check_link_stages, _number_or_text(part)) for part in args.link_stages.split(",")]
     previous = None if args.previous == "none" else args.previous
     return build.table(family, sizes, out=out, synth_opts=synth_opts, placer=placer,
                        depths=depths, router_sizes=routers, flit_widths=widths, vcs=vcs,
                        wormhole_fabric=not args.no_wormhole_fabric, redo=args.redo,
-                       previous=previous, only_kept=args.kept_only)
+                       previous=previous, only_kept=args.kept_only,
+                       link_stages=stages or [0])
 
 
 def main(argv=None):

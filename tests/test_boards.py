@@ -232,7 +232,7 @@ def test_a_failed_yosys_run_records_no_figures(monkeypatch, tmp_path):
 
 def test_synth_table_builds_cheap_rows_first_and_says_why_a_row_cannot_be_built():
     jobs = build.table_jobs([4, 26, 32], depths=(1, 2), router_sizes=(26,),
-                            flit_widths=(5, 16), vcs=(1, 3))
+                            flit_widths=(5, 16), vcs=(1, 3), link_stages=(0,))
     what = [(job["n"], job["depth"], job["router"], job.get("flit_width"), job.get("vcs"),
              job.get("wormhole") is not None) for job in jobs]
     assert what == [
@@ -255,6 +255,14 @@ def test_synth_table_builds_cheap_rows_first_and_says_why_a_row_cannot_be_built(
     assert jobs[8]["error"] == jobs[4]["error"]
     assert jobs[6]["wormhole"].flit_width == 16 and jobs[7]["wormhole"].vcs == 3
     assert jobs[10]["wormhole"] == jobs[6]["wormhole"]
+    # With link stages, the router of node 0 and the fabric come again, staged, after the
+    # wormhole rows and before the large packet fabrics.
+    staged = build.table_jobs([4, 26, 32], depths=(1, 2), router_sizes=(26,),
+                              flit_widths=(16,), vcs=(1,), link_stages=(0, 1))
+    assert [(job["n"], job["depth"], job["router"], job.get("link_stages"))
+            for job in staged[6:10]] == [(26, 1, 0, 1), (26, 2, 0, 1),
+                                         (26, 1, None, 1), (26, 2, None, 1)]
+    assert not any(job.get("link_stages") for job in staged[:6] + staged[10:])
 
 
 def _fake_builds(monkeypatch, fmax=100.0):
@@ -373,7 +381,22 @@ def test_synth_table_reads_the_saturation_of_both_switching_modes(tmp_path):
         {**measured(1024, 2.0, 0.02), "wormhole": {"flits": 20, "vcs": 3, "vc_depth": 2}}))
     (tmp_path / "saturation_wormhole_l20_v1_q2.json").write_text(json.dumps(
         {**measured(1048, 2.0, 0.5), "wormhole": {"flits": 20, "vcs": 1, "vc_depth": 2}}))
-    assert build._saturation(tmp_path) == {2: (1.0, 0.6), ("wormhole", 20, 3, 2): (2.0, 0.02)}
+    staged = measured(1024, 2.0, 0.7)
+    for row in staged["saturation"] + staged["zero_load"]:
+        row["link_stages"] = 1
+    (tmp_path / "saturation_link_stages.json").write_text(json.dumps({**staged,
+                                                                       "wormhole": None}))
+    assert build._saturation(tmp_path) == {2: (1.0, 0.6), ("wormhole", 20, 3, 2): (2.0, 0.02),
+                                           ("link_stages", 1, 2): (2.0, 0.7)}
+    # A staged row takes the staged figures, an unstaged one the others.
+    row = {"nodes": 26, "router_only": None, "depth": 2, "ports": 1, "fits": True,
+           "luts": 20000, "ffs": 9000, "fmax_mhz": 100.0, "luts_per_router": 769.2,
+           "seconds_yosys": 1.0, "seconds_nextpnr": 2.0, "seconds_total": 3.0}
+    rates = build._saturation(tmp_path)
+    assert "| 26 nodes, fabric, depth 2, 1 link stage | 20,000 / 9,000 / 100.0 | 769.2 | " \
+        "2.00 | 70.0 |" in build.markdown_table([{**row, "link_stages": 1}], rates)
+    assert "| 26 nodes, fabric, depth 2 | 20,000 / 9,000 / 100.0 | 769.2 | 1.00 | 60.0 |" \
+        in build.markdown_table([row], rates)
 
 
 def test_synth_table_takes_the_previous_design_from_git():

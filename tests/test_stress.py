@@ -248,8 +248,7 @@ def test_stress_command_with_link_stages(capsys):
     (["--link-stages", "2"], "Link stages must be 0 or 1, not 2"),
     (["--link-stages", "many"], "Link stages must be 0 or 1, not 'many'"),
     (["--link-stages", "1", "--switching", "wormhole"],
-     "Link stages (--link-stages) are a packet switching option, not taken with wormhole "
-     "switching"),
+     "Link stages are a packet-switching option, not taken with wormhole switching, not 1"),
 ])
 def test_stress_command_bad_link_stages(argv, message, capsys):
     from ihcube.cli import main

@@ -279,8 +279,8 @@ def test_saturation_command_link_stages_are_not_wormhole(tmp_path, capsys):
     assert main(["saturation", "--switching", "wormhole", "--sizes", "8", "--link-stages", "1",
                  "--out", str(tmp_path)]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
-        "ihcube saturation: error: Link stages (--link-stages) are a packet switching option, "
-        "not taken with wormhole switching"]
+        "ihcube saturation: error: Link stages are a packet-switching option, not taken with "
+        "wormhole switching, not 1"]
 
 
 def test_incomplete_cube_densities_use_existing_links():
