@@ -18,7 +18,7 @@ from .usage import UsageError, checked, command_parser, integer, parse_number, r
 
 __all__ = ["AD_HOC", "add_fabric_options", "fabric_parameters", "add_ports_option", "ports",
            "add_switching_options", "switching_options", "add_link_stages_option",
-           "link_stages",
+           "link_stages", "link_stages_value",
            "ints", "floats", "choices", "number", "out_dir", "add_out_option", "node_count",
            "model_depth", "add_run_options", "run_options", "add_cluster_options",
            "cluster_options", "started", "add_build_options", "build_options", "run_benchmark"]
@@ -117,15 +117,21 @@ def add_link_stages_option(parser):
                              f"1 is a cycle more per hop for a faster clock, docs/fpga.md)")
 
 
+def link_stages_value(text):
+    """``text`` as a checked link-stage count (:func:`ihcube.params.check_link_stages`)."""
+    from ..params import check_link_stages
+    try:
+        stages = parse_number(text, int)
+    except ValueError:  # not a number: the check says what is allowed (0 is, unlike a count)
+        stages = text
+    return checked(check_link_stages, stages)
+
+
 def link_stages(args, switching):
     """The checked ``--link-stages`` of :func:`add_link_stages_option`
-    (:func:`ihcube.params.check_link_stages`); with wormhole ``switching`` only 0."""
-    from ..params import WORMHOLE, check_link_stages
-    try:
-        stages = parse_number(args.link_stages, int)
-    except ValueError:  # not a number: the check says what is allowed (0 is, unlike a count)
-        stages = args.link_stages
-    stages = checked(check_link_stages, stages)
+    (:func:`link_stages_value`); with wormhole ``switching`` only 0."""
+    from ..params import WORMHOLE
+    stages = link_stages_value(args.link_stages)
     if stages and switching == WORMHOLE:
         raise UsageError(f"Link stages are a packet-switching option, not taken with wormhole "
                          f"switching, not {stages}")

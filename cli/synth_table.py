@@ -18,9 +18,9 @@ builds everything again; ``--kept-only`` builds nothing and prints the table so 
 import sys
 
 from .. import topology
-from ..params import check_depth, check_link_stages, check_positive_integer
-from .options import add_build_options, build_options
-from .usage import checked, command_parser, integer, parse_number, run
+from ..params import check_depth, check_positive_integer
+from .options import add_build_options, build_options, link_stages_value
+from .usage import checked, command_parser, integer, run
 
 __all__ = ["main"]
 
@@ -65,14 +65,6 @@ def _list(text, what, check):
     return [integer(part, what, check) for part in text.split(",")]
 
 
-def _number_or_text(text):
-    """``text`` as an integer if it is one, else as it is, for a check that names it."""
-    try:
-        return parse_number(text, int)
-    except ValueError:
-        return text
-
-
 def _synth_table(args):
     from ..boards import build
     family = checked(build.check_family, args.family)
@@ -85,7 +77,7 @@ def _synth_table(args):
     vcs = _list(args.vcs, "Virtual channel count",
                 lambda value: check_positive_integer(value, "Virtual channel count"))
     stages = [] if args.link_stages.strip() == "none" else \
-        [checked(check_link_stages, _number_or_text(part)) for part in args.link_stages.split(",")]
+        [link_stages_value(part) for part in args.link_stages.split(",")]
     previous = None if args.previous == "none" else args.previous
     return build.table(family, sizes, out=out, synth_opts=synth_opts, placer=placer,
                        depths=depths, router_sizes=routers, flit_widths=widths, vcs=vcs,

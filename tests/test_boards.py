@@ -163,6 +163,8 @@ def test_board_tops_elaborate(board):
     (["synth", "--nodes", "26", "--switching", "wormhole", "--depth", "2"],
      "Wormhole switching takes --vc-depth, not --depth, and one PE port"),
     (["synth-table", "--depths", "1,0"], "Buffer depth must be a positive integer, not 0"),
+    (["synth-table", "--link-stages", "0,2"], "Link stages must be 0 or 1, not 2"),
+    (["synth-table", "--link-stages", "one"], "Link stages must be 0 or 1, not 'one'"),
     (["synth", "--nodes", "26", "--strapped"],
      "--strapped builds one packet router: give --router NODE"),
 ])
