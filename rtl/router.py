@@ -138,6 +138,10 @@ class Router(wiring.Component):
     route_select = RouteSelect
     #: The input buffer; negative-control variants in the tests replace it.
     link_buffer = LinkBuffer
+    #: The relay of each outgoing link with ``link_stages=1``; None: ``link_buffer``, so a
+    #: variant that replaces the buffer replaces both. The relay faults of
+    #: :mod:`ihcube.verify.faults` replace the relays alone.
+    relay_buffer = None
     #: The output arbiter; negative-control variants in the tests replace it.
     arbiter = RoundRobinArbiter
 
@@ -317,8 +321,9 @@ class Router(wiring.Component):
         if self._link_stages == 0:
             return list(self.links_out)
         writes = []
+        relay_buffer = self.relay_buffer or self.link_buffer
         for dim, port in zip(self._dims, self.links_out):
-            relay = m.submodules[f"relay{dim}"] = self.link_buffer(message, self._depth)
+            relay = m.submodules[f"relay{dim}"] = relay_buffer(message, self._depth)
             wiring.connect(m, relay.r, wiring.flipped(port))
             writes.append(relay.w)
         return writes

@@ -126,3 +126,57 @@ def test_a_corrupted_bit_outside_the_payload_is_refused():
     buffer = faults.faulty_buffer("corrupt", bit=8)
     with pytest.raises(ValueError, match=r"^Payload bit 8 does not exist in a 8-bit payload$"):
         Fragment.get(buffer(message_layout(5, 8), 1), None)
+
+
+# --- Relay faults: the relays of link_stages=1 broken, the input buffers real ---------------
+
+def submodule_classes(router):
+    fragment = Fragment.get(router, None)
+    return {name: type(sub.origins[0]) for sub, name, _ in fragment.subfragments
+            if sub.origins}
+
+
+@pytest.mark.parametrize("name", sorted(faults.RELAY_FAULTS.values()))
+def test_a_relay_fault_breaks_the_relays_only(name):
+    router = faults.faulty_router(name)
+    parts = submodule_classes(router(5, 1, 8, 1, "msb", link_stages=1))
+    relays = {part for sub, part in parts.items() if sub.startswith("relay")}
+    inputs = {part for sub, part in parts.items() if sub.startswith("in")}
+    assert len(relays) == 1 and issubclass(relays.pop(), faults.FaultyBuffer)
+    assert inputs == {LinkBuffer}
+    # The control: the real router's relays are real buffers.
+    real = submodule_classes(Router(5, 1, 8, 1, "msb", link_stages=1))
+    assert {part for sub, part in real.items() if sub.startswith("relay")} == {LinkBuffer}
+
+
+def test_the_buffer_faults_still_break_the_relays_too():
+    """A variant that replaces ``link_buffer`` alone replaces the relays with it (the older
+    negative controls count on it)."""
+    parts = submodule_classes(faults.DroppingRouter(5, 1, 8, 1, "msb", link_stages=1))
+    assert {part for sub, part in parts.items() if sub.startswith("relay")} == \
+        {faults.DroppingRouter.link_buffer}
+
+
+def test_a_relay_router_variant_by_name_and_options():
+    router = faults.faulty_router("stuck-relay", first=3)
+    assert router.relay_buffer.first == 3 and router.link_buffer is LinkBuffer
+    router = faults.faulty_router("duplicating-relay", every=5, first=2)
+    assert (router.relay_buffer.fault, router.relay_buffer.every,
+            router.relay_buffer.first) == ("duplicate", 5, 2)
+
+
+def test_a_stuck_buffer_hands_on_what_came_before_its_strike_only():
+    """Sticks on its third write: the first two pass, nothing after (the third stays in it)."""
+    assert pass_through(faults.stuck_buffer(first=3), 1, 12) == [1, 2]
+    assert pass_through(faults.stuck_buffer(first=3), 2, 12) == [1, 2]
+
+
+def test_a_reordering_relay_swaps_a_message_with_the_next():
+    assert pass_through(faults.reordering_buffer(every=4, first=2), 1, 8) == \
+        [1, 3, 2, 4, 5, 7, 6, 8]
+
+
+def test_wrong_relay_fault():
+    with pytest.raises(ValueError, match=r"^Relay fault must be one of 'drop', 'duplicate', "
+                                         r"'corrupt', 'reorder', 'stuck', not 'lose'$"):
+        faults.relay_fault_router("lose")

@@ -22,7 +22,8 @@ import pytest
 from amaranth.hdl import Cat
 
 from ihcube import topology
-from ihcube.rtl import Fabric, Kind, message_layout
+from ihcube.rtl import Fabric, Kind, Router, message_layout
+from ihcube.verify import faults
 from ihcube.verify.harness import Delivery, Hop, Message, Request, simulate
 from ihcube.sim import model_kernel
 from ihcube.sim.model import DELIVERY, HOP, Model
@@ -176,12 +177,14 @@ def run_rtl(fabric, requests, eject_ready):
 
 
 @functools.lru_cache(maxsize=None)
-def rtl_record(n, depth, order, payload_width, ports=1, link_stages=0):
-    """The traffic of a lockstep configuration and what the RTL did with it (one Amaranth
-    simulation per configuration, shared by the tests that use it)."""
+def rtl_record(n, depth, order, payload_width, ports=1, link_stages=0, router=Router):
+    """The traffic of a lockstep configuration and what the RTL (with ``router``, a faulty
+    one for the negative controls) did with it (one Amaranth simulation per configuration,
+    shared by the tests that use it)."""
     requests, eject_ready = lockstep_traffic(n, payload_width, CYCLES, seed=n * 1000 + depth,
                                              ports=ports)
-    fabric = Fabric(n, payload_width, depth, order, ports=ports, link_stages=link_stages)
+    fabric = Fabric(n, payload_width, depth, order, ports=ports, link_stages=link_stages,
+                    router=router)
     events, refused_count = run_rtl(fabric, requests, eject_ready)
     return requests, eject_ready, events, refused_count
 
@@ -228,11 +231,12 @@ def first_difference(rtl, model, kinds=("inject", "hop", "deliver")):
     return None
 
 
-def lockstep(model_class, n, depth, order, payload_width, ports=1, link_stages=0):
-    """Compare ``model_class`` with the RTL on a configuration; return the first difference
-    (or None), the RTL's refusal counts and the model."""
+def lockstep(model_class, n, depth, order, payload_width, ports=1, link_stages=0,
+             router=Router):
+    """Compare ``model_class`` with the RTL (built with ``router``) on a configuration; return
+    the first difference (or None), the RTL's refusal counts and the model."""
     requests, eject_ready, rtl, refused_count = rtl_record(n, depth, order, payload_width,
-                                                           ports, link_stages)
+                                                           ports, link_stages, router)
     model = model_class(n, payload_width, depth, order, ports=ports, link_stages=link_stages)
     return first_difference(rtl, model_events(model, requests, eject_ready)), refused_count, model
 
@@ -447,6 +451,20 @@ def test_lockstep_link_stages_catches_a_relay_room_that_sees_its_pop(variant, co
 def test_lockstep_link_stages_catches_ready_in_reset():
     difference, _, _ = lockstep(ReadyInReset, *CONTROL, link_stages=1)
     assert difference is not None and difference.startswith("cycle 0, ")
+
+
+@pytest.mark.parametrize("name", sorted(faults.RELAY_FAULTS.values()))
+def test_lockstep_link_stages_catches_a_faulty_relay(name):
+    """Negative control: relays that drop, duplicate, corrupt, swap or keep messages, the
+    input buffers real (:func:`ihcube.verify.faults.relay_fault_router`). The RTL then differs
+    from the model at a hop (a relay hands the far buffer what it should not, or nothing),
+    where the real relays agree with it (:func:`test_lockstep_with_rtl_link_stages`, the same
+    configuration and traffic). Without link stages the router has no relay and agrees."""
+    router = faults.faulty_router(name)
+    difference, _, _ = lockstep(Model, *CONTROL, link_stages=1, router=router)
+    assert difference is not None and ", hop at node " in difference, difference
+    assert lockstep(Model, *CONTROL, link_stages=1)[0] is None
+    assert lockstep(Model, *CONTROL, router=router)[0] is None
 
 
 def test_zero_load_latency_with_link_stages():

@@ -10,10 +10,11 @@ which checks must catch it.
 Each variant works where a :class:`~ihcube.rtl.Router` does: ``Fabric(n, router=...)``,
 ``RouterCheck(n, node, router=...)``, ``fabric_verilog(n, router=...)``,
 ``SelfTest(n, router=...)``. It is a subclass that replaces one of the router's parts
-(``link_buffer``, ``arbiter``, ``route_select``) or rules (``travel_mask``, ``outputs_of``),
+(``link_buffer``, ``relay_buffer``, ``arbiter``, ``route_select``) or rules (``travel_mask``, ``outputs_of``),
 or a function with the router's constructor's parameters. Pick one by name from
 :data:`FAULTS` with :func:`faulty_router`; the buffer faults take options (how often, from
-which message, which bit), as :func:`buffer_fault_router` does.
+which message, which bit), as :func:`buffer_fault_router` does, and so do the relay faults
+(:func:`relay_fault_router`), which break only the relays of ``link_stages=1``.
 
 The model's faulty variants (subclasses of :class:`ihcube.sim.model.Model`) stay beside
 their tests.
@@ -30,6 +31,9 @@ from ..rtl import (BroadcastBuffer, FlitBuffer, LinkBuffer, RoundRobinArbiter, R
 __all__ = [
     "BUFFER_FAULTS", "FaultyBuffer", "faulty_buffer", "buffer_fault_router",
     "DroppingRouter", "DuplicatingRouter", "CorruptingRouter",
+    "RELAY_FAULTS", "StuckBuffer", "stuck_buffer", "relay_fault_router",
+    "DroppingRelayRouter", "DuplicatingRelayRouter", "CorruptingRelayRouter",
+    "ReorderingRelayRouter", "StuckRelayRouter",
     "BrokenTravelRouter", "NoTurnUpRouter", "RefuseNothingRouter", "CompleteCubeRouter",
     "FixedPriorityArbiter", "UnfairRouter", "MaskBlindRouteSelect", "MaskBlindRouter",
     "WEIGHT_PARITY", "weight_parity_router", "only_at",
@@ -182,6 +186,175 @@ class CorruptingRouter(Router):
     bit 20, a check bit), and by any check that compares payloads.
     """
     link_buffer = faulty_buffer("corrupt")
+
+
+class ReorderingBuffer(FaultyBuffer):
+    """A buffer that, on a strike, swaps two flits: the one written is put aside, the next one
+    goes into the queue first, and the one put aside follows it in the next cycle (``w.ready``
+    is low in that cycle, a flip-flop still: the real buffer's room and a register).
+
+    Make one with :func:`reordering_buffer`. Strikes fall on writes, counted as
+    :class:`FaultyBuffer` counts them."""
+
+    fault = "reorder"
+
+    def elaborate(self, platform):
+        m = Module()
+        inner = m.submodules.inner = LinkBuffer(self.w.payload.shape(), self.depth)
+        aside = Signal(self.w.payload.shape(), name="aside", reset_less=True)
+        holding = Signal()  # a flit is put aside
+        due = Signal()      # the flit after it has gone in: the one put aside goes in now
+        write = self.w.valid & self.w.ready
+        strike = self._count_strikes(m, write)
+        m.d.comb += [
+            self.w.ready.eq(inner.w.ready & ~due),
+            self.r.payload.eq(inner.r.payload),
+            self.r.valid.eq(inner.r.valid),
+            inner.r.ready.eq(self.r.ready),
+        ]
+        with m.If(due):
+            m.d.comb += [inner.w.payload.eq(aside), inner.w.valid.eq(1)]
+            with m.If(inner.w.ready):
+                m.d.sync += [due.eq(0), holding.eq(0)]
+        with m.Else():
+            m.d.comb += [inner.w.payload.eq(self.w.payload),
+                         inner.w.valid.eq(self.w.valid & ~(strike & ~holding))]
+            with m.If(write & strike & ~holding):
+                m.d.sync += [aside.eq(self.w.payload), holding.eq(1)]
+            with m.Elif(write & holding):
+                m.d.sync += due.eq(1)
+        return m
+
+
+def reordering_buffer(*, every=3, first=1, once=False):
+    """The :class:`ReorderingBuffer` class that strikes on the ``first``-th write, then on
+    every ``every``-th (or never again if ``once``)."""
+    check_positive_integer(every, "Strike period")
+    check_positive_integer(first, "First strike")
+    if not once and first > every:
+        raise ValueError(f"First strike must be at most the strike period {every}, not {first}")
+    return type("ReorderingBuffer", (ReorderingBuffer,),
+                {"every": every, "first": first, "once": once, "__module__": __name__})
+
+
+# --- Relays (link_stages=1) that lose, repeat, alter, swap or keep messages ----------------
+
+#: What a faulty relay does, and the name of its router in :data:`FAULTS`.
+RELAY_FAULTS = {"drop": "dropping-relay", "duplicate": "duplicating-relay",
+                "corrupt": "corrupting-relay", "reorder": "reordering-relay",
+                "stuck": "stuck-relay"}
+
+
+class StuckBuffer(FaultyBuffer):
+    """A buffer that, on a strike (a write, counted as :class:`FaultyBuffer` counts them),
+    takes the message and from the next cycle on never offers anything again: ``r.valid``
+    stays low, so what it holds stays there, and once full it takes nothing more. Its
+    ``w.ready`` is the real buffer's room, a flip-flop still.
+
+    Make one with :func:`stuck_buffer`."""
+
+    fault = "stuck"
+    once = True
+
+    def elaborate(self, platform):
+        m = Module()
+        inner = m.submodules.inner = LinkBuffer(self.w.payload.shape(), self.depth)
+        stuck = Signal(name="stuck")
+        strike = self._count_strikes(m, self.w.valid & self.w.ready)
+        with m.If(self.w.valid & self.w.ready & strike):
+            m.d.sync += stuck.eq(1)
+        m.d.comb += [
+            inner.w.payload.eq(self.w.payload),
+            inner.w.valid.eq(self.w.valid),
+            self.w.ready.eq(inner.w.ready),
+            self.r.payload.eq(inner.r.payload),
+            self.r.valid.eq(inner.r.valid & ~stuck),
+            inner.r.ready.eq(self.r.ready & ~stuck),
+        ]
+        return m
+
+
+def stuck_buffer(*, first=1):
+    """The :class:`StuckBuffer` class that sticks on its ``first``-th write."""
+    check_positive_integer(first, "First strike")
+    return type("StuckBuffer", (StuckBuffer,), {"first": first, "__module__": __name__})
+
+
+def relay_fault_router(fault, **options):
+    """A :class:`~ihcube.rtl.Router` whose relays (``link_stages=1``: one on each outgoing
+    link) are faulty and whose input buffers are the real ones: ``faulty_buffer(fault,
+    **options)`` for ``drop``, ``duplicate`` and ``corrupt``, ``reordering_buffer(**options)``
+    for ``reorder``, ``stuck_buffer(**options)`` for ``stuck``. Without link stages it is the
+    real router."""
+    if fault not in RELAY_FAULTS:
+        raise ValueError(f"Relay fault must be one of {', '.join(map(repr, RELAY_FAULTS))}, "
+                         f"not {fault!r}")
+    if fault == "reorder":
+        buffer = reordering_buffer(**options)
+    elif fault == "stuck":
+        buffer = stuck_buffer(**options)
+    else:
+        buffer = faulty_buffer(fault, **options)
+    name = {"drop": "Dropping", "duplicate": "Duplicating", "corrupt": "Corrupting",
+            "reorder": "Reordering", "stuck": "Stuck"}[fault]
+    doc = (f"A router whose relays (link stages only) are {buffer.__name__} with "
+           f"{options or 'the default strikes'}; its input buffers are real.")
+    return type(f"{name}RelayRouter", (Router,),
+                {"relay_buffer": buffer, "link_buffer": LinkBuffer, "__module__": __name__,
+                 "__doc__": doc})
+
+
+class DroppingRelayRouter(Router):
+    """With ``link_stages=1``, its relays forget the 1st, 4th, 7th, ... message written into
+    them; its input buffers are real (so are its relays' ``w.ready``, a flip-flop).
+
+    Caught by: the lockstep with the model (``tests/test_model.py``: a hop that does not
+    happen), the stress engine's ``lost`` count and its drain (``tests/test_stress.py``), and
+    the fabric's delivery BMC with link stages (``neg_fabric_s1_relay_drop``).
+    """
+    relay_buffer = faulty_buffer("drop")
+
+
+class DuplicatingRelayRouter(Router):
+    """With ``link_stages=1``, its relays hand the 1st, 4th, 7th, ... message they hold on
+    twice; its input buffers are real.
+
+    Caught by: the fabric's PDR safety proof with link stages
+    (``neg_fabric_s1_relay_duplicate_proof``: a node gets the tagged message twice), the
+    router's k-induction with link stages (``neg_router_s1_relay_duplicate``), the lockstep
+    with the model and the stress engine's ``duplicated`` count.
+    """
+    relay_buffer = faulty_buffer("duplicate")
+
+
+class CorruptingRelayRouter(Router):
+    """With ``link_stages=1``, its relays flip payload bit 0 of the 1st, 4th, 7th, ...
+    message written into them; its input buffers are real.
+
+    Caught by: the lockstep with the model (a hop with another payload) and any check that
+    compares payloads (the stress engine's scoreboard).
+    """
+    relay_buffer = faulty_buffer("corrupt")
+
+
+class ReorderingRelayRouter(Router):
+    """With ``link_stages=1``, its relays swap the 1st, 4th, 7th, ... message written into
+    them with the one after it on the same link; its input buffers are real.
+
+    Caught by: the lockstep with the model (a hop with another message than the model's).
+    """
+    relay_buffer = reordering_buffer()
+
+
+class StuckRelayRouter(Router):
+    """With ``link_stages=1``, each relay keeps the first message written into it for ever
+    and then takes nothing more once full; its input buffers are real.
+
+    Caught by: the lockstep with the model (a hop that does not happen), the stress engine's
+    watchdog and drain, whose report names the relay the message waits in, and the fabric's
+    delivery BMC with link stages (``neg_fabric_s1_relay_stuck``).
+    """
+    relay_buffer = stuck_buffer()
 
 
 # --- Wrong rules --------------------------------------------------------------------------
@@ -348,6 +521,11 @@ FAULTS = {
     "dropping-buffer": DroppingRouter,
     "duplicating-buffer": DuplicatingRouter,
     "corrupting-buffer": CorruptingRouter,
+    "dropping-relay": DroppingRelayRouter,
+    "duplicating-relay": DuplicatingRelayRouter,
+    "corrupting-relay": CorruptingRelayRouter,
+    "reordering-relay": ReorderingRelayRouter,
+    "stuck-relay": StuckRelayRouter,
     "broken-travel": BrokenTravelRouter,
     "no-turn-up": NoTurnUpRouter,
     "refuse-nothing": RefuseNothingRouter,
@@ -361,8 +539,8 @@ FAULTS = {
 def faulty_router(name, **options):
     """The faulty router called ``name`` in :data:`FAULTS`.
 
-    With ``options`` (only for the buffer faults): a variant built by
-    :func:`buffer_fault_router`, e.g. ``faulty_router("dropping-buffer", every=5, first=5)``
+    With ``options`` (only for the buffer and relay faults): a variant built by
+    :func:`buffer_fault_router` or :func:`relay_fault_router`, e.g. ``faulty_router("dropping-buffer", every=5, first=5)``
     drops every fifth message, or ``faulty_router("dropping-buffer", first=20, once=True)``
     the twentieth only. Without, the registered part (which strikes every third message from
     the first).
@@ -371,6 +549,9 @@ def faulty_router(name, **options):
         raise ValueError(f"Fault must be one of {', '.join(FAULTS)}, not {name!r}")
     if not options:
         return FAULTS[name]
+    relays = {router_name: fault for fault, router_name in RELAY_FAULTS.items()}
+    if name in relays:
+        return relay_fault_router(relays[name], **options)
     faults = {router_name: fault for fault, router_name in BUFFER_FAULTS.items()}
     if name not in faults:
         raise TypeError(f"Fault {name!r} takes no options, not {', '.join(options)}")
@@ -378,55 +559,6 @@ def faulty_router(name, **options):
 
 
 # --- Wormhole routers broken on purpose (docs/wormhole.md, "Tests") -------------------------
-
-
-class ReorderingBuffer(FaultyBuffer):
-    """A buffer that, on a strike, swaps two flits: the one written is put aside, the next one
-    goes into the queue first, and the one put aside follows it in the next cycle (``w.ready``
-    is low in that cycle, a flip-flop still: the real buffer's room and a register).
-
-    Make one with :func:`reordering_buffer`. Strikes fall on writes, counted as
-    :class:`FaultyBuffer` counts them."""
-
-    fault = "reorder"
-
-    def elaborate(self, platform):
-        m = Module()
-        inner = m.submodules.inner = LinkBuffer(self.w.payload.shape(), self.depth)
-        aside = Signal(self.w.payload.shape(), name="aside", reset_less=True)
-        holding = Signal()  # a flit is put aside
-        due = Signal()      # the flit after it has gone in: the one put aside goes in now
-        write = self.w.valid & self.w.ready
-        strike = self._count_strikes(m, write)
-        m.d.comb += [
-            self.w.ready.eq(inner.w.ready & ~due),
-            self.r.payload.eq(inner.r.payload),
-            self.r.valid.eq(inner.r.valid),
-            inner.r.ready.eq(self.r.ready),
-        ]
-        with m.If(due):
-            m.d.comb += [inner.w.payload.eq(aside), inner.w.valid.eq(1)]
-            with m.If(inner.w.ready):
-                m.d.sync += [due.eq(0), holding.eq(0)]
-        with m.Else():
-            m.d.comb += [inner.w.payload.eq(self.w.payload),
-                         inner.w.valid.eq(self.w.valid & ~(strike & ~holding))]
-            with m.If(write & strike & ~holding):
-                m.d.sync += [aside.eq(self.w.payload), holding.eq(1)]
-            with m.Elif(write & holding):
-                m.d.sync += due.eq(1)
-        return m
-
-
-def reordering_buffer(*, every=3, first=1, once=False):
-    """The :class:`ReorderingBuffer` class that strikes on the ``first``-th write, then on
-    every ``every``-th (or never again if ``once``)."""
-    check_positive_integer(every, "Strike period")
-    check_positive_integer(first, "First strike")
-    if not once and first > every:
-        raise ValueError(f"First strike must be at most the strike period {every}, not {first}")
-    return type("ReorderingBuffer", (ReorderingBuffer,),
-                {"every": every, "first": first, "once": once, "__module__": __name__})
 
 
 def wormhole_buffer_fault_router(fault, **options):
