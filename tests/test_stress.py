@@ -15,8 +15,9 @@ from ihcube import deadlock, topology
 from ihcube.rtl import Fabric
 from ihcube.sim.model import Model
 from ihcube.rtl import fabric as fabric_module
-from ihcube.verify.faults import WEIGHT_PARITY, buffer_fault_router, only_at, weight_parity_router
-from ihcube.verify.stress import (StressConfig, find_stall, payload_of,
+from ihcube.verify.faults import (WEIGHT_PARITY, buffer_fault_router, faulty_router, only_at,
+                                  weight_parity_router)
+from ihcube.verify.stress import (StressConfig, find_stall, payload_of, stall_report,
                                run_model, run_rtl, score)
 
 
@@ -311,3 +312,67 @@ def test_command_line_rejects_bad_parameters_in_one_line(args, message):
     assert result.returncode == 2
     assert result.stderr == f"ihcube stress: error: {message}\n"
     assert result.stdout == ""
+
+
+# --- Relay faults (link stages) and the stall report's relays --------------------------------
+
+@pytest.mark.parametrize("name, count", [("dropping-relay", "lost"),
+                                         ("duplicating-relay", "duplicated"),
+                                         ("corrupting-relay", "corrupted")])
+def test_rtl_stress_catches_a_faulty_relay(name, count):
+    """Negative control: relays (input buffers real) that drop, duplicate or corrupt every
+    third message; the scoreboard counts it where the real relays, on the same traffic, are
+    clean (:func:`test_rtl_with_link_stages_under_saturating_traffic`)."""
+    config = StressConfig(5, 1, "msb", cycles=150, seed=5, link_stages=1)
+    fabric = Fabric(5, 32, 1, router=faulty_router(name), link_stages=1)
+    result = run_rtl(config, fabric=fabric)
+    assert not result.ok and result.counts[count] > 0, result.summary()
+
+
+def test_rtl_stress_catches_a_stuck_relay():
+    """Negative control: relays that keep the first message written into them; the watchdog
+    stops the run, and the report says the relays are not told apart in the RTL's records."""
+    config = StressConfig(5, 1, "msb", cycles=150, seed=5, link_stages=1, watchdog=40)
+    fabric = Fabric(5, 32, 1, router=faulty_router("stuck-relay"), link_stages=1)
+    result = run_rtl(config, fabric=fabric)
+    assert not result.ok and result.problems[0].startswith("no transfer for 40 cycles")
+    assert "the records do not tell a copy in a relay from one in its input buffer" in \
+        result.stall
+
+
+def placed_counts(stall, n, D):
+    """The copies the stall places in each input buffer and each relay, as arrays laid out as
+    :attr:`Model.occupancy` and :attr:`Model.relay_occupancy`."""
+    inputs, relays = np.zeros((n, D + 1), np.int64), np.zeros((n, max(D, 1)), np.int64)
+    for channel, held in stall.held.items():
+        inputs[channel.far, D if channel.dim == deadlock.INJECT else channel.dim] = len(held)
+    for link, held in (stall.relays or {}).items():
+        relays[link.node, link.dim] = len(held)
+    return inputs, relays
+
+
+@pytest.mark.parametrize("n, depth", [(8, 1), (16, 2)])
+def test_stall_report_places_copies_in_relays(n, depth):
+    """With link stages, the deadlock-prone model stalls; the report puts each undelivered copy
+    in its input buffer or its relay, as many in each as the model holds there, and the cycle
+    of waits is a real one (full buffers, behind full relays). Negative control: without the
+    model's occupancy (the records alone, as before) relay copies count in their input buffers,
+    more than a buffer holds."""
+    config = StressConfig(n, depth, "lsb", cycles=3000, seed=3, broadcast=0.1, watchdog=100,
+                          link_stages=1)
+    result = run_model(config, model_class=Algorithm6Model)
+    assert not result.ok and "relays holding copies:" in result.stall
+    stall = find_stall(result.records, deadlock.routing_for("lsb"))
+    assert_real_wait_cycle(stall, depth)
+    for held, wanted in zip(stall.cycle, stall.cycle[1:] + stall.cycle[:1]):
+        assert len(stall.relays[wanted]) == depth  # the relay in between is full too
+    inputs, relays = result.records.occupancy
+    assert relays.sum() > 0
+    placed = placed_counts(stall, n, topology.dimensions(n))
+    assert (placed[0] == inputs).all() and (placed[1] == relays).all()
+
+    blind = find_stall(replace(result.records, occupancy=None), deadlock.routing_for("lsb"))
+    assert blind.relays is None
+    assert max(len(held) for held in blind.held.values()) > depth
+    assert "both are counted in the input buffer" in stall_report(
+        replace(result.records, occupancy=None), deadlock.routing_for("lsb"))

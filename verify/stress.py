@@ -28,7 +28,12 @@ traffic and the same checks:
 - **Watchdog.** If no message crosses a link or reaches a PE for ``watchdog`` cycles while
   deliveries are owed, the run stops and :func:`stall_report` rebuilds, from the recorded
   injections, hops and deliveries, where every undelivered copy sits, which buffers are
-  blocked and on what, and the cycle of waits among full buffers.
+  blocked and on what, and the cycle of waits among full buffers. With link stages the
+  records do not show a copy moving from its input buffer into a relay; the model's
+  occupancy at the stall does (an input buffer is first in, first out, so it holds the
+  copies that came last by its channel), and the report places each copy in its relay or
+  its buffer. The RTL backend has no occupancy: it says that its relay copies are counted
+  in their input buffers.
 
 The routing rules come from :mod:`ihcube.topology` (and a deadlock-prone variant from
 :mod:`ihcube.deadlock`); nothing here restates them.
@@ -123,6 +128,10 @@ class Records:
     cycles: int              # cycles simulated
     stalled_at: int = None   # the cycle the watchdog stopped the run, if it did
     link_stages: int = 0     # relays on the links: idle drain cycles allowed in a row
+    #: At the stall, if the backend can say (the model): messages in each input buffer, an
+    #: ``(n, D + 1)`` array (:attr:`~ihcube.sim.model.Model.occupancy`), and in each relay,
+    #: ``(n, max(D, 1))`` (:attr:`~ihcube.sim.model.Model.relay_occupancy`).
+    occupancy: tuple = None
 
     def __post_init__(self):
         self.hop_ids = _ids_of(self.hops["payload"], self.payload_width)
@@ -359,12 +368,18 @@ class Stall(NamedTuple):
     A buffer is named by the channel that fills it (:class:`ihcube.deadlock.Channel`: a link,
     or a PE's injection). ``held`` maps each nonempty buffer to its copies, head first, as
     ``(arrival cycle, message number, channels still owed)``; ``waits`` maps a buffer to the
-    full buffers its head waits for; ``cycle`` is a cycle of such waits, or None.
+    full buffers its head waits for; ``cycle`` is a cycle of such waits, or None. With link
+    stages and the occupancy at the stall, ``relays`` maps each link (a :class:`Channel`)
+    whose relay holds copies to them, head first, as ``held`` does (a broadcast whose copy
+    for that link is in the relay while it owes others is in its input buffer too); a head
+    waits for a link when its relay is full and the far buffer too. Otherwise ``relays`` is
+    None.
     """
     at: int
     held: dict
     waits: dict
     cycle: list
+    relays: dict = None
 
 
 def find_stall(records, routing):
@@ -410,12 +425,67 @@ def find_stall(records, routing):
         return None
     for copies_held in held.values():
         copies_held.sort()
+    relays = None
+    if records.link_stages and records.occupancy is not None:
+        held, relays = _into_relays(records, copies, held)
+    depth = records.depth
+
+    def blocked(wanted):
+        """Whether a head that owes link ``wanted`` waits on full buffers for it."""
+        far_full = len(held.get(wanted, ())) >= depth
+        if relays is None:
+            return far_full
+        return len(relays.get(wanted, ())) >= depth and far_full
+
     waits = {}
     for channel, copies_held in held.items():
         for wanted in copies_held[0][2]:
-            if wanted.is_link and len(held.get(wanted, ())) >= records.depth:
+            if wanted.is_link and blocked(wanted):
                 waits.setdefault(channel, []).append(wanted)
-    return Stall(records.stalled_at, dict(held), waits, wait_cycle(waits))
+    return Stall(records.stalled_at, dict(held), waits, wait_cycle(waits), relays)
+
+
+def _into_relays(records, copies, held):
+    """Split the undelivered copies ``held`` by input buffer (as :func:`find_stall` builds
+    them, a copy in a relay counted in its input buffer) into the input buffers and the relays,
+    from the occupancy at the stall; return ``(held, relays)``.
+
+    An input buffer is first in, first out, so it holds the ``count`` copies that came last by
+    its channel; a copy that came earlier and still owes a link is in that link's relay. A
+    relay that holds more than those has, besides, the copy of a broadcast still in its input
+    buffer (owing other links): the earliest such copies that owe its link.
+    """
+    n = records.n
+    inputs, relay_counts = records.occupancy
+    D = topology.dimensions(n)
+    arrived = defaultdict(list)  # every copy by the channel it came by, fully sent or not
+    for (i, node), (channel, arrival, owed, sent) in copies.items():
+        arrived[channel].append((arrival, i, owed - sent))
+    in_buffers, relays = defaultdict(list), defaultdict(list)
+    for channel, came in arrived.items():
+        came.sort()
+        column = D if channel.dim == INJECT else channel.dim
+        count = int(inputs[channel.far, column])
+        for place, (arrival, i, left) in enumerate(came):
+            if not left:
+                continue
+            if place >= len(came) - count:
+                in_buffers[channel].append((arrival, i, left))
+            else:
+                for wanted in left:
+                    relays[wanted].append((arrival, i, {wanted}))
+    for node in range(n):
+        for dim in topology.links(n, node):
+            link = Channel(node, dim)
+            extra = int(relay_counts[node, dim]) - len(relays.get(link, ()))
+            if extra > 0:
+                waiting = sorted((arrival, i, {link}) for channel, buffered in in_buffers.items()
+                                 if channel.far == node
+                                 for arrival, i, left in buffered if link in left)
+                relays[link].extend(waiting[:extra])
+    for copies_held in relays.values():
+        copies_held.sort()
+    return dict(in_buffers), dict(relays)
 
 
 def _buffer_name(channel):
@@ -430,13 +500,18 @@ def stall_report(records, routing, limit=12):
     if stall is None:
         return None
     copies = sum(len(held) for held in stall.held.values())
-    text = [f"  stalled at cycle {stall.at}: {copies} copies in {len(stall.held)} buffers"]
+    text = [f"  stalled at cycle {stall.at}: {copies} copies in {len(stall.held)} buffers"
+            + (f", {sum(map(len, stall.relays.values()))} in {len(stall.relays)} relays"
+               if stall.relays is not None else "")]
     if stall.cycle:
         text.append("  cycle of waits: " + " -> ".join(
             _buffer_name(channel) for channel in stall.cycle + stall.cycle[:1]))
         text.append("  (channels: " + ", ".join(map(str, stall.cycle)) + ")")
     else:
         text.append("  no cycle of waits among full buffers")
+    if records.link_stages and stall.relays is None:
+        text.append("  (link stages: the records do not tell a copy in a relay from one in its "
+                    "input buffer; both are counted in the input buffer)")
     text.append("  blocked buffers:")
     lines = []
     for channel in sorted(stall.held, key=lambda c: (c.far, c.dim)):
@@ -447,7 +522,10 @@ def stall_report(records, routing, limit=12):
             if not output.is_link:
                 wanted.append(f"PE {output.node}")
             elif output in stall.waits.get(channel, ()):
-                wanted.append(f"dim {output.dim} ({_buffer_name(output)} full)")
+                full = "relay and " if stall.relays is not None else ""
+                wanted.append(f"dim {output.dim} ({full}{_buffer_name(output)} full)")
+            elif stall.relays is not None and len(stall.relays.get(output, ())) >= records.depth:
+                wanted.append(f"dim {output.dim} (relay full)")
             else:
                 wanted.append(f"dim {output.dim}")
         lines.append(f"    {_buffer_name(channel)} holds {len(held)}: head "
@@ -455,6 +533,19 @@ def stall_report(records, routing, limit=12):
     text += lines[:limit]
     if len(lines) > limit:
         text.append(f"    ... and {len(lines) - limit} more")
+    if stall.relays:
+        text.append("  relays holding copies:")
+        lines = []
+        for link in sorted(stall.relays, key=lambda c: (c.node, c.dim)):
+            held = stall.relays[link]
+            room = ("full" if len(stall.held.get(link, ())) >= records.depth
+                    else "which has room")
+            lines.append(f"    node {link.node} relay dim {link.dim} holds {len(held)}: head "
+                         f"{_describe(records, held[0][1])} waits for {_buffer_name(link)} "
+                         f"({room})")
+        text += lines[:limit]
+        if len(lines) > limit:
+            text.append(f"    ... and {len(lines) - limit} more")
     return "\n".join(text)
 
 
@@ -555,7 +646,8 @@ def run_model(config, model_class=Model, mutant=None):
                       np.concatenate(hops) if hops else np.zeros(0, HOP),
                       np.concatenate(deliveries) if deliveries else np.zeros(0, DELIVERY),
                       offer_until=config.cycles, cycles=model.cycle, stalled_at=stalled_at,
-                      link_stages=config.link_stages)
+                      link_stages=config.link_stages,
+                      occupancy=(model.occupancy, model.relay_occupancy))
     return _result(config, "model", records, routing_for(config.order))
 
 
