@@ -8,7 +8,7 @@ from .runner import Job
 from .wormhole_check import WormholeRouterCheck
 
 __all__ = ["FABRIC_CHECKS", "FABRIC_PROOFS", "FABRIC_DRAINS", "DRAIN_DEPTH",
-           "STAGED_FABRIC_PROOFS", "STAGED_FABRIC_CHECKS", "jobs",
+           "STAGED_FABRIC_PROOFS", "STAGED_FABRIC_CHECKS", "STAGED_ROUTER_PROOFS", "jobs",
            "fast_jobs"]
 
 
@@ -74,6 +74,15 @@ DRAIN_DEPTH = 20
 #: ``(n, fast)``.
 STAGED_FABRIC_PROOFS = [(3, False), (4, True), (5, False)]
 
+#: The router proofs with link stages (k-induction, k = 2): ``(n, node, depth, suffix, extra
+#: arguments of RouterCheck, fast)``.
+STAGED_ROUTER_PROOFS = [
+    (1, 0, 1, "", {}, False), (3, 0, 1, "", {}, False), (3, 0, 2, "", {}, False),
+    (5, 4, 1, "", {}, True), (5, 3, 1, "", {}, False), (6, 1, 1, "", {}, False),
+    (6, 1, 2, "", {}, True), (6, 1, 1, "_lsb", {"order": topology.LSB_FIRST}, False),
+    (6, 2, 1, "_strap_as_3", {"strap_as": 3}, False),
+]
+
 #: The delivery BMCs with link stages: ``n: (depth, bound, engine)``, as
 #: :data:`FABRIC_CHECKS`. For n = 3 the bound is 16 where it is 12 without stages; 15 fails
 #: (``neg_fabric_s1_bound``), so no smaller bound holds at this depth.
@@ -131,6 +140,12 @@ def jobs():
         Job("router_fair_n6_node1_d1", _router(6, 1, outputs_ready=True), "prove", 4,
             fast=True),
         Job("router_fair_n6_node1_d2", _router(6, 1, 2, outputs_ready=True), "prove", 8),
+        # The same with link stages: the tagged copies followed into the relays.
+        *(Job(f"router_s1_n{n}_node{node}_d{depth}{suffix}",
+              _router(n, node, depth, link_stages=1, **extra), "prove", 2, fast=fast)
+          for n, node, depth, suffix, extra, fast in STAGED_ROUTER_PROOFS),
+        Job("router_s1_n6_node1_d1_cover", _router(6, 1, covers=True, link_stages=1), "cover",
+            10),
         # The scenarios happen (so no assumption rules them out).
         Job("router_n6_node1_d1_cover", _router(6, 1, covers=True), "cover", 8, fast=True),
         Job("router_n5_node4_d2_cover", _router(5, 4, 2, covers=True), "cover", 10),
@@ -174,6 +189,10 @@ def jobs():
             "prove", 4, expect="FAIL", fast=True),
         Job("neg_router_complete_cube", _router(5, 3, router=faulty_router("complete-cube")),
             "prove", 4, expect="FAIL"),
+        Job("neg_router_s1_relay_duplicate", _router(5, 4, router=faulty_router(
+            "duplicating-relay"), link_stages=1), "prove", 6, expect="FAIL", fast=True),
+        Job("neg_router_s1_relay_drop", _router(6, 1, router=faulty_router("dropping-relay"),
+                                                link_stages=1), "prove", 6, expect="FAIL"),
         Job("neg_router_unfair", _router(6, 1, router=faulty_router("unfair-arbiter"),
                                          outputs_ready=True),
             "prove", 8, expect="FAIL"),

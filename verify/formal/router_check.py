@@ -30,8 +30,18 @@ assertions:
   agree; ``done`` is within ``want`` and never all of it; a locked arbiter holds one grant, to
   an input that still requests that output.
 
+With ``link_stages=1`` each outgoing link leaves from a relay (:class:`~ihcube.rtl.Router`'s
+``link_stages``): a copy is *sent* when the crossbar writes it into its link's relay (or hands
+it to the PE) and *leaves* when the relay hands it on. The input buffer's ``done`` then records
+the copies sent, one buffer entry holds the tagged message until its last copy is sent, and
+each relay holds the tagged copy for its link (at most one entry, unchanged, with the travel
+vector of ``broadcast_step``) from the cycle it is sent until the cycle it leaves, and nothing
+tagged otherwise. Every relay entry in use that is a unicast is one for its link (Algorithm
+2), the relays' count, head, tail and room agree, and each output keeps its message until
+``ready`` at the crossbar (the relay's write side) and at the link.
+
 With ``outputs_ready=True`` the outputs are assumed always ready, and the check adds the
-router's fairness bound: every copy of a message taken in cycle ``t`` has left by cycle
+router's fairness bound (without link stages only): every copy of a message taken in cycle ``t`` has left by cycle
 ``t + depth * (k + 1)``, ``k`` the node's link count (for ``depth=1`` the bound that
 :class:`~ihcube.rtl.Router` documents).
 """
@@ -88,7 +98,10 @@ class _Tagged:
     ``seen``: it has entered; ``input``: by which input; ``msg``: as what
     message (for an injection, the message the router must make of it); ``expect``: the
     outputs it must leave by, ``expect_travel``: the travel vector of each link copy; ``left``:
-    the outputs it has left by; ``leaving``: those it leaves by in this cycle.
+    the outputs it has left by; ``leaving``: those it leaves by in this cycle. With link
+    stages, ``sent``: the outputs whose copy the crossbar has written (into the link's relay,
+    or to the PE), ``sending``: those it writes in this cycle; without, they are ``left`` and
+    ``leaving``.
     """
 
     def __init__(self, message, outputs, links, width):
@@ -99,6 +112,8 @@ class _Tagged:
         self.expect_travel = [Signal(width, name=f"tag_expect_travel{o}") for o in range(links)]
         self.left = Signal(outputs, name="tag_left")
         self.leaving = Signal(outputs, name="tag_leaving")
+        self.sent = self.left
+        self.sending = self.leaving
         self.entering = None  # set by the check: one bit per input
 
 
@@ -122,10 +137,14 @@ class RouterCheck(Elaboratable):
         (:func:`ihcube.generate.fabric_verilog`); the expectations are those of ``strap_as``.
     covers : bool
         Add ``Cover`` statements that show the scenarios happen (for a cover job).
+    link_stages : int
+        As for :class:`~ihcube.rtl.Router`: 1 puts a relay on each outgoing link, and the
+        check follows the tagged copies into the relays (not with ``outputs_ready``).
     """
 
     def __init__(self, n, node, payload_width=2, depth=1, order=topology.MSB_FIRST, *,
-                 router=Router, outputs_ready=False, strap_as=None, covers=False):
+                 router=Router, outputs_ready=False, strap_as=None, covers=False,
+                 link_stages=0):
         self.n = n
         self.node = node if strap_as is None else strap_as  # whose rules it must follow
         self.payload_width = payload_width
@@ -137,7 +156,12 @@ class RouterCheck(Elaboratable):
         if self.strap and (topology.router_class(n, strap_as, order)
                            != topology.router_class(n, node, order)):
             raise ValueError(f"Node {strap_as} is not of node {node}'s router class (n={n})")
-        self.router = router(n, node, payload_width, depth, order, strap=self.strap)
+        if link_stages and outputs_ready:
+            raise ValueError("The fairness bound is checked without link stages only")
+        self.link_stages = link_stages
+        # Passed only when set, so that a router class without the option still builds.
+        stages = {"link_stages": link_stages} if link_stages else {}
+        self.router = router(n, node, payload_width, depth, order, strap=self.strap, **stages)
         self.tag = Signal(payload_width, name="tag")
         self.ports = [ClockSignal(), self.tag, *free_inputs(self.router)]
 
@@ -171,14 +195,29 @@ class RouterCheck(Elaboratable):
         if self.outputs_ready:
             m.d.comb += [Assume(port.ready) for port in self._outputs]
 
+        # What each output's arbiter and crossbar drive: the link itself, or its relay.
+        relays = [probe.sub(f"relay{dim}") for dim in self._dims] if self.link_stages else []
+        crossbar = [relay.component.w for relay in relays] or self._outputs[:self._local]
+        crossbar.append(self._outputs[self._local])
+
         self._check_missing_links(m)
         self._assume_sent_by_rule(m)
         tagged = self._track(m)
         self._expect(m, tagged)
-        self._check_copies(m, tagged)
+        self._check_copies(m, tagged, self._outputs, tagged.left, tagged.leaving, "leaves")
+        if relays:
+            # Copies written into the relays; the PE's copy is sent as it leaves.
+            sent = Signal(self._local, name="tag_sent")
+            sending = Signal(self._local, name="tag_sending")
+            self._check_copies(m, tagged, crossbar[:self._local], sent, sending, "is sent")
+            tagged.sent = Cat(sent, tagged.left[self._local])
+            tagged.sending = Cat(sending, tagged.leaving[self._local])
+            self._check_relays(m, relays, tagged, started)
         holders = self._check_buffers(m, probe, tagged, started)
-        self._check_arbiters(m, probe, started)
-        self._check_unicast_routes(m)
+        self._check_arbiters(m, probe, started, crossbar)
+        self._check_unicast_routes(m, self._outputs)
+        if relays:
+            self._check_unicast_routes(m, crossbar)
         age = self._check_fairness(m, tagged) if self.outputs_ready else None
         if self.covers:
             self._add_covers(m, tagged, holders, age)
@@ -271,36 +310,95 @@ class RouterCheck(Elaboratable):
                         m.d.comb += [tagged.expect_travel[o].eq(copy)
                                      for o, copy in copies.items()]
 
-    def _check_copies(self, m, tagged):
-        """Every copy of the tagged message leaves where it must, at most once, unchanged."""
+    def _check_copies(self, m, tagged, outputs, left, leaving, verb):
+        """Every copy of the tagged message ``verb`` (leaves, or is sent into a relay) by the
+        ports ``outputs`` where it must, at most once, unchanged; ``left`` records those it has
+        gone by, ``leaving`` those it goes by in this cycle."""
         msg = tagged.msg
-        for o, port in enumerate(self._outputs):
+        for o, port in enumerate(outputs):
             name = self._output_name(o)
             out = port.payload
-            leaving = tagged.leaving[o]
-            m.d.comb += leaving.eq(port.valid & port.ready & (out.payload == self.tag))
-            same = (out.dest == msg.dest) & (out.src == msg.src) & (out.kind == msg.kind)
-            if o < self._local:
-                same &= (out.kind == Kind.UNICAST) | (out.travel == tagged.expect_travel[o])
-            m.d.comb += [
-                Assert(~leaving | tagged.seen,
-                       f"a copy of the tagged message that never entered leaves on {name}"),
-                Assert(~leaving | tagged.expect[o],
-                       f"the tagged message leaves on {name}, where it must not go"),
-                Assert(~leaving | ~tagged.left[o], f"the tagged message leaves twice on {name}"),
-                Assert(~leaving | same, f"the tagged message leaves on {name} altered"),
-            ]
-        m.d.sync += tagged.left.eq(tagged.left | tagged.leaving)
+            m.d.comb += leaving[o].eq(port.valid & port.ready & (out.payload == self.tag))
+            m.d.comb += [Assert(~leaving[o] | condition, f"the tagged message {verb} on {name}"
+                                                          f"{what}")
+                         for condition, what in self._copy_checks(tagged, o, out, left)]
+        m.d.sync += left.eq(left | leaving)
         m.d.comb += [
-            Assert(tagged.seen | (tagged.left == 0),
-                   "copies sent before the tagged message entered"),
-            Assert((tagged.left & ~tagged.expect) == 0,
-                   "a copy sent where the tagged message must not go"),
+            Assert(tagged.seen | (left == 0),
+                   f"copies of the tagged message {verb} before it entered"),
+            Assert((left & ~tagged.expect[:len(outputs)]) == 0,
+                   f"a copy of the tagged message {verb} where it must not go"),
         ]
 
+    def _copy_checks(self, tagged, o, out, left):
+        """What must hold of message ``out``, a copy of the tagged message going by output
+        ``o``: ``(condition, what is wrong otherwise)`` pairs."""
+        msg = tagged.msg
+        same = (out.dest == msg.dest) & (out.src == msg.src) & (out.kind == msg.kind)
+        if o < self._local:
+            same &= (out.kind == Kind.UNICAST) | (out.travel == tagged.expect_travel[o])
+        return [(tagged.seen, ", but it never entered"),
+                (tagged.expect[o], ", where it must not go"),
+                (~left[o], " twice"),
+                (same, " altered")]
+
+    def _check_relays(self, m, relays, tagged, started):
+        """With link stages: the tagged copy for link ``o`` is in relay ``o`` (one entry,
+        unchanged) exactly while it has been sent and has not left; every unicast in a relay
+        is one for its link; each relay's count, head, tail and room agree; a link output keeps
+        its message until ``ready``."""
+        depth = self.depth
+        for o, relay in enumerate(relays):
+            name = f"relay of {self._output_name(o)}"
+            count, head, tail, room = (relay.signal(reg) for reg in
+                                       ("count", "head", "tail", "room"))
+            wrapped = Mux(head + count >= depth, head + count - depth, head + count)
+            m.d.comb += [
+                Assert(count <= depth, f"{name} over-full"),
+                Assert(head < depth, f"{name}: head out of range"),
+                Assert(tail < depth, f"{name}: tail out of range"),
+                Assert(~room | (count != depth), f"{name}: room when full"),
+                Assert(~started | (room == (count != depth)), f"{name}: no room when not full"),
+                Assert(tail == wrapped, f"{name}: tail disagrees with head and count"),
+            ]
+            holders = []
+            for i in range(depth):
+                entry = self._message(Value.cast(relay.signal(f"entry{i}"))[:self._message.size])
+                offset = Mux(i >= head, i - head, i + depth - head)
+                used = offset < count
+                holds = Signal(name=f"relay_holds_{o}_{i}")
+                m.d.comb += holds.eq(used & (entry.payload == self.tag))
+                holders.append(holds)
+                m.d.comb += [Assert(~holds | condition, f"{name} holds the tagged message{what}")
+                             for condition, what in self._copy_checks(tagged, o, entry,
+                                                                      tagged.left)]
+                m.d.comb += Assert(~used | (entry.kind != Kind.UNICAST)
+                                   | self._right_output(m, entry.dest, o),
+                                   f"{name} holds a unicast that is not for its link")
+            in_relay = tagged.sent[o] & ~tagged.left[o]
+            m.d.comb += [
+                Assert(~tagged.left[o] | tagged.sent[o],
+                       f"the tagged message leaves on {self._output_name(o)} unsent"),
+                Assert(popcount(holders) == in_relay.as_unsigned(),
+                       f"the tagged copy is lost or duplicated in the {name}"),
+            ]
+            port = self._outputs[o]
+            stalled = Signal(name=f"link_stalled{o}")
+            stalled_msg = Signal(self._message, name=f"link_stalled_msg{o}")
+            m.d.sync += [stalled.eq(port.valid & ~port.ready), stalled_msg.eq(port.payload)]
+            m.d.comb += Assert(~stalled | (port.valid & (Value.cast(port.payload)
+                                                         == Value.cast(stalled_msg))),
+                               f"{self._output_name(o)}: valid dropped or message changed "
+                               f"before ready")
+
     def _pending(self, tagged):
-        """The tagged message has entered and has copies still to send."""
+        """The tagged message has entered and has copies still to leave."""
         return tagged.seen & (tagged.left != tagged.expect)
+
+    def _unsent(self, tagged):
+        """The tagged message has entered and has copies still to send (with link stages,
+        to write into a relay): it is in its input buffer."""
+        return tagged.seen & (tagged.sent != tagged.expect)
 
     def _check_buffers(self, m, probe, tagged, started):
         """Conservation: until its last copy has left, exactly one buffer entry holds the tagged
@@ -311,7 +409,7 @@ class RouterCheck(Elaboratable):
         flags, of every buffer entry.
         """
         depth, local = self.depth, self._local
-        pending = self._pending(tagged)
+        pending = self._unsent(tagged)
         # A message with no copy to send (a broadcast in a one-node fabric) still passes through
         # its buffer for a cycle.
         idle = tagged.seen & (tagged.expect == 0) & (tagged.msg.kind == Kind.BROADCAST)
@@ -371,7 +469,7 @@ class RouterCheck(Elaboratable):
                            f"input"),
                     Assert(~holds | (Value.cast(entry) == Value.cast(tagged.msg)),
                            f"buffer of {name} holds the tagged message altered"),
-                    Assert(~holds | Mux(at_head, done == tagged.left, tagged.left == 0),
+                    Assert(~holds | Mux(at_head, done == tagged.sent, tagged.sent == 0),
                            f"{name}: copies recorded disagree with copies sent"),
                     Assert(~holds | ~at_head | (want == tagged.expect),
                            f"{name}: the router wants other outputs than the topology"),
@@ -389,11 +487,12 @@ class RouterCheck(Elaboratable):
         return Cat(*(bits[outputs.index(o)] if o in outputs else Const(0, 1)
                      for o in range(self._local + 1)))
 
-    def _check_arbiters(self, m, probe, started):
-        """Every output keeps ``valid`` and its message until ``ready`` (stream rules), with the
-        arbiter invariants that make it inductive: a locked grant is one-hot and requested."""
+    def _check_arbiters(self, m, probe, started, outputs):
+        """Every output of the crossbar (``outputs``: the links or their relays, then the PE)
+        keeps ``valid`` and its message until ``ready`` (stream rules), with the arbiter
+        invariants that make it inductive: a locked grant is one-hot and requested."""
         local = self._local
-        for o, port in enumerate(self._outputs):
+        for o, port in enumerate(outputs):
             arbiter = probe.sub(f"arbiter_out{self._dims[o]}" if o < local else "arbiter_out_pe")
             held, locked = (arbiter.signal(name) for name in ("held", "locked"))
             requests = arbiter.component.requests
@@ -421,23 +520,28 @@ class RouterCheck(Elaboratable):
                        f"{name}: valid dropped or message changed before ready"),
             ]
 
-    def _check_unicast_routes(self, m):
-        """Every unicast, tagged or not, is offered on its Algorithm 2 output only."""
+    def _right_output(self, m, dest, o):
+        """Whether output ``o`` is the Algorithm 2 output of a unicast for ``dest``."""
         n, node = self.n, self.node
-        table = _unicast_outputs(n, node, self.order, self._dims)
-        for o, port in enumerate(self._outputs):
+        right = Signal(name=f"right{o}")
+        with m.Switch(dest):
+            for d, mask in _unicast_outputs(n, node, self.order, self._dims).items():
+                with m.Case(d):
+                    if d >= n and o < self._local:
+                        # Only from a link (the environment may send anything); it must
+                        # still get closer to its destination.
+                        m.d.comb += right.eq((d ^ node) >> self._dims[o] & 1)
+                    else:
+                        m.d.comb += right.eq(mask >> o & 1)
+        return right
+
+    def _check_unicast_routes(self, m, outputs):
+        """Every unicast, tagged or not, is offered on its Algorithm 2 output only, at the
+        ports ``outputs`` (the router's, or with link stages its relays' write sides)."""
+        for o, port in enumerate(outputs):
             out = port.payload
-            right = Signal(name=f"right{o}")
-            with m.Switch(out.dest):
-                for d, mask in table.items():
-                    with m.Case(d):
-                        if d >= n and o < self._local:
-                            # Only from a link (the environment may send anything); it must
-                            # still get closer to its destination.
-                            m.d.comb += right.eq((d ^ node) >> self._dims[o] & 1)
-                        else:
-                            m.d.comb += right.eq(mask >> o & 1)
-            m.d.comb += Assert(~port.valid | (out.kind != Kind.UNICAST) | right,
+            m.d.comb += Assert(~port.valid | (out.kind != Kind.UNICAST)
+                               | self._right_output(m, out.dest, o),
                                f"a unicast is offered on {self._output_name(o)}, not its "
                                f"Algorithm 2 output")
 
