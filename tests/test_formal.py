@@ -52,6 +52,10 @@ def test_every_check_has_a_negative_control():
     assert {"neg_fabric_drop", "neg_fabric_duplicate", "neg_fabric_travel",
             "neg_fabric_bound", "neg_fabric_cover", "neg_fabric_duplicate_proof",
             "neg_fabric_drop_bmc3", "neg_fabric_drain"} <= negatives
+    # With link stages, relays alone broken: the router proof, the PDR proof, the BMC.
+    assert {"neg_router_s1_relay_duplicate", "neg_router_s1_relay_drop",
+            "neg_fabric_s1_relay_duplicate_proof", "neg_fabric_s1_relay_drop",
+            "neg_fabric_s1_relay_stuck", "neg_fabric_s1_bound"} <= negatives
     assert {"neg_wormhole_drop", "neg_wormhole_duplicate", "neg_wormhole_reorder",
             "neg_wormhole_no_release", "neg_wormhole_shared_channel"} <= negatives
     names = [job.name for job in formal.jobs()]
@@ -73,6 +77,12 @@ def test_wormhole_negative_controls_fail_the_property_they_break(name, failed, t
     result = formal.run_job(job, toolchain, tmp_path)
     assert result.verdict == "FAIL" and result.ok
     assert any(text in result.detail for text in failed), result.detail
+
+
+def test_the_staged_router_check_has_no_fairness_bound():
+    with pytest.raises(ValueError, match="^The fairness bound is checked without link stages "
+                                         "only$"):
+        formal.RouterCheck(3, 0, outputs_ready=True, link_stages=1)
 
 
 def test_command_line_runs_a_job_and_reports_it(toolchain, tmp_path):

@@ -85,8 +85,9 @@ STAGED_ROUTER_PROOFS = [
 
 #: The delivery BMCs with link stages: ``n: (depth, bound, engine)``, as
 #: :data:`FABRIC_CHECKS`. For n = 3 the bound is 16 where it is 12 without stages; 15 fails
-#: (``neg_fabric_s1_bound``), so no smaller bound holds at this depth.
-STAGED_FABRIC_CHECKS = {3: (24, 16, "abc bmc3")}
+#: (``neg_fabric_s1_bound``), so no smaller bound holds at this depth. For n = 4, 18 (for
+#: messages taken in cycles 1 to 4); 17 fails (``neg_fabric_n4_s1_bound``).
+STAGED_FABRIC_CHECKS = {3: (24, 16, "abc bmc3"), 4: (24, 18, "abc bmc3")}
 
 
 def jobs():
@@ -111,7 +112,7 @@ def jobs():
                           "prove", 0, engine="abc pdr", fast=fast))
     for n, (depth, bound, engine) in STAGED_FABRIC_CHECKS.items():
         fabric.append(Job(f"fabric_n{n}_s1_delivery", _fabric(n, bound=bound, link_stages=1),
-                          "bmc", depth, engine=engine))
+                          "bmc", depth, engine=engine, slow=n >= 4))
     for n, (depth, bound, tight, engine) in FABRIC_CHECKS.items():
         if depth < bound + 3:
             raise ValueError(f"A bound of {bound} is never checked at depth {depth} (n={n})")
@@ -206,9 +207,24 @@ def jobs():
         Job("neg_fabric_s1_duplicate_proof", _fabric(4, router=faulty_router(
             "duplicating-buffer"), eject_ready="free", link_stages=1),
             "prove", 0, expect="FAIL", engine="abc pdr", fast=True),
+        # Relays alone broken (input buffers real): the staged safety proof and delivery BMC.
+        Job("neg_fabric_s1_relay_duplicate_proof", _fabric(4, router=faulty_router(
+            "duplicating-relay"), eject_ready="free", link_stages=1),
+            "prove", 0, expect="FAIL", engine="abc pdr", fast=True),
+        Job("neg_fabric_s1_relay_drop", _fabric(3, bound=STAGED_FABRIC_CHECKS[3][1],
+                                                router=faulty_router("dropping-relay"),
+                                                link_stages=1),
+            "bmc", STAGED_FABRIC_CHECKS[3][0], expect="FAIL", engine="abc bmc3"),
+        Job("neg_fabric_s1_relay_stuck", _fabric(3, bound=STAGED_FABRIC_CHECKS[3][1],
+                                                 router=faulty_router("stuck-relay"),
+                                                 link_stages=1),
+            "bmc", STAGED_FABRIC_CHECKS[3][0], expect="FAIL", engine="abc bmc3"),
         Job("neg_fabric_s1_bound", _fabric(3, bound=STAGED_FABRIC_CHECKS[3][1] - 1,
                                            link_stages=1),
             "bmc", STAGED_FABRIC_CHECKS[3][0], expect="FAIL", engine="abc bmc3"),
+        Job("neg_fabric_n4_s1_bound", _fabric(4, bound=STAGED_FABRIC_CHECKS[4][1] - 1,
+                                              link_stages=1),
+            "bmc", STAGED_FABRIC_CHECKS[4][0], expect="FAIL", engine="abc bmc3", slow=True),
         Job("neg_fabric_drop_bmc3", _fabric(3, bound=12, router=faulty_router("dropping-buffer")),
             "bmc", 16, expect="FAIL", engine="abc bmc3", fast=True),
         Job("neg_fabric_travel", _fabric(3, bound=12, router=faulty_router("broken-travel")),
