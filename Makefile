@@ -51,6 +51,7 @@ help:
 	@echo "make stress N=26 CYCLES=20000 [DEPTH ORDER SEED BACKEND=model|rtl]  saturating traffic, scoreboard, watchdog"
 	@echo "make stress N=13 SWITCHING=wormhole [FLITS VCS VC_DEPTH FLIT_WIDTH]  the same in wormhole mode"
 	@echo "make stress-campaign                        every n 1..64 and 100..2047, both depths and orders: results/stress_campaign.json"
+	@echo "make stress-campaign LINK_STAGES=1          its packet runs with a relay on each link: results/stress_campaign_s1.json"
 	@echo "make stress-campaign-wormhole               its wormhole part only: results/stress_campaign_wormhole.json"
 	@echo "make synth N=26 FAMILY=ecp5|ice40 [PORTS=1 SYNTH_OPTS=.. PLACER=heap|static|sa LINK_STAGES=1 SWITCHING=wormhole VCS=..]  place and route the fabric; LUTs, FFs, RAM, Fmax"
 	@echo "make bitstream BOARD=ulx3s-85f N=26         self-test bitstream (BOARD=icebreaker N=5)"
@@ -123,7 +124,9 @@ stress: $(STAMP)
 		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)')
 
 stress-campaign: $(STAMP)
-	$(BIN)/ihcube stress --campaign --jobs $(JOBS) --out results/stress_campaign.json
+	$(BIN)/ihcube stress --campaign --jobs $(JOBS) \
+		$(if $(LINK_STAGES),--link-stages='$(LINK_STAGES)' \
+		--out results/stress_campaign_s$(LINK_STAGES).json,--out results/stress_campaign.json)
 
 stress-campaign-wormhole: $(STAMP)
 	$(BIN)/ihcube stress --campaign --switching wormhole --jobs $(JOBS) \

@@ -10,7 +10,9 @@ graph). ``--campaign`` (``make
 stress-campaign``) runs every configuration of :func:`campaign` (with ``--switching wormhole``,
 only those of :func:`wormhole_campaign`) as tasks of a Dask cluster
 (``--jobs`` local worker processes, or the workers of ``--scheduler ADDRESS``), prints a
-table and writes it to ``results/stress_campaign.json``. A wrong parameter is one line on
+table and writes it to ``results/stress_campaign.json``; with ``--link-stages 1`` (``make
+stress-campaign LINK_STAGES=1``) its packet configurations run with a relay on each link, and
+the table goes to ``results/stress_campaign_s1.json``. A wrong parameter is one line on
 standard error and exit status 2.
 """
 
@@ -44,13 +46,14 @@ CAMPAIGN_WORMHOLE_RTL_SIZES = (2, 3, 5, 8)
 CAMPAIGN_WORMHOLE_CHANNELS = ((1, 5), (3, 20))
 
 
-def campaign(quick=False):
+def campaign(quick=False, link_stages=0):
     """The campaign's configurations, as ``(backend, StressConfig)`` pairs.
 
     Every size on the model with depth 1 and 2 and both routing orders. Cycles shrink with
     the size, so that each run carries some tens of thousands of messages or more. The RTL
     runs sizes 1 to 8, both depths, both orders. ``quick`` keeps a slice that runs in a
-    minute or two.
+    minute or two. With ``link_stages`` the packet configurations only (relays are a packet
+    option), each with a relay on each link.
     """
     from ..verify.stress import StressConfig
 
@@ -64,7 +67,8 @@ def campaign(quick=False):
         for depth in (1, 2):
             for order in topology.ROUTING_ORDERS:
                 configs.append(("model", StressConfig(n, depth, order, cycles,
-                                                      seed=n * 10 + depth)))
+                                                      seed=n * 10 + depth,
+                                                      link_stages=link_stages)))
     for n in CAMPAIGN_RTL_SIZES:
         if quick and n not in (5, 8):
             continue
@@ -73,8 +77,9 @@ def campaign(quick=False):
                 if quick and order != topology.MSB_FIRST:
                     continue
                 configs.append(("rtl", StressConfig(n, depth, order,
-                                                    cycles=150 if quick else 400, seed=n)))
-    return configs + wormhole_campaign(quick)
+                                                    cycles=150 if quick else 400, seed=n,
+                                                    link_stages=link_stages)))
+    return configs if link_stages else configs + wormhole_campaign(quick)
 
 
 def wormhole_campaign(quick=False):
@@ -126,8 +131,8 @@ def _mode(config):
     return "packet" if flits is None else f"L{flits}V{config.vcs}"
 
 
-def _run_campaign(quick, cluster, out, wormhole_only=False):
-    configs = wormhole_campaign(quick) if wormhole_only else campaign(quick)
+def _run_campaign(quick, cluster, out, wormhole_only=False, link_stages=0):
+    configs = wormhole_campaign(quick) if wormhole_only else campaign(quick, link_stages)
     with started(cluster):
         return _campaign_table(quick, configs, cluster, out)
 
@@ -137,6 +142,10 @@ def _campaign_table(quick, configs, cluster, out):
     rows = []
     totals = {}
     failed = []
+    stages = {config.link_stages for _, config in configs
+              if getattr(config, "link_stages", 0)}
+    if stages:
+        print(f"link stages {', '.join(map(str, sorted(stages)))}: a relay on each link")
     print(f"{'backend':<7}{'switch':>7}{'n':>6}{'depth':>6}{'order':>6}{'cycles':>7}{'injected':>10}"
           f"{'owed':>11}{'lost':>6}{'dup':>5}{'bad':>5}{'max lat':>8}{'drain':>6}{'s':>7}")
     for result, seconds in cluster.map(_run, configs):
@@ -155,7 +164,10 @@ def _campaign_table(quick, configs, cluster, out):
         wormhole = ({} if _mode(config) == "packet" else
                     {"switching": "wormhole", "flits": config.flits, "vcs": config.vcs,
                      "flit_width": config.flit_width})
-        rows.append({"backend": result.backend, **wormhole, "n": config.n, "depth": depth,
+        relays = ({"link_stages": config.link_stages}
+                  if getattr(config, "link_stages", 0) else {})
+        rows.append({"backend": result.backend, **wormhole, **relays, "n": config.n,
+                     "depth": depth,
                      "order": config.order, "cycles": config.cycles, "seed": config.seed,
                      "broadcast": config.broadcast, "eject_ready": config.eject_ready,
                      "ok": result.ok, "seconds": round(seconds, 2), **c})
@@ -219,10 +231,13 @@ def main(argv=None):
     try:
         args = parser.parse_args(argv)
         if args.campaign:
+            stages = link_stages(args, args.switching)
             cluster = cluster_options(args, "Processes")
-            out = args.out or (None if args.quick else f"{AD_HOC}/stress_campaign.json")
+            name = f"stress_campaign{f'_s{stages}' if stages else ''}.json"
+            out = args.out or (None if args.quick else f"{AD_HOC}/{name}")
             return _run_campaign(args.quick, cluster, out,
-                                 wormhole_only=args.switching == "wormhole")
+                                 wormhole_only=args.switching == "wormhole",
+                                 link_stages=stages)
 
         from ..verify import stress, wormhole_stress
         n = topology.check_node_count(_number(args.nodes, "Node count"))

@@ -376,3 +376,23 @@ def test_stall_report_places_copies_in_relays(n, depth):
     assert max(len(held) for held in blind.held.values()) > depth
     assert "both are counted in the input buffer" in stall_report(
         replace(result.records, occupancy=None), deadlock.routing_for("lsb"))
+
+
+def test_the_campaign_with_link_stages_runs_its_packet_configurations_with_relays():
+    from ihcube.cli.stress import campaign
+    plain = campaign(quick=True)
+    staged = campaign(quick=True, link_stages=1)
+    packet = [(backend, config) for backend, config in plain
+              if isinstance(config, StressConfig)]
+    assert len(packet) < len(plain)  # the plain campaign has wormhole runs too
+    assert [(backend, replace(config, link_stages=0)) for backend, config in staged] == packet
+    assert {config.link_stages for _, config in staged} == {1}
+    assert {backend for backend, _ in staged} == {"model", "rtl"}
+
+
+def test_campaign_with_wormhole_link_stages_is_one_line(capsys):
+    from ihcube.cli import main
+    assert main(["stress", "--campaign", "--quick", "--link-stages", "1",
+                 "--switching", "wormhole"]) == 2
+    assert capsys.readouterr().err == ("ihcube stress: error: Link stages are a packet-switching "
+                                       "option, not taken with wormhole switching, not 1\n")
