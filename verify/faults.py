@@ -10,8 +10,8 @@ which checks must catch it.
 Each variant works where a :class:`~ihcube.rtl.Router` does: ``Fabric(n, router=...)``,
 ``RouterCheck(n, node, router=...)``, ``fabric_verilog(n, router=...)``,
 ``SelfTest(n, router=...)``. It is a subclass that replaces one of the router's parts
-(``link_buffer``, ``relay_buffer``, ``arbiter``, ``route_select``) or rules (``travel_mask``, ``outputs_of``),
-or a function with the router's constructor's parameters. Pick one by name from
+(``link_buffer``, ``relay_buffer``, ``arbiter``, ``route_select``) or rules (``travel_mask``,
+``outputs_of``), or a function with the router's constructor's parameters. Pick one by name from
 :data:`FAULTS` with :func:`faulty_router`; the buffer faults take options (how often, from
 which message, which bit), as :func:`buffer_fault_router` does, and so do the relay faults
 (:func:`relay_fault_router`), which break only the relays of ``link_stages=1``.
@@ -540,8 +540,8 @@ def faulty_router(name, **options):
     """The faulty router called ``name`` in :data:`FAULTS`.
 
     With ``options`` (only for the buffer and relay faults): a variant built by
-    :func:`buffer_fault_router` or :func:`relay_fault_router`, e.g. ``faulty_router("dropping-buffer", every=5, first=5)``
-    drops every fifth message, or ``faulty_router("dropping-buffer", first=20, once=True)``
+    :func:`buffer_fault_router` or :func:`relay_fault_router`, e.g.
+    ``faulty_router("dropping-buffer", every=5, first=5)`` drops every fifth message, or ``faulty_router("dropping-buffer", first=20, once=True)``
     the twentieth only. Without, the registered part (which strikes every third message from
     the first).
     """

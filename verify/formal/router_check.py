@@ -41,9 +41,9 @@ tagged otherwise. Every relay entry in use that is a unicast is one for its link
 ``ready`` at the crossbar (the relay's write side) and at the link.
 
 With ``outputs_ready=True`` the outputs are assumed always ready, and the check adds the
-router's fairness bound (without link stages only): every copy of a message taken in cycle ``t`` has left by cycle
-``t + depth * (k + 1)``, ``k`` the node's link count (for ``depth=1`` the bound that
-:class:`~ihcube.rtl.Router` documents).
+router's fairness bound (without link stages only): every copy of a message taken in cycle
+``t`` has left by cycle ``t + depth * (k + 1)``, ``k`` the node's link count (for ``depth=1``
+the bound that :class:`~ihcube.rtl.Router` documents).
 """
 
 from amaranth.hdl import (Cat, ClockDomain, ClockSignal, Const, Elaboratable, Fragment, Module,
@@ -98,10 +98,9 @@ class _Tagged:
     ``seen``: it has entered; ``input``: by which input; ``msg``: as what
     message (for an injection, the message the router must make of it); ``expect``: the
     outputs it must leave by, ``expect_travel``: the travel vector of each link copy; ``left``:
-    the outputs it has left by; ``leaving``: those it leaves by in this cycle. With link
-    stages, ``sent``: the outputs whose copy the crossbar has written (into the link's relay,
-    or to the PE), ``sending``: those it writes in this cycle; without, they are ``left`` and
-    ``leaving``.
+    the outputs it has left by; ``leaving``: those it leaves by in this cycle. ``sent``: with
+    link stages the outputs whose copy the crossbar has written (into the link's relay, or to
+    the PE); without, ``left``.
     """
 
     def __init__(self, message, outputs, links, width):
@@ -113,7 +112,6 @@ class _Tagged:
         self.left = Signal(outputs, name="tag_left")
         self.leaving = Signal(outputs, name="tag_leaving")
         self.sent = self.left
-        self.sending = self.leaving
         self.entering = None  # set by the check: one bit per input
 
 
@@ -211,7 +209,6 @@ class RouterCheck(Elaboratable):
             sending = Signal(self._local, name="tag_sending")
             self._check_copies(m, tagged, crossbar[:self._local], sent, sending, "is sent")
             tagged.sent = Cat(sent, tagged.left[self._local])
-            tagged.sending = Cat(sending, tagged.leaving[self._local])
             self._check_relays(m, relays, tagged, started)
         holders = self._check_buffers(m, probe, tagged, started)
         self._check_arbiters(m, probe, started, crossbar)
@@ -314,7 +311,6 @@ class RouterCheck(Elaboratable):
         """Every copy of the tagged message ``verb`` (leaves, or is sent into a relay) by the
         ports ``outputs`` where it must, at most once, unchanged; ``left`` records those it has
         gone by, ``leaving`` those it goes by in this cycle."""
-        msg = tagged.msg
         for o, port in enumerate(outputs):
             name = self._output_name(o)
             out = port.payload
