@@ -6,14 +6,16 @@ import pathlib
 import shutil
 
 import pytest
-from amaranth.hdl import Module
+from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import wiring
 
 from ihcube.boards import build
+from ihcube.boards.checker import Checker, CheckerErrors
 from ihcube.boards.selftest import SelfTest, SelfTestErrors
+from ihcube.boards.traffic import SEQ_BITS, payload_check
 from ihcube.boards.uart import ReportLine, UARTTransmitter
 from ihcube.rtl.message import Kind
-from ihcube.verify.faults import faulty_router
+from ihcube.verify.faults import RisingWriteChecker, faulty_router
 from ihcube.verify.harness import simulate
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -84,6 +86,80 @@ def test_selftest_fails_on_a_broken_fabric(router, complaint):
     outputs, _ = run_selftest(dut, 1200)
     assert (outputs["passed"], outputs["failed"]) == (0, 1)
     assert outputs["errors"] >> complaint & 1, f"errors {outputs['errors']:#b}"
+
+
+class _CheckerBench(wiring.Component):
+    """A :class:`Checker` of node ``node`` fed unicasts from ``src`` whose payload is the
+    sequence number ``seq`` and its :func:`payload_check`, as the generator makes it."""
+
+    def __init__(self, checker, n, node):
+        self.checker, self._n, self._node = checker, n, node
+        self.valid, self.src, self.seq = Signal(), Signal(range(n)), Signal(SEQ_BITS)
+        super().__init__({})
+
+    def elaborate(self, platform):
+        m = Module()
+        checker = m.submodules.checker = self.checker
+        message = checker.eject.payload
+        m.d.comb += [
+            checker.eject.valid.eq(self.valid),
+            message.src.eq(self.src),
+            message.dest.eq(self._node),
+            message.kind.eq(Kind.UNICAST),
+            message.payload.eq(Cat(self.seq, payload_check(
+                self._n, 32, message.src, self.seq, message.kind, message.dest))),
+        ]
+        return m
+
+
+def deliver(checker_class, deliveries, n=8, node=3):
+    """Offer ``deliveries`` (each ``(src, seq)``, or None for an idle cycle) to a checker
+    that is always ready, one a cycle; return its errors."""
+    bench = _CheckerBench(checker_class(n, node), n, node)
+    result = {}
+
+    async def testbench(ctx):
+        ctx.set(bench.checker.chance, 0)  # below ready_rate: always ready
+        for delivery in deliveries:
+            ctx.set(bench.valid, delivery is not None)
+            if delivery is not None:
+                ctx.set(bench.src, delivery[0])
+                ctx.set(bench.seq, delivery[1])
+            await ctx.tick()
+        ctx.set(bench.valid, 0)
+        await ctx.tick().repeat(3)
+        result["errors"] = ctx.get(bench.checker.errors)
+
+    simulate(bench, testbench, "checker")
+    return result["errors"]
+
+
+# Deliveries one a cycle, back to back from one source (5) and between two (5 and 6).
+IN_ORDER = [(5, 1), (5, 2), (5, 3), (6, 9), (5, 4), (5, 7), None, (5, 8), (6, 10)]
+BACK_TO_BACK_DUPLICATE = [(5, 1), (5, 2), (5, 2), (5, 3)]
+BACK_TO_BACK_OLDER = [(6, 9), (5, 4), (5, 3)]
+DUPLICATE_AFTER_A_GAP = [(5, 1), (5, 2), None, (5, 2)]
+DUPLICATE_AFTER_ANOTHER_SOURCE = [(5, 1), (5, 2), (6, 7), (5, 2)]
+
+
+def test_checker_takes_sequence_numbers_in_order_back_to_back():
+    assert deliver(Checker, IN_ORDER) == 0
+
+
+@pytest.mark.parametrize("deliveries", [BACK_TO_BACK_DUPLICATE, BACK_TO_BACK_OLDER,
+                                        DUPLICATE_AFTER_A_GAP, DUPLICATE_AFTER_ANOTHER_SOURCE])
+def test_checker_catches_a_duplicate_or_an_older_number(deliveries):
+    assert deliver(Checker, deliveries) == 1 << CheckerErrors.ORDER
+
+
+def test_a_checker_that_writes_its_table_on_the_rising_edge_misses_back_to_back_duplicates():
+    # Negative control of the falling-edge write: the same deliveries, the table written
+    # as it is read; the duplicate (or older number) right after its source's last delivery
+    # reads the word from before that delivery and passes. With a cycle between, it is caught.
+    assert deliver(RisingWriteChecker, IN_ORDER) == 0
+    assert deliver(RisingWriteChecker, BACK_TO_BACK_DUPLICATE) == 0
+    assert deliver(RisingWriteChecker, BACK_TO_BACK_OLDER) == 0
+    assert deliver(RisingWriteChecker, DUPLICATE_AFTER_A_GAP) == 1 << CheckerErrors.ORDER
 
 
 class _Reporter(wiring.Component):
