@@ -8,7 +8,8 @@ from .. import topology
 from ..params import check_payload_width
 from ..rtl.message import Kind, inject_layout
 
-__all__ = ["SEQ_BITS", "TrafficGenerator", "lfsr_step", "payload_check", "seed_of"]
+__all__ = ["LFSR_SHARERS", "SEQ_BITS", "TrafficGenerator", "lfsr_step", "payload_check",
+           "phase_shift", "seed_of"]
 
 #: Bits of the per-source sequence number at the bottom of every payload.
 SEQ_BITS = 16
@@ -24,6 +25,30 @@ def seed_of(node, salt=0):
 def lfsr_step(state):
     """The next state of the 32-bit Galois LFSR ``state`` (an Amaranth value)."""
     return Mux(state[0], (state >> 1) ^ _LFSR_TAPS, state >> 1)
+
+
+#: Nodes that share one LFSR, each at its own phase (:func:`phase_shift`).
+LFSR_SHARERS = 16
+
+
+def phase_shift(state, phase):
+    """The 32-bit LFSR ``state`` as node ``phase`` of its :data:`LFSR_SHARERS` sees it: the state
+    itself for phase 0, else each bit ``j`` XOR bit ``(j + phase) mod 32``.
+
+    Every bit of an LFSR's state, and every XOR of some of them, follows the same
+    maximal-length sequence, each at its own phase (the shift-and-add property of
+    m-sequences; BIST's phase shifters rest on it). The pair ``{j, j + phase}`` differs for
+    every phase from 1 to 15 and from every single bit, so the nodes that share an LFSR see
+    its sequence at phases that are all different, in general far apart, not one node's bits
+    a few cycles after another's (as windows of one register would be). Sharing saves the
+    32 flip-flops of an LFSR per node, each a logic cell of its own on the iCE40
+    (docs/fpga.md, fourth round).
+    """
+    if not 0 <= phase < LFSR_SHARERS:
+        raise ValueError(f"Phase must be an integer from 0 to {LFSR_SHARERS - 1}, not {phase!r}")
+    if phase == 0:
+        return state
+    return state ^ Cat(state[phase:], state[:phase])
 
 
 def payload_check(n, payload_width, src, seq, kind, dest):
@@ -53,7 +78,9 @@ def payload_check(n, payload_width, src, seq, kind, dest):
 class TrafficGenerator(wiring.Component):
     """Random messages from one node: LFSR destinations and kinds, checkable payloads.
 
-    A free-running 32-bit LFSR decides, each cycle the generator has nothing to offer and
+    A free-running 32-bit LFSR (``lfsr``, shared by up to :data:`LFSR_SHARERS` nodes, each
+    seeing it at its own phase: :func:`phase_shift`) decides, each cycle the generator has
+    nothing to offer and
     ``enable`` is high, whether to start a message (``rate``/16 of the time), whether it is a
     broadcast (``broadcast_share``/32 of them), and its destination (uniform over the ``2**D``
     addresses, folded onto the ``n`` nodes; the node itself included). The payload is the
@@ -78,6 +105,10 @@ class TrafficGenerator(wiring.Component):
     -------
     inject : ``Out(stream.Signature(inject_layout(n, payload_width)))``
         To the fabric's injection port of ``node``.
+    lfsr : ``In(32)``
+        The state of the LFSR this node shares (:func:`lfsr_step` each cycle; the
+        :class:`~ihcube.boards.selftest.SelfTest` has one per :data:`LFSR_SHARERS` nodes); the
+        generator uses it at phase ``node mod LFSR_SHARERS``.
     enable : ``In(1)``
         Start new messages.
     idle : ``Out(1)``
@@ -104,6 +135,7 @@ class TrafficGenerator(wiring.Component):
         self._broadcast_share = broadcast_share
         super().__init__({
             "inject": Out(stream.Signature(inject_layout(n, payload_width))),
+            "lfsr":   In(32),
             "enable": In(1),
             "idle":   Out(1),
             "chance": Out(4),
@@ -112,9 +144,11 @@ class TrafficGenerator(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         n, dims = self._n, topology.dimensions(self._n)
-        lfsr = Signal(32, init=seed_of(self._node))
-        m.d.sync += lfsr.eq(lfsr_step(lfsr))
-        m.d.comb += self.chance.eq(lfsr[28:32])
+        lfsr = Signal(32)
+        m.d.comb += [
+            lfsr.eq(phase_shift(self.lfsr, self._node % LFSR_SHARERS)),
+            self.chance.eq(lfsr[28:32]),
+        ]
 
         start = Signal()
         kind = Signal(Kind)
