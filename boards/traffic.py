@@ -28,27 +28,29 @@ def lfsr_step(state):
 
 
 #: Nodes that share one LFSR, each at its own phase (:func:`phase_shift`).
-LFSR_SHARERS = 16
+LFSR_SHARERS = 8
 
 
 def phase_shift(state, phase):
     """The 32-bit LFSR ``state`` as node ``phase`` of its :data:`LFSR_SHARERS` sees it: the state
-    itself for phase 0, else each bit ``j`` XOR bit ``(j + phase) mod 32``.
+    itself for phase 0, else each bit ``j`` XOR bit ``(j + phase + 2) mod 32``.
 
     Every bit of an LFSR's state, and every XOR of some of them, follows the same
     maximal-length sequence, each at its own phase (the shift-and-add property of
-    m-sequences; BIST's phase shifters rest on it). The pair ``{j, j + phase}`` differs for
-    every phase from 1 to 15 and from every single bit, so the nodes that share an LFSR see
-    its sequence at phases that are all different, in general far apart, not one node's bits
-    a few cycles after another's (as windows of one register would be). Sharing saves the
-    32 flip-flops of an LFSR per node, each a logic cell of its own on the iCE40
-    (docs/fpga.md, fourth round).
+    m-sequences; BIST's phase shifters rest on it). So the nodes that share an LFSR see its
+    sequence at different phases, not one node's bits a few cycles after another's, as
+    windows of one register would be. Distances 1 and 2 are left out: with the taps at bits
+    0, 1, 21 and 31, bit 0 XOR bit 1 (or 2) is what the register shifts into bit 0 (or 1), a
+    node's bit one cycle early. ``tests/test_boards.py`` checks that no node's bit repeats
+    another's within 64 cycles. Sharing saves the 32 flip-flops of an LFSR per node, each a
+    logic cell of its own on the iCE40 (docs/fpga.md, fourth round).
     """
-    if not 0 <= phase < LFSR_SHARERS:
+    if not (isinstance(phase, int) and 0 <= phase < LFSR_SHARERS):
         raise ValueError(f"Phase must be an integer from 0 to {LFSR_SHARERS - 1}, not {phase!r}")
     if phase == 0:
         return state
-    return state ^ Cat(state[phase:], state[:phase])
+    distance = phase + 2
+    return state ^ Cat(state[distance:], state[:distance])
 
 
 def payload_check(n, payload_width, src, seq, kind, dest):

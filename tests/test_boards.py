@@ -12,7 +12,8 @@ from amaranth.lib import wiring
 from ihcube.boards import build
 from ihcube.boards.checker import Checker, CheckerErrors
 from ihcube.boards.selftest import SelfTest, SelfTestErrors
-from ihcube.boards.traffic import SEQ_BITS, payload_check
+from ihcube.boards.traffic import (LFSR_SHARERS, SEQ_BITS, lfsr_step, payload_check,
+                                   phase_shift, seed_of)
 from ihcube.boards.uart import ReportLine, UARTTransmitter
 from ihcube.rtl.message import Kind
 from ihcube.verify.faults import RisingWriteChecker, faulty_router
@@ -160,6 +161,57 @@ def test_a_checker_that_writes_its_table_on_the_rising_edge_misses_back_to_back_
     assert deliver(RisingWriteChecker, BACK_TO_BACK_DUPLICATE) == 0
     assert deliver(RisingWriteChecker, BACK_TO_BACK_OLDER) == 0
     assert deliver(RisingWriteChecker, DUPLICATE_AFTER_A_GAP) == 1 << CheckerErrors.ORDER
+
+
+def lfsr_views(view, cycles=600):
+    """The bits each of the :data:`LFSR_SHARERS` nodes sees of one LFSR over ``cycles`` cycles,
+    ``view(state, phase)`` giving a node's view: ``{(phase, bit): tuple of bits}``."""
+    state = Signal(32, init=seed_of(0))
+    views = [Signal(32, name=f"view{phase}") for phase in range(LFSR_SHARERS)]
+    m = Module()
+    m.d.sync += state.eq(lfsr_step(state))
+    m.d.comb += [v.eq(view(state, phase)) for phase, v in enumerate(views)]
+    seen = {(phase, bit): [] for phase in range(LFSR_SHARERS) for bit in range(32)}
+
+    async def testbench(ctx):
+        for _ in range(cycles):
+            for phase, v in enumerate(views):
+                value = ctx.get(v)
+                for bit in range(32):
+                    seen[phase, bit].append(value >> bit & 1)
+            await ctx.tick()
+
+    simulate(m, testbench, "lfsr")
+    return {key: tuple(bits) for key, bits in seen.items()}
+
+
+def delayed_copies(views, lags=64):
+    """Pairs of different nodes one of whose bits repeats a bit of the other up to ``lags``
+    cycles later."""
+    starts = {}
+    for (phase, bit), bits in views.items():
+        for lag in range(lags + 1):
+            starts.setdefault(bits[lag:lag + 400], set()).add(phase)
+    return {frozenset(phases) for phases in starts.values() if len(phases) > 1}
+
+
+def test_nodes_sharing_an_lfsr_do_not_see_each_others_bits_delayed():
+    assert delayed_copies(lfsr_views(phase_shift)) == set()
+
+
+def test_windows_of_one_lfsr_would_be_delayed_copies():
+    # Negative control: each node a rotation of the same state (a window of one register),
+    # not an XOR of two of its bits. Node k's bits are then node 0's a few cycles later.
+    def rotated(state, phase):
+        return Cat(state[phase:], state[:phase]) if phase else state
+    assert len(delayed_copies(lfsr_views(rotated))) > 0
+
+
+def test_xor_at_distances_one_and_two_would_repeat_node_0_a_cycle_later():
+    # Negative control of the distances phase_shift leaves out (1 and 2: the LFSR's taps).
+    def near(state, phase):
+        return state ^ Cat(state[phase:], state[:phase]) if phase else state
+    assert frozenset({0, 1}) in delayed_copies(lfsr_views(near))
 
 
 class _Reporter(wiring.Component):
