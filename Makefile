@@ -170,7 +170,7 @@ synth: $(STAMP)
 		$(if $(PLACER),--placer='$(PLACER)') --out results
 
 bitstream: $(STAMP)
-	@$(BIN)/ihcube bitstream --board='$(BOARD)' --nodes='$(N)' \
+	@$(BIN)/ihcube bitstream --board='$(BOARD)' --nodes='$(N)' --width='$(W)' \
 		--depth='$(DEPTH)' $(if $(CLOCK_MHZ),--clock-mhz='$(CLOCK_MHZ)') $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
 		$(if $(PLACER),--placer='$(PLACER)') --out results
 

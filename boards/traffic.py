@@ -8,13 +8,23 @@ from .. import topology
 from ..params import check_payload_width
 from ..rtl.message import Kind, inject_layout
 
-__all__ = ["LFSR_SHARERS", "SEQ_BITS", "TrafficGenerator", "lfsr_step", "payload_check",
-           "phase_shift", "seed_of"]
+__all__ = ["LFSR_SHARERS", "SEQ_BITS", "TrafficGenerator", "check_selftest_payload_width",
+           "lfsr_step", "payload_check", "phase_shift", "seed_of"]
 
 #: Bits of the per-source sequence number at the bottom of every payload.
 SEQ_BITS = 16
 #: Galois LFSR of 32 bits, x^32 + x^22 + x^2 + x + 1 (maximal length).
 _LFSR_TAPS = 0x80200003
+
+
+def check_selftest_payload_width(width):
+    """Return ``width`` if the self-test can use it (a payload width, at least ``SEQ_BITS + 8``:
+    the sequence number and eight check bits), else raise ``ValueError``."""
+    check_payload_width(width)
+    if width < SEQ_BITS + 8:
+        raise ValueError(f"Payload width must be at least {SEQ_BITS + 8} for the self-test, "
+                         f"not {width!r}")
+    return width
 
 
 def seed_of(node, salt=0):
@@ -123,10 +133,7 @@ class TrafficGenerator(wiring.Component):
     def __init__(self, n, node, payload_width=32, rate=8, broadcast_share=1):
         n = self._n = topology.check_node_count(n)
         node = self._node = topology.check_node(n, node)
-        check_payload_width(payload_width)
-        if payload_width < SEQ_BITS + 8:
-            raise ValueError(f"Payload width must be at least {SEQ_BITS + 8} for the "
-                             f"self-test, not {payload_width!r}")
+        check_selftest_payload_width(payload_width)
         if not (isinstance(rate, int) and 0 <= rate <= 16):
             raise ValueError(f"Rate must be an integer from 0 to 16, not {rate!r}")
         if not (isinstance(broadcast_share, int) and 0 <= broadcast_share <= 32):

@@ -56,10 +56,11 @@ def run_selftest(dut, cycles):
     return outputs, observed
 
 
-@pytest.mark.parametrize("n, depth, cycles", [(5, 1, 2500), (8, 2, 2000)])
-def test_selftest_passes_and_counts_right(n, depth, cycles):
+@pytest.mark.parametrize("n, depth, cycles, width", [(5, 1, 2500, 32), (8, 2, 2000, 32),
+                                                    (8, 1, 2000, 24)])
+def test_selftest_passes_and_counts_right(n, depth, cycles, width):
     run, drain = 300, 200
-    dut = SelfTest(n, depth=depth, run_cycles=run, drain_cycles=drain, rate=8,
+    dut = SelfTest(n, width, depth=depth, run_cycles=run, drain_cycles=drain, rate=8,
                    broadcast_share=2)
     outputs, observed = run_selftest(dut, cycles)
     assert outputs["errors"] == 0
@@ -82,8 +83,10 @@ def test_selftest_passes_and_counts_right(n, depth, cycles):
     (faulty_router("corrupting-buffer", every=7, first=7, bit=20), SelfTestErrors.CORRUPT),
     (faulty_router("broken-travel"), SelfTestErrors.LOST),
 ])
-def test_selftest_fails_on_a_broken_fabric(router, complaint):
-    dut = SelfTest(5, router=router, run_cycles=300, drain_cycles=200, broadcast_share=4)
+@pytest.mark.parametrize("width", [32, 24])
+def test_selftest_fails_on_a_broken_fabric(router, complaint, width):
+    dut = SelfTest(5, width, router=router, run_cycles=300, drain_cycles=200,
+                   broadcast_share=4)
     outputs, _ = run_selftest(dut, 1200)
     assert (outputs["passed"], outputs["failed"]) == (0, 1)
     assert outputs["errors"] >> complaint & 1, f"errors {outputs['errors']:#b}"
@@ -295,6 +298,10 @@ def test_board_tops_elaborate(board):
     (["synth-table", "--link-stages", "one"], "Link stages must be 0 or 1, not 'one'"),
     (["synth", "--nodes", "26", "--strapped"],
      "--strapped builds one packet router: give --router NODE"),
+    (["bitstream", "--board", "icebreaker", "--nodes", "8", "--width", "20"],
+     "Payload width must be at least 24 for the self-test, not 20"),
+    (["bitstream", "--board", "icebreaker", "--nodes", "8", "--width", "wide"],
+     "Payload width must be a positive integer, not 'wide'"),
 ])
 def test_bad_parameters_are_one_line_and_status_2(capsys, args, message):
     from ihcube.cli import main
@@ -329,6 +336,22 @@ def test_bitstreams_ask_for_their_placer(monkeypatch, tmp_path):
     build.bitstream("ulx3s-85f", 3, out=tmp_path, placer="heap")
     build.bitstream("icebreaker", 3, out=tmp_path)
     assert asked == ["static", "heap", None]
+
+
+def test_a_narrower_self_test_is_asked_for_and_named(monkeypatch, tmp_path):
+    """A payload narrower than 32 bits is an option of the bitstream, in its name and figures;
+    32 stays the default and its name has no width."""
+    built = []
+
+    def fake_build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="",
+                   placer=None):
+        built.append((name, len(top.selftest.fabric.inject[0].payload.payload)))
+        return {"fits": False}
+    monkeypatch.setattr(build, "_build", fake_build)
+    figures = build.bitstream("icebreaker", 8, out=tmp_path, payload_width=24)
+    build.bitstream("icebreaker", 8, out=tmp_path)
+    assert built == [("ihcube_selftest_n8_w24", 24), ("ihcube_selftest_n8", 32)]
+    assert figures["payload_width"] == 24
 
 
 def test_a_tiny_fabric_synthesises_and_places_on_ice40(tmp_path):
