@@ -105,7 +105,9 @@ _CELLS = {
         "yosys_lut": ("SB_LUT4",), "yosys_ff": ("SB_DFF", "SB_DFFE", "SB_DFFSR", "SB_DFFR",
                                                   "SB_DFFS", "SB_DFFESR", "SB_DFFER",
                                                   "SB_DFFES", "SB_DFFSS", "SB_DFFESS"),
-        "yosys_ram": ("SB_RAM40_4K", "SB_SPRAM256KA"),
+        # The self-test checkers' tables are written on the falling edge (SB_RAM40_4KNW).
+        "yosys_ram": ("SB_RAM40_4K", "SB_RAM40_4KNR", "SB_RAM40_4KNW", "SB_RAM40_4KNRNW",
+                      "SB_SPRAM256KA"),
     },
 }
 
