@@ -1,8 +1,9 @@
 """Build a board's self-test bitstream (a generator and a checker per node).
 
 ``ihcube bitstream --board ulx3s-85f --nodes 26 [--depth 1] [--width 32] [--clock-mhz MHZ]
-[--synth-opts OPTS] [--placer heap|static|sa]`` (``make bitstream``) runs :func:`ihcube.boards.build.bitstream`, prints one
-line and writes ``results/bitstream_<board>_<name>.json``; the bitstream is in ``build/``.
+[--synth-opts OPTS] [--placer heap|static|sa]`` (``make bitstream``) runs
+:func:`ihcube.boards.build.bitstream`, prints one line and writes
+``results/bitstream_<board>_<name>.json``; the bitstream is in ``build/``.
 Nothing here programs a board. The exit status is 1 if the design does not fit or a tool
 fails, 2 (one line) for a wrong parameter.
 """
