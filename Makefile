@@ -54,8 +54,9 @@ help:
 	@echo "make stress-campaign LINK_STAGES=1          its packet runs with a relay on each link: results/stress_campaign_s1.json"
 	@echo "make stress-campaign-wormhole               its wormhole part only: results/stress_campaign_wormhole.json"
 	@echo "make synth N=26 FAMILY=ecp5|ice40 [PORTS=1 SYNTH_OPTS=.. PLACER=heap|static|sa LINK_STAGES=1 SWITCHING=wormhole VCS=..]  place and route the fabric; LUTs, FFs, RAM, Fmax"
-	@echo "make bitstream BOARD=ulx3s-85f N=26         self-test bitstream (BOARD=icebreaker N=5)"
+	@echo "make bitstream BOARD=ulx3s-85f N=26         self-test bitstream (BOARD=icebreaker N=7)"
 	@echo "  CLOCK_MHZ=40                              ... on the board's PLL at 40 MHz"
+	@echo "  W=24                                      ... with a 24-bit payload (8 check bits; BOARD=icebreaker N=8)"
 	@echo "make synth-table [FAMILY=ecp5]              routers of node 0 (packet, wormhole), fabrics n = 4..64 at depth 1, 2; resumes; the README table"
 	@echo "make sweep                                  quick latency-throughput sweep and a wormhole slice (about a minute): results/sweep_quick*, results/sweep_wormhole-quick*"
 	@echo "make sweep-wormhole                         wormhole sweep, 5 sizes x 3 patterns, 20 flits, 3 VCs: results/sweep_wormhole*"
@@ -173,7 +174,7 @@ synth: $(STAMP)
 		$(if $(PLACER),--placer='$(PLACER)') --out results
 
 bitstream: $(STAMP)
-	@$(BIN)/ihcube bitstream --board='$(BOARD)' --nodes='$(N)' \
+	@$(BIN)/ihcube bitstream --board='$(BOARD)' --nodes='$(N)' --width='$(W)' \
 		--depth='$(DEPTH)' $(if $(CLOCK_MHZ),--clock-mhz='$(CLOCK_MHZ)') $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
 		$(if $(PLACER),--placer='$(PLACER)') --out results
 

@@ -105,7 +105,9 @@ _CELLS = {
         "yosys_lut": ("SB_LUT4",), "yosys_ff": ("SB_DFF", "SB_DFFE", "SB_DFFSR", "SB_DFFR",
                                                   "SB_DFFS", "SB_DFFESR", "SB_DFFER",
                                                   "SB_DFFES", "SB_DFFSS", "SB_DFFESS"),
-        "yosys_ram": ("SB_RAM40_4K", "SB_SPRAM256KA"),
+        # The self-test checkers' tables are written on the falling edge (SB_RAM40_4KNW).
+        "yosys_ram": ("SB_RAM40_4K", "SB_RAM40_4KNR", "SB_RAM40_4KNW", "SB_RAM40_4KNRNW",
+                      "SB_SPRAM256KA"),
     },
 }
 
@@ -425,25 +427,28 @@ def check_clock(board, clock_mhz):
 
 
 def bitstream(board, n, depth=1, out="results", build_root="build", synth_opts=None,
-              placer=None, clock_mhz=None):
+              placer=None, clock_mhz=None, payload_width=32):
     """Build the self-test bitstream of an ``n``-node fabric for ``board``; return figures.
 
     ``placer`` is nextpnr's (:data:`PLACERS`); None for the family's :data:`BITSTREAM_PLACER`.
     ``clock_mhz`` runs the self-test on the board's PLL (:func:`check_clock`) instead of its
-    oscillator.
+    oscillator. ``payload_width`` below 32 is an option for a small device (a checksum of
+    ``payload_width - 16`` bits; :class:`~ihcube.boards.top.BoardTop`), never a default.
 
     The bitstream is ``build/bitstream_<board>_<name>/<name>.bit`` (ECP5) or ``.bin`` (iCE40),
-    ``<name>`` being ``ihcube_selftest_n<n>`` with ``_d<depth>`` and ``_<MHz>mhz`` if given.
+    ``<name>`` being ``ihcube_selftest_n<n>`` with ``_w<payload_width>`` if not 32,
+    ``_d<depth>`` if not 1, and ``_<MHz>mhz`` if given.
     """
     from .top import BoardTop
     family = BOARDS[board][2]
     synth_opts = synth_options(family, synth_opts)
     pll = None if clock_mhz is None else check_clock(board, clock_mhz)
-    top = BoardTop(n, depth, pll=pll)
-    name = (f"ihcube_selftest_n{n}" + (f"_d{depth}" if depth != 1 else "")
+    top = BoardTop(n, depth, pll=pll, payload_width=payload_width)
+    name = (f"ihcube_selftest_n{n}" + (f"_w{payload_width}" if payload_width != 32 else "")
+            + (f"_d{depth}" if depth != 1 else "")
             + (f"_{clock_mhz:g}mhz".replace(".", "p") if pll is not None else ""))
     build_dir = pathlib.Path(build_root) / f"bitstream_{board}_{name}"
-    figures = {"nodes": n, "payload_width": 32, "depth": depth, "board": board}
+    figures = {"nodes": n, "payload_width": payload_width, "depth": depth, "board": board}
     if pll is not None:
         figures["pll"] = {"asked_mhz": clock_mhz, "clock_mhz": pll.clk_out_mhz,
                           "vco_mhz": pll.vco_hz / 1e6, **dict(pll.dividers)}

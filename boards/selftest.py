@@ -8,7 +8,7 @@ from .. import topology
 from ..rtl import Fabric, Router
 from ..rtl.message import Kind
 from .checker import Checker, CheckerErrors
-from .traffic import TrafficGenerator
+from .traffic import LFSR_SHARERS, TrafficGenerator, lfsr_step, seed_of
 
 __all__ = ["SelfTest", "SelfTestErrors"]
 
@@ -103,8 +103,13 @@ class SelfTest(wiring.Component):
         m = Module()
         n = self._n
         fabric = m.submodules.fabric = self.fabric
+        # One LFSR per LFSR_SHARERS nodes, each node at its own phase (traffic.phase_shift).
+        lfsrs = [Signal(32, init=seed_of(group), name=f"lfsr{group}")
+                 for group in range((n + LFSR_SHARERS - 1) // LFSR_SHARERS)]
+        m.d.sync += [lfsr.eq(lfsr_step(lfsr)) for lfsr in lfsrs]
         for node, (generator, checker) in enumerate(zip(self.generators, self.checkers)):
             m.submodules[f"generator{node}"] = generator
+            m.d.comb += generator.lfsr.eq(lfsrs[node // LFSR_SHARERS])
             m.submodules[f"checker{node}"] = checker
             wiring.connect(m, generator.inject, fabric.inject[node])
             wiring.connect(m, fabric.eject[node], checker.eject)
@@ -120,9 +125,13 @@ class SelfTest(wiring.Component):
                          for fire, port in zip(injected, fabric.inject))
         deliveries = sum(checker.received for checker in self.checkers)
 
+        # The cycle's change first, then one wide addition (not three: on the iCE40 each is a
+        # carry chain of the counter's width).
+        change = Signal(range(-n, n * (n - 1) + 1))
+        m.d.comb += change.eq(unicasts + broadcasts * (n - 1) - deliveries)
         in_flight = Signal(range(-(1 << COUNT_WIDTH), 1 << COUNT_WIDTH))
         m.d.sync += [
-            in_flight.eq(in_flight + unicasts + broadcasts * (n - 1) - deliveries),
+            in_flight.eq(in_flight + change),
             self.sent.eq(self.sent + unicasts + broadcasts),
             self.broadcasts.eq(self.broadcasts + broadcasts),
             self.delivered.eq(self.delivered + deliveries),

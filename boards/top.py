@@ -36,17 +36,21 @@ class BoardTop(Elaboratable):
     Parameters
     ----------
     n, depth : int
-        As for :class:`~ihcube.rtl.Fabric` (``payload_width`` is 32).
+        As for :class:`~ihcube.rtl.Fabric`.
     run_cycles : int
         Traffic cycles per round.
     pll : :class:`~ihcube.boards.pll.PllSettings` or None
         The board's PLL and the clock it makes; None for the board's oscillator.
+    payload_width : int
+        The fabric's payload width, 32 unless asked: below it the checksum has fewer bits
+        (``payload_width - 16``; :func:`~ihcube.boards.traffic.check_selftest_payload_width`).
     """
 
-    def __init__(self, n, depth=1, run_cycles=1 << 16, pll=None):
+    def __init__(self, n, depth=1, run_cycles=1 << 16, pll=None, payload_width=32):
         if pll is not None and not isinstance(pll, PllSettings):
             raise TypeError(f"PLL settings must come from pll_settings(), not {pll!r}")
-        self.selftest = SelfTest(n, 32, depth, run_cycles=run_cycles, drain_cycles=1 << 12)
+        self.selftest = SelfTest(n, payload_width, depth, run_cycles=run_cycles,
+                                 drain_cycles=1 << 12)
         self.pll = pll
 
     def _clock(self, m, platform):

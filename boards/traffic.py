@@ -8,12 +8,23 @@ from .. import topology
 from ..params import check_payload_width
 from ..rtl.message import Kind, inject_layout
 
-__all__ = ["SEQ_BITS", "TrafficGenerator", "lfsr_step", "payload_check", "seed_of"]
+__all__ = ["LFSR_SHARERS", "SEQ_BITS", "TrafficGenerator", "check_selftest_payload_width",
+           "lfsr_step", "payload_check", "phase_shift", "seed_of"]
 
 #: Bits of the per-source sequence number at the bottom of every payload.
 SEQ_BITS = 16
 #: Galois LFSR of 32 bits, x^32 + x^22 + x^2 + x + 1 (maximal length).
 _LFSR_TAPS = 0x80200003
+
+
+def check_selftest_payload_width(width):
+    """Return ``width`` if the self-test can use it (a payload width, at least ``SEQ_BITS + 8``:
+    the sequence number and eight check bits), else raise ``ValueError``."""
+    check_payload_width(width)
+    if width < SEQ_BITS + 8:
+        raise ValueError(f"Payload width must be at least {SEQ_BITS + 8} for the self-test, "
+                         f"not {width!r}")
+    return width
 
 
 def seed_of(node, salt=0):
@@ -24,6 +35,32 @@ def seed_of(node, salt=0):
 def lfsr_step(state):
     """The next state of the 32-bit Galois LFSR ``state`` (an Amaranth value)."""
     return Mux(state[0], (state >> 1) ^ _LFSR_TAPS, state >> 1)
+
+
+#: Nodes that share one LFSR, each at its own phase (:func:`phase_shift`).
+LFSR_SHARERS = 8
+
+
+def phase_shift(state, phase):
+    """The 32-bit LFSR ``state`` as node ``phase`` of its :data:`LFSR_SHARERS` sees it: the state
+    itself for phase 0, else each bit ``j`` XOR bit ``(j + phase + 2) mod 32``.
+
+    Every bit of an LFSR's state, and every XOR of some of them, follows the same
+    maximal-length sequence, each at its own phase (the shift-and-add property of
+    m-sequences; BIST's phase shifters rest on it). So the nodes that share an LFSR see its
+    sequence at different phases, not one node's bits a few cycles after another's, as
+    windows of one register would be. Distances 1 and 2 are left out: with the taps at bits
+    0, 1, 21 and 31, bit 0 XOR bit 1 (or 2) is what the register shifts into bit 0 (or 1), a
+    node's bit one cycle early. ``tests/test_boards.py`` checks that no node's bit repeats
+    another's within 64 cycles. Sharing saves the 32 flip-flops of an LFSR per node, each a
+    logic cell of its own on the iCE40 (docs/fpga.md, fourth round).
+    """
+    if not (isinstance(phase, int) and 0 <= phase < LFSR_SHARERS):
+        raise ValueError(f"Phase must be an integer from 0 to {LFSR_SHARERS - 1}, not {phase!r}")
+    if phase == 0:
+        return state
+    distance = phase + 2
+    return state ^ Cat(state[distance:], state[:distance])
 
 
 def payload_check(n, payload_width, src, seq, kind, dest):
@@ -53,7 +90,9 @@ def payload_check(n, payload_width, src, seq, kind, dest):
 class TrafficGenerator(wiring.Component):
     """Random messages from one node: LFSR destinations and kinds, checkable payloads.
 
-    A free-running 32-bit LFSR decides, each cycle the generator has nothing to offer and
+    A free-running 32-bit LFSR (``lfsr``, shared by up to :data:`LFSR_SHARERS` nodes, each
+    seeing it at its own phase: :func:`phase_shift`) decides, each cycle the generator has
+    nothing to offer and
     ``enable`` is high, whether to start a message (``rate``/16 of the time), whether it is a
     broadcast (``broadcast_share``/32 of them), and its destination (uniform over the ``2**D``
     addresses, folded onto the ``n`` nodes; the node itself included). The payload is the
@@ -78,6 +117,10 @@ class TrafficGenerator(wiring.Component):
     -------
     inject : ``Out(stream.Signature(inject_layout(n, payload_width)))``
         To the fabric's injection port of ``node``.
+    lfsr : ``In(32)``
+        The state of the LFSR this node shares (:func:`lfsr_step` each cycle; the
+        :class:`~ihcube.boards.selftest.SelfTest` has one per :data:`LFSR_SHARERS` nodes); the
+        generator uses it at phase ``node mod LFSR_SHARERS``.
     enable : ``In(1)``
         Start new messages.
     idle : ``Out(1)``
@@ -90,10 +133,7 @@ class TrafficGenerator(wiring.Component):
     def __init__(self, n, node, payload_width=32, rate=8, broadcast_share=1):
         n = self._n = topology.check_node_count(n)
         node = self._node = topology.check_node(n, node)
-        check_payload_width(payload_width)
-        if payload_width < SEQ_BITS + 8:
-            raise ValueError(f"Payload width must be at least {SEQ_BITS + 8} for the "
-                             f"self-test, not {payload_width!r}")
+        check_selftest_payload_width(payload_width)
         if not (isinstance(rate, int) and 0 <= rate <= 16):
             raise ValueError(f"Rate must be an integer from 0 to 16, not {rate!r}")
         if not (isinstance(broadcast_share, int) and 0 <= broadcast_share <= 32):
@@ -104,6 +144,7 @@ class TrafficGenerator(wiring.Component):
         self._broadcast_share = broadcast_share
         super().__init__({
             "inject": Out(stream.Signature(inject_layout(n, payload_width))),
+            "lfsr":   In(32),
             "enable": In(1),
             "idle":   Out(1),
             "chance": Out(4),
@@ -112,9 +153,11 @@ class TrafficGenerator(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         n, dims = self._n, topology.dimensions(self._n)
-        lfsr = Signal(32, init=seed_of(self._node))
-        m.d.sync += lfsr.eq(lfsr_step(lfsr))
-        m.d.comb += self.chance.eq(lfsr[28:32])
+        lfsr = Signal(32)
+        m.d.comb += [
+            lfsr.eq(phase_shift(self.lfsr, self._node % LFSR_SHARERS)),
+            self.chance.eq(lfsr[28:32]),
+        ]
 
         start = Signal()
         kind = Signal(Kind)

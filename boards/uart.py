@@ -1,10 +1,15 @@
 """A UART transmitter and the report line the board self-test sends with it."""
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["UARTTransmitter", "ReportLine"]
+__all__ = ["HEX_DIGIT", "UARTTransmitter", "ReportLine"]
+
+#: The code in :class:`ReportLine`'s ROM for "the next hex digit of the fields" (no ASCII
+#: character has bit 7 set).
+HEX_DIGIT = 0x80
 
 
 class UARTTransmitter(wiring.Component):
@@ -54,11 +59,19 @@ class UARTTransmitter(wiring.Component):
 class ReportLine(wiring.Component):
     """Sends one line of text with fields in hexadecimal each time ``start`` is pulsed.
 
+    The line's characters are a ROM (block RAM where there is some), one entry per character:
+    the character itself, or :data:`HEX_DIGIT` where the next hexadecimal digit goes. The
+    fields are taken into one shift register, first field's most significant digit at the
+    top, and each digit sent shifts it by four bits. As a multiplexer over the characters and
+    each field's digits this was 514 LUT4s on the iCE40, a tenth of the 8-node self-test
+    (docs/fpga.md, fourth round).
+
     Parameters
     ----------
     template : list of str and (name, bits) pairs
-        The line: text as is, and a field ``name`` of ``bits`` bits as ``ceil(bits / 4)`` hex
-        digits, its value taken when ``start`` is pulsed. Each field is a member ``In(bits)``.
+        The line: text as is (ASCII), and a field ``name`` of ``bits`` bits as
+        ``ceil(bits / 4)`` hex digits, its value taken when ``start`` is pulsed. Each field
+        is a member ``In(bits)``.
 
     Members
     -------
@@ -79,41 +92,53 @@ class ReportLine(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        latched = {}
-        chars = []  # an int (a character) or (latched field, nibble index)
+        codes = []   # the ROM: a character, or HEX_DIGIT
+        fields = []  # each field zero-extended to its digits, in template order
         for item in self._template:
             if isinstance(item, str):
-                chars.extend(item.encode("ascii"))
+                codes.extend(item.encode("ascii"))
             else:
                 name, bits = item
-                latched[name] = Signal(bits, name=f"{name}_latched")
                 digits = (bits + 3) // 4
-                chars.extend((name, digit) for digit in reversed(range(digits)))
+                codes.extend([HEX_DIGIT] * digits)
+                fields.append(Cat(getattr(self, name), Const(0, 4 * digits - bits)))
+        m.submodules.text = text = Memory(shape=8, depth=len(codes), init=codes,
+                                          attrs={"ram_style": "block"})
+        read = text.read_port()
 
-        index = Signal(range(len(chars) + 1))
+        index = Signal(range(len(codes)))
         busy = Signal()
+        fire = Signal()
+        next_index = Signal.like(index)
+        m.d.comb += fire.eq(self.data.valid & self.data.ready)
         with m.If(self.start & ~busy):
-            m.d.sync += [busy.eq(1), index.eq(0)]
-            m.d.sync += [latched[name].eq(getattr(self, name)) for name in latched]
-        char = Signal(8)
-        with m.Switch(index):
-            for i, c in enumerate(chars):
-                with m.Case(i):
-                    if isinstance(c, int):
-                        m.d.comb += char.eq(c)
-                    else:
-                        name, digit = c
-                        nibble = latched[name][4 * digit:4 * digit + 4]
-                        m.d.comb += char.eq(Mux(nibble < 10, ord("0") + nibble,
-                                                ord("A") - 10 + nibble))
-            with m.Default():
-                m.d.comb += char.eq(0)
+            m.d.comb += next_index.eq(0)
+        with m.Elif(fire):
+            m.d.comb += next_index.eq(Mux(index == len(codes) - 1, 0, index + 1))
+        with m.Else():
+            m.d.comb += next_index.eq(index)
+        # The ROM's read is synchronous: given the index of the next cycle it has the
+        # character of the current one.
+        m.d.comb += read.addr.eq(next_index)
+        m.d.sync += index.eq(next_index)
+
+        # The first field at the top: Cat puts its first operand at the bottom.
+        shift = Signal(4 * sum(len(field) // 4 for field in fields))
+        nibble = shift[-4:] if fields else Const(0, 4)
+        with m.If(self.start & ~busy):
+            m.d.sync += busy.eq(1)
+            if fields:
+                m.d.sync += shift.eq(Cat(*reversed(fields)))
+        with m.Elif(fire):
+            with m.If(read.data == HEX_DIGIT):
+                m.d.sync += shift.eq(shift << 4)
+            with m.If(index == len(codes) - 1):
+                m.d.sync += busy.eq(0)
         m.d.comb += [
             self.data.valid.eq(busy),
-            self.data.payload.eq(char),
+            self.data.payload.eq(Mux(read.data == HEX_DIGIT,
+                                     Mux(nibble < 10, ord("0") + nibble,
+                                         ord("A") - 10 + nibble),
+                                     read.data)),
         ]
-        with m.If(self.data.valid & self.data.ready):
-            m.d.sync += index.eq(index + 1)
-            with m.If(index == len(chars) - 1):
-                m.d.sync += busy.eq(0)
         return m

@@ -1,8 +1,9 @@
 """Build a board's self-test bitstream (a generator and a checker per node).
 
-``ihcube bitstream --board ulx3s-85f --nodes 26 [--depth 1] [--clock-mhz MHZ] [--synth-opts
-OPTS] [--placer heap|static|sa]`` (``make bitstream``) runs :func:`ihcube.boards.build.bitstream`, prints one
-line and writes ``results/bitstream_<board>_<name>.json``; the bitstream is in ``build/``.
+``ihcube bitstream --board ulx3s-85f --nodes 26 [--depth 1] [--width 32] [--clock-mhz MHZ]
+[--synth-opts OPTS] [--placer heap|static|sa]`` (``make bitstream``) runs
+:func:`ihcube.boards.build.bitstream`, prints one line and writes
+``results/bitstream_<board>_<name>.json``; the bitstream is in ``build/``.
 Nothing here programs a board. The exit status is 1 if the design does not fit or a tool
 fails, 2 (one line) for a wrong parameter.
 """
@@ -26,6 +27,9 @@ def _parser():
     parser.add_argument("--nodes", "-n", required=True, metavar="N", help="number of nodes")
     parser.add_argument("--depth", "-d", default="1", metavar="DEPTH",
                         help="messages per input buffer (default 1)")
+    parser.add_argument("--width", "-w", default="32", metavar="W",
+                        help="payload width in bits, at least 24 (default 32; below it the "
+                             "self-test's checksum has W - 16 bits)")
     parser.add_argument("--clock-mhz", metavar="MHZ",
                         help="run on the board's PLL at the highest frequency it makes that "
                              "is not above MHZ (default: the board's oscillator, no PLL)")
@@ -35,10 +39,12 @@ def _parser():
 
 def _bitstream(args):
     from ..boards import build
+    from ..boards.traffic import check_selftest_payload_width
     board = checked(build.check_board, args.board)
     synth_opts, placer, out = build_options(args)
     n = integer(args.nodes, "Node count", topology.check_node_count)
     depth = integer(args.depth, "Buffer depth", check_depth)
+    width = integer(args.width, "Payload width", check_selftest_payload_width)
     clock_mhz = None
     if args.clock_mhz is not None:
         try:
@@ -47,7 +53,7 @@ def _bitstream(args):
             raise UsageError(f"Clock must be a number of MHz, not {args.clock_mhz!r}") from None
         checked(build.check_clock, board, clock_mhz)
     figures = build.bitstream(board, n, depth, out=out, synth_opts=synth_opts, placer=placer,
-                              clock_mhz=clock_mhz)
+                              clock_mhz=clock_mhz, payload_width=width)
     print(build.summary(figures))
     return 0 if figures["fits"] else 1
 

@@ -6,14 +6,17 @@ import pathlib
 import shutil
 
 import pytest
-from amaranth.hdl import Module
+from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import wiring
 
 from ihcube.boards import build
+from ihcube.boards.checker import Checker, CheckerErrors
 from ihcube.boards.selftest import SelfTest, SelfTestErrors
+from ihcube.boards.traffic import (LFSR_SHARERS, SEQ_BITS, lfsr_step, payload_check,
+                                   phase_shift, seed_of)
 from ihcube.boards.uart import ReportLine, UARTTransmitter
 from ihcube.rtl.message import Kind
-from ihcube.verify.faults import faulty_router
+from ihcube.verify.faults import RisingWriteChecker, faulty_router
 from ihcube.verify.harness import simulate
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -53,10 +56,11 @@ def run_selftest(dut, cycles):
     return outputs, observed
 
 
-@pytest.mark.parametrize("n, depth, cycles", [(5, 1, 2500), (8, 2, 2000)])
-def test_selftest_passes_and_counts_right(n, depth, cycles):
+@pytest.mark.parametrize("n, depth, cycles, width", [(5, 1, 2500, 32), (8, 2, 2000, 32),
+                                                    (8, 1, 2000, 24)])
+def test_selftest_passes_and_counts_right(n, depth, cycles, width):
     run, drain = 300, 200
-    dut = SelfTest(n, depth=depth, run_cycles=run, drain_cycles=drain, rate=8,
+    dut = SelfTest(n, width, depth=depth, run_cycles=run, drain_cycles=drain, rate=8,
                    broadcast_share=2)
     outputs, observed = run_selftest(dut, cycles)
     assert outputs["errors"] == 0
@@ -79,11 +83,138 @@ def test_selftest_passes_and_counts_right(n, depth, cycles):
     (faulty_router("corrupting-buffer", every=7, first=7, bit=20), SelfTestErrors.CORRUPT),
     (faulty_router("broken-travel"), SelfTestErrors.LOST),
 ])
-def test_selftest_fails_on_a_broken_fabric(router, complaint):
-    dut = SelfTest(5, router=router, run_cycles=300, drain_cycles=200, broadcast_share=4)
+@pytest.mark.parametrize("width", [32, 24])
+def test_selftest_fails_on_a_broken_fabric(router, complaint, width):
+    dut = SelfTest(5, width, router=router, run_cycles=300, drain_cycles=200,
+                   broadcast_share=4)
     outputs, _ = run_selftest(dut, 1200)
     assert (outputs["passed"], outputs["failed"]) == (0, 1)
     assert outputs["errors"] >> complaint & 1, f"errors {outputs['errors']:#b}"
+
+
+class _CheckerBench(wiring.Component):
+    """A :class:`Checker` of node ``node`` fed unicasts from ``src`` whose payload is the
+    sequence number ``seq`` and its :func:`payload_check`, as the generator makes it."""
+
+    def __init__(self, checker, n, node):
+        self.checker, self._n, self._node = checker, n, node
+        self.valid, self.src, self.seq = Signal(), Signal(range(n)), Signal(SEQ_BITS)
+        super().__init__({})
+
+    def elaborate(self, platform):
+        m = Module()
+        checker = m.submodules.checker = self.checker
+        message = checker.eject.payload
+        m.d.comb += [
+            checker.eject.valid.eq(self.valid),
+            message.src.eq(self.src),
+            message.dest.eq(self._node),
+            message.kind.eq(Kind.UNICAST),
+            message.payload.eq(Cat(self.seq, payload_check(
+                self._n, 32, message.src, self.seq, message.kind, message.dest))),
+        ]
+        return m
+
+
+def deliver(checker_class, deliveries, n=8, node=3):
+    """Offer ``deliveries`` (each ``(src, seq)``, or None for an idle cycle) to a checker
+    that is always ready, one a cycle; return its errors."""
+    bench = _CheckerBench(checker_class(n, node), n, node)
+    result = {}
+
+    async def testbench(ctx):
+        ctx.set(bench.checker.chance, 0)  # below ready_rate: always ready
+        for delivery in deliveries:
+            ctx.set(bench.valid, delivery is not None)
+            if delivery is not None:
+                ctx.set(bench.src, delivery[0])
+                ctx.set(bench.seq, delivery[1])
+            await ctx.tick()
+        ctx.set(bench.valid, 0)
+        await ctx.tick().repeat(3)
+        result["errors"] = ctx.get(bench.checker.errors)
+
+    simulate(bench, testbench, "checker")
+    return result["errors"]
+
+
+# Deliveries one a cycle, back to back from one source (5) and between two (5 and 6).
+IN_ORDER = [(5, 1), (5, 2), (5, 3), (6, 9), (5, 4), (5, 7), None, (5, 8), (6, 10)]
+BACK_TO_BACK_DUPLICATE = [(5, 1), (5, 2), (5, 2), (5, 3)]
+BACK_TO_BACK_OLDER = [(6, 9), (5, 4), (5, 3)]
+DUPLICATE_AFTER_A_GAP = [(5, 1), (5, 2), None, (5, 2)]
+DUPLICATE_AFTER_ANOTHER_SOURCE = [(5, 1), (5, 2), (6, 7), (5, 2)]
+
+
+def test_checker_takes_sequence_numbers_in_order_back_to_back():
+    assert deliver(Checker, IN_ORDER) == 0
+
+
+@pytest.mark.parametrize("deliveries", [BACK_TO_BACK_DUPLICATE, BACK_TO_BACK_OLDER,
+                                        DUPLICATE_AFTER_A_GAP, DUPLICATE_AFTER_ANOTHER_SOURCE])
+def test_checker_catches_a_duplicate_or_an_older_number(deliveries):
+    assert deliver(Checker, deliveries) == 1 << CheckerErrors.ORDER
+
+
+def test_a_checker_that_writes_its_table_on_the_rising_edge_misses_back_to_back_duplicates():
+    # Negative control of the falling-edge write: the same deliveries, the table written
+    # as it is read; the duplicate (or older number) right after its source's last delivery
+    # reads the word from before that delivery and passes. With a cycle between, it is caught.
+    assert deliver(RisingWriteChecker, IN_ORDER) == 0
+    assert deliver(RisingWriteChecker, BACK_TO_BACK_DUPLICATE) == 0
+    assert deliver(RisingWriteChecker, BACK_TO_BACK_OLDER) == 0
+    assert deliver(RisingWriteChecker, DUPLICATE_AFTER_A_GAP) == 1 << CheckerErrors.ORDER
+
+
+def lfsr_views(view, cycles=600):
+    """The bits each of the :data:`LFSR_SHARERS` nodes sees of one LFSR over ``cycles`` cycles,
+    ``view(state, phase)`` giving a node's view: ``{(phase, bit): tuple of bits}``."""
+    state = Signal(32, init=seed_of(0))
+    views = [Signal(32, name=f"view{phase}") for phase in range(LFSR_SHARERS)]
+    m = Module()
+    m.d.sync += state.eq(lfsr_step(state))
+    m.d.comb += [v.eq(view(state, phase)) for phase, v in enumerate(views)]
+    seen = {(phase, bit): [] for phase in range(LFSR_SHARERS) for bit in range(32)}
+
+    async def testbench(ctx):
+        for _ in range(cycles):
+            for phase, v in enumerate(views):
+                value = ctx.get(v)
+                for bit in range(32):
+                    seen[phase, bit].append(value >> bit & 1)
+            await ctx.tick()
+
+    simulate(m, testbench, "lfsr")
+    return {key: tuple(bits) for key, bits in seen.items()}
+
+
+def delayed_copies(views, lags=64):
+    """Pairs of different nodes one of whose bits repeats a bit of the other up to ``lags``
+    cycles later."""
+    starts = {}
+    for (phase, bit), bits in views.items():
+        for lag in range(lags + 1):
+            starts.setdefault(bits[lag:lag + 400], set()).add(phase)
+    return {frozenset(phases) for phases in starts.values() if len(phases) > 1}
+
+
+def test_nodes_sharing_an_lfsr_do_not_see_each_others_bits_delayed():
+    assert delayed_copies(lfsr_views(phase_shift)) == set()
+
+
+def test_windows_of_one_lfsr_would_be_delayed_copies():
+    # Negative control: each node a rotation of the same state (a window of one register),
+    # not an XOR of two of its bits. Node k's bits are then node 0's a few cycles later.
+    def rotated(state, phase):
+        return Cat(state[phase:], state[:phase]) if phase else state
+    assert len(delayed_copies(lfsr_views(rotated))) > 0
+
+
+def test_xor_at_distances_one_and_two_would_repeat_node_0_a_cycle_later():
+    # Negative control of the distances phase_shift leaves out (1 and 2: the LFSR's taps).
+    def near(state, phase):
+        return state ^ Cat(state[phase:], state[:phase]) if phase else state
+    assert frozenset({0, 1}) in delayed_copies(lfsr_views(near))
 
 
 class _Reporter(wiring.Component):
@@ -167,6 +298,10 @@ def test_board_tops_elaborate(board):
     (["synth-table", "--link-stages", "one"], "Link stages must be 0 or 1, not 'one'"),
     (["synth", "--nodes", "26", "--strapped"],
      "--strapped builds one packet router: give --router NODE"),
+    (["bitstream", "--board", "icebreaker", "--nodes", "8", "--width", "20"],
+     "Payload width must be at least 24 for the self-test, not 20"),
+    (["bitstream", "--board", "icebreaker", "--nodes", "8", "--width", "wide"],
+     "Payload width must be a positive integer, not 'wide'"),
 ])
 def test_bad_parameters_are_one_line_and_status_2(capsys, args, message):
     from ihcube.cli import main
@@ -201,6 +336,22 @@ def test_bitstreams_ask_for_their_placer(monkeypatch, tmp_path):
     build.bitstream("ulx3s-85f", 3, out=tmp_path, placer="heap")
     build.bitstream("icebreaker", 3, out=tmp_path)
     assert asked == ["static", "heap", None]
+
+
+def test_a_narrower_self_test_is_asked_for_and_named(monkeypatch, tmp_path):
+    """A payload narrower than 32 bits is an option of the bitstream, in its name and figures;
+    32 stays the default and its name has no width."""
+    built = []
+
+    def fake_build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="",
+                   placer=None):
+        built.append((name, len(top.selftest.fabric.inject[0].payload.payload)))
+        return {"fits": False}
+    monkeypatch.setattr(build, "_build", fake_build)
+    figures = build.bitstream("icebreaker", 8, out=tmp_path, payload_width=24)
+    build.bitstream("icebreaker", 8, out=tmp_path)
+    assert built == [("ihcube_selftest_n8_w24", 24), ("ihcube_selftest_n8", 32)]
+    assert figures["payload_width"] == 24
 
 
 def test_a_tiny_fabric_synthesises_and_places_on_ice40(tmp_path):

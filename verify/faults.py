@@ -23,6 +23,7 @@ their tests.
 from amaranth.hdl import Module, Mux, Signal
 
 from .. import topology
+from ..boards.checker import Checker
 from ..deadlock import FirstSetBitRouting
 from ..params import check_positive_integer, head_fields
 from ..rtl import (BroadcastBuffer, FlitBuffer, LinkBuffer, RoundRobinArbiter, RouteSelect,
@@ -42,6 +43,7 @@ __all__ = [
     "ReorderingBuffer", "reordering_buffer", "weight_parity_wormhole_router",
     "SharedChannelAllocator", "NoReleaseWormholeRouter", "SharedChannelWormholeRouter",
     "UnfairAllocator", "LateReadBroadcastBuffer", "SrcOneFlitLateRouter",
+    "RisingWriteChecker",
 ]
 
 
@@ -687,3 +689,13 @@ WORMHOLE_FAULTS = {
     "no-release-on-tail": NoReleaseWormholeRouter,
     "shared-channel": SharedChannelWormholeRouter,
 }
+
+
+# --- The board self-test's checker broken on purpose (docs/fpga.md, fourth round) -----------
+
+class RisingWriteChecker(Checker):
+    """A :class:`~ihcube.boards.checker.Checker` that writes its table of last sequence numbers
+    on the rising edge, as the read: a delivery in the cycle after one from the same source
+    reads the word from before that one (the block RAM has no bypass), so a duplicate
+    delivered back to back passes. ``tests/test_boards.py`` must catch it."""
+    WRITE_EDGE = "pos"
