@@ -42,6 +42,27 @@ def switch_staged():
         rtl.Router, rtl.Fabric = router, fabric
 
 
+def backlogged_throughput(n, switch_stages, link_stages=0, depth=1, cycles=600, warmup=150,
+                          seed=1):
+    """Deliveries per node per cycle of the RTL ``n``-node fabric with every PE backlogged
+    with uniform random unicasts (to any node but itself), counted from cycle ``warmup`` to
+    ``cycles``: the RTL's saturation throughput, since the fast model does not implement
+    ``switch_stages``. Returns ``(throughput, deliveries counted)``."""
+    import random
+
+    from ..verify.harness import FabricHarness, Request
+    fabric = rtl.Fabric(n, depth=depth, link_stages=link_stages, switch_stages=switch_stages)
+    harness = FabricHarness(fabric)
+    rng = random.Random(seed)
+    for node in range(n):
+        for k in range(cycles):  # more than can leave: the queue never empties
+            harness.send(node, Request(payload=k, dest=rng.choice(
+                [dest for dest in range(n) if dest != node])))
+    harness.run(cycles + 1, offer_until=cycles + 1)
+    counted = sum(warmup <= delivery.cycle < cycles for delivery in harness.deliveries)
+    return counted / (n * (cycles - warmup)), counted
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m ihcube.bench.switch_stages",
                                      description=__doc__.splitlines()[0])
@@ -49,10 +70,23 @@ def main(argv=None):
     parser.add_argument("--router", type=int, default=None)
     parser.add_argument("--placer", default=None, choices=("heap", "static", "sa"))
     parser.add_argument("--link-stages", type=int, default=0, choices=(0, 1))
+    parser.add_argument("--depth", type=int, default=1, choices=(1, 2, 3))
+    parser.add_argument("--throughput", action="store_true",
+                        help="instead of a build: the RTL's backlogged throughput with and "
+                             "without the stage (--nodes, --link-stages)")
     args = parser.parse_args(argv)
+    if args.throughput:
+        for stages in (0, 1):
+            rate, counted = backlogged_throughput(args.nodes, stages, args.link_stages,
+                                                  args.depth)
+            print(f"n = {args.nodes}, depth = {args.depth}, link_stages = {args.link_stages}, "
+                  f"switch_stages = "
+                  f"{stages}: {rate:.3f} deliveries per node per cycle ({counted} counted)")
+        return 0
     from ..boards import build
     with switch_staged():
-        figures = build.synth(args.nodes, "ecp5", out="build/results/switch_stages",
+        figures = build.synth(args.nodes, "ecp5", depth=args.depth,
+                              out="build/results/switch_stages",
                               build_root="build/switch_stages", router=args.router,
                               placer=args.placer, link_stages=args.link_stages)
     figures["switch_stages"] = 1

@@ -140,7 +140,9 @@ class Router(wiring.Component):
         grant and a valid bit), and the output presents the staged input's head through
         the crossbar in the next, holding it until it is taken; the copy counts as sent,
         and the head's last copy pops it, when the output takes it. A head's request for an
-        output that has it staged is masked, so it is not granted twice. A message spends
+        output that has it staged is masked, so it is not granted twice. The stage holds
+        what the output presents, so the arbiters are built without their own hold
+        (:class:`RoundRobinArbiter`'s ``hold=False``). A message spends
         two cycles in each router instead of one. With 0 the Verilog is the same as before
         the parameter existed.
     """
@@ -289,7 +291,9 @@ class Router(wiring.Component):
         offers = []   # per output: whether it presents a message
         for o, port in enumerate(outputs):
             name = f"out{self._dims[o]}" if o < links else f"out_{pe_names[o - links]}"
-            arbiter = m.submodules[f"arbiter_{name}"] = self.arbiter(len(inputs_of[o]))
+            # A staged output holds its grant in its stage, so its arbiter need not.
+            hold = {"hold": False} if self._switch_stages else {}
+            arbiter = m.submodules[f"arbiter_{name}"] = self.arbiter(len(inputs_of[o]), **hold)
             arbiters.append(arbiter)
             if self._switch_stages:
                 grant, offer = self._stage(m, name, arbiter, port)
