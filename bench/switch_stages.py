@@ -71,6 +71,10 @@ def main(argv=None):
     parser.add_argument("--placer", default=None, choices=("heap", "static", "sa"))
     parser.add_argument("--link-stages", type=int, default=0, choices=(0, 1))
     parser.add_argument("--depth", type=int, default=1, choices=(1, 2, 3))
+    parser.add_argument("--variant", default=None, metavar="NAME",
+                        help="build in build/switch_stages/NAME and write to "
+                             "build/results/switch_stages/NAME (to keep the figures of "
+                             "another version of the design apart)")
     parser.add_argument("--throughput", action="store_true",
                         help="instead of a build: the RTL's backlogged throughput with and "
                              "without the stage (--nodes, --link-stages)")
@@ -85,9 +89,10 @@ def main(argv=None):
         return 0
     from ..boards import build
     with switch_staged():
+        where = "switch_stages" + (f"/{args.variant}" if args.variant else "")
         figures = build.synth(args.nodes, "ecp5", depth=args.depth,
-                              out="build/results/switch_stages",
-                              build_root="build/switch_stages", router=args.router,
+                              out=f"build/results/{where}",
+                              build_root=f"build/{where}", router=args.router,
                               placer=args.placer, link_stages=args.link_stages)
     figures["switch_stages"] = 1
     print(build.summary(figures) + " (switch_stages=1)")
