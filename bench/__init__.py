@@ -6,6 +6,8 @@
   (``make bench-model``).
 - :mod:`.wormhole_model`: router-cycles per second of the fast wormhole model (``make
   bench-wormhole``).
+- :mod:`.switch_stages`: place and route with the pipelined switch (``switch_stages=1``, a
+  spike; run by hand, not from ``make``: ``docs/fpga.md``, "Pipelined switch (spike)").
 """
 
 __all__ = ["machine", "write_results"]

@@ -11,7 +11,8 @@ import operator
 __all__ = ["check_positive_integer", "check_at_most", "check_payload_width", "check_depth",
            "MAX_FABRIC_NODES", "MAX_FABRIC_PAYLOAD_WIDTH", "MAX_FABRIC_DEPTH",
            "check_fabric_payload_width", "check_fabric_depth", "LINK_STAGES",
-           "check_link_stages", "max_ports", "check_ports",
+           "check_link_stages", "SWITCH_STAGES", "check_switch_stages", "max_ports",
+           "check_ports",
            "PACKET", "WORMHOLE", "SWITCHING_MODES", "check_switching", "WORMHOLE_DEFAULTS",
            "MAX_FLITS", "MAX_VCS", "Wormhole", "header_bits", "routing_bits", "HeadFields",
            "head_fields", "wormhole_parameters",
@@ -97,6 +98,28 @@ def check_link_stages(stages):
         raise TypeError(f"Link stages must be {allowed}, not {stages!r}") from None
     if stages not in LINK_STAGES:
         raise ValueError(f"Link stages must be {allowed}, not {stages!r}")
+    return stages
+
+
+#: Register stages between a router's switch allocation and its crossbar
+#: (:class:`ihcube.rtl.Router`'s ``switch_stages``): 0 (the default, one cycle per router) or
+#: 1 (a registered grant, two cycles per router; RTL only, ``docs/fpga.md``, "Pipelined
+#: switch (spike)").
+SWITCH_STAGES = (0, 1)
+
+
+def check_switch_stages(stages):
+    """Return ``stages`` if it is one of :data:`SWITCH_STAGES`, else raise
+    ``TypeError``/``ValueError``."""
+    allowed = " or ".join(map(str, SWITCH_STAGES))
+    if isinstance(stages, bool):
+        raise TypeError(f"Switch stages must be {allowed}, not {stages!r}")
+    try:
+        stages = operator.index(stages)
+    except TypeError:
+        raise TypeError(f"Switch stages must be {allowed}, not {stages!r}") from None
+    if stages not in SWITCH_STAGES:
+        raise ValueError(f"Switch stages must be {allowed}, not {stages!r}")
     return stages
 
 

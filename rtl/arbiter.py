@@ -22,6 +22,12 @@ class RoundRobinArbiter(wiring.Component):
     ----------
     count : int
         Number of requesters.
+    hold : bool
+        Hold a grant across a stall (the default). Without, ``grant`` is the round-robin
+        choice among this cycle's requests even while ``ready`` is low (the priority still
+        moves only when a grant is taken, so the fairness bound stands): for a caller that
+        registers the grant and holds it itself (:class:`~ihcube.rtl.Router`'s
+        ``switch_stages=1``), the hold is logic in the request -> grant path for nothing.
 
     Members
     -------
@@ -36,8 +42,9 @@ class RoundRobinArbiter(wiring.Component):
         The output takes the granted request in this cycle.
     """
 
-    def __init__(self, count):
+    def __init__(self, count, hold=True):
         count = self._count = check_positive_integer(count, "Requester count")
+        self._hold = bool(hold)
         super().__init__({
             "requests": In(count),
             "grant":    Out(count),
@@ -48,6 +55,10 @@ class RoundRobinArbiter(wiring.Component):
     @property
     def count(self):
         return self._count
+
+    @property
+    def hold(self):
+        return self._hold
 
     def elaborate(self, platform):
         m = Module()
@@ -71,6 +82,15 @@ class RoundRobinArbiter(wiring.Component):
             (after_last[j] & ~after_last[:j].any())
             | (~any_after & self.requests[j] & ~self.requests[:j].any())
             for j in range(count))))
+
+        if not self._hold:
+            m.d.comb += [
+                self.grant.eq(fresh),
+                self.valid.eq(self.requests.any()),
+            ]
+            with m.If(self.valid & self.ready):
+                m.d.sync += after.eq(Cat(*(self.grant[:j].any() for j in range(count))))
+            return m
 
         m.d.comb += [
             self.grant.eq(Mux(locked, held, fresh)),

@@ -6,7 +6,7 @@ from amaranth.lib.wiring import In, Out
 
 from .. import deadlock, topology
 from ..params import check_fabric_depth, check_fabric_payload_width, check_link_stages, \
-    check_ports
+    check_ports, check_switch_stages
 from .message import inject_layout, message_layout
 from .router import REFUSED_COUNT_WIDTH, Router, router_signature
 
@@ -100,6 +100,10 @@ class Fabric(wiring.Component):
     link_stages : int
         0 (the default) or 1: a relay buffer on each outgoing link of every router
         (:class:`Router`'s ``link_stages``), a cycle more per hop.
+    switch_stages : int
+        0 (the default) or 1: every router's grant registered (:class:`Router`'s
+        ``switch_stages``), a cycle more per router. RTL only: the fast model and the
+        generated Verilog do not take it.
 
     Members
     -------
@@ -119,13 +123,17 @@ class Fabric(wiring.Component):
     """
 
     def __init__(self, n, payload_width=32, depth=1, order=topology.MSB_FIRST, router=Router,
-                 router_modules=None, routing=None, ports=1, link_stages=0):
+                 router_modules=None, routing=None, ports=1, link_stages=0, switch_stages=0):
         n = self._n = topology.check_fabric_node_count(n)
         payload_width = self._payload_width = check_fabric_payload_width(payload_width)
         depth = self._depth = check_fabric_depth(depth)
         self._order = topology.check_routing_order(order)
         ports = self._ports = check_ports(n, ports)
         link_stages = self._link_stages = check_link_stages(link_stages)
+        switch_stages = self._switch_stages = check_switch_stages(switch_stages)
+        if switch_stages and router_modules is not None:
+            raise ValueError("Switch stages are built from the routers' Amaranth, not taken "
+                             "with router_modules")
         # A cycle of channel dependencies can deadlock the fabric: refuse to build it.
         deadlock.check_deadlock_free(n, order, routing)
         self._router_modules = router_modules
@@ -133,6 +141,8 @@ class Fabric(wiring.Component):
             extra = {} if ports == 1 else {"ports": ports}
             if link_stages:
                 extra["link_stages"] = link_stages
+            if switch_stages:
+                extra["switch_stages"] = switch_stages
             self.routers = [router(n, node, payload_width, depth, order, strap=True, **extra)
                             for node in range(n)]
         else:
@@ -146,6 +156,7 @@ class Fabric(wiring.Component):
     order         = property(lambda self: self._order)
     ports         = property(lambda self: self._ports)
     link_stages   = property(lambda self: self._link_stages)
+    switch_stages = property(lambda self: self._switch_stages)
 
     def injects(self, node):
         """The injection ports of ``node``, as a list (one with ``ports=1``)."""

@@ -9,7 +9,7 @@ from amaranth.lib.wiring import In, Out
 
 from .. import topology
 from ..params import check_fabric_depth, check_fabric_payload_width, check_link_stages, \
-    check_ports
+    check_ports, check_switch_stages
 from .arbiter import RoundRobinArbiter
 from .buffer import LinkBuffer
 from .message import Kind, inject_layout, message_layout
@@ -132,6 +132,19 @@ class Router(wiring.Component):
         So no path runs from one router's arbiter across a link into the next router's
         route selection, at the price of a cycle per hop. With 0 the Verilog is the same as
         before the parameter existed.
+    switch_stages : int
+        0 (the default) or 1 (:func:`ihcube.params.check_switch_stages`; RTL only: the fast
+        model does not implement it, so nothing on the command line builds it;
+        ``docs/fpga.md``, "Pipelined switch (spike)"). With 1, each output's grant is
+        registered: its arbiter allocates in one cycle (into the output's *stage*: the
+        grant and a valid bit), and the output presents the staged input's head through
+        the crossbar in the next, holding it until it is taken; the copy counts as sent,
+        and the head's last copy pops it, when the output takes it. A head's request for an
+        output that has it staged is masked, so it is not granted twice. The stage holds
+        what the output presents, so the arbiters are built without their own hold
+        (:class:`RoundRobinArbiter`'s ``hold=False``). A message spends
+        two cycles in each router instead of one. With 0 the Verilog is the same as before
+        the parameter existed.
     """
 
     #: The route selector; negative-control variants in the tests replace it.
@@ -144,9 +157,12 @@ class Router(wiring.Component):
     relay_buffer = None
     #: The output arbiter; negative-control variants in the tests replace it.
     arbiter = RoundRobinArbiter
+    #: With ``switch_stages=1``, mask a head's request for an output whose stage holds it
+    #: (the negative control's variant sets it False, and copies are sent twice).
+    mask_staged = True
 
     def __init__(self, n, node, payload_width=32, depth=1, order=topology.MSB_FIRST, *,
-                 strap=False, ports=1, link_stages=0):
+                 strap=False, ports=1, link_stages=0, switch_stages=0):
         n = self._n = topology.check_fabric_node_count(n)
         node = self._node = topology.check_node(n, node)
         payload_width = self._payload_width = check_fabric_payload_width(payload_width)
@@ -156,6 +172,7 @@ class Router(wiring.Component):
         self._strap = bool(strap)
         self._ports = check_ports(n, ports)
         self._link_stages = check_link_stages(link_stages)
+        self._switch_stages = check_switch_stages(switch_stages)
 
         super().__init__(router_signature(n, node, payload_width, strap=self._strap,
                                           ports=self._ports))
@@ -168,6 +185,7 @@ class Router(wiring.Component):
     strap         = property(lambda self: self._strap)
     ports         = property(lambda self: self._ports)
     link_stages   = property(lambda self: self._link_stages)
+    switch_stages = property(lambda self: self._switch_stages)
 
     @property
     def injects(self):
@@ -273,10 +291,20 @@ class Router(wiring.Component):
         # on its one-hot grant; with link stages, a link's crossbar writes its relay.
         outputs = [*self._relays(m, message), *self.ejects]
         arbiters = []
+        grants = []   # per output: the one-hot grant its crossbar follows
+        offers = []   # per output: whether it presents a message
         for o, port in enumerate(outputs):
             name = f"out{self._dims[o]}" if o < links else f"out_{pe_names[o - links]}"
-            arbiter = m.submodules[f"arbiter_{name}"] = self.arbiter(len(inputs_of[o]))
+            # A staged output holds its grant in its stage, so its arbiter need not.
+            hold = {"hold": False} if self._switch_stages else {}
+            arbiter = m.submodules[f"arbiter_{name}"] = self.arbiter(len(inputs_of[o]), **hold)
             arbiters.append(arbiter)
+            if self._switch_stages:
+                grant, offer = self._stage(m, name, arbiter, port)
+            else:
+                grant, offer = arbiter.grant, arbiter.valid
+            grants.append(grant)
+            offers.append(offer)
             chosen = Signal(message, name=f"{name}_chosen")
             width = len(chosen.as_value())
             if len(inputs_of[o]) == 1:
@@ -286,13 +314,14 @@ class Router(wiring.Component):
                 m.d.comb += chosen.eq(heads[inputs_of[o][0]])
             else:
                 m.d.comb += chosen.eq(reduce(operator.or_, (
-                    Value.cast(heads[j]) & arbiter.grant[i].replicate(width)
+                    Value.cast(heads[j]) & grant[i].replicate(width)
                     for i, j in enumerate(inputs_of[o]))))
             m.d.comb += [
-                port.valid.eq(arbiter.valid),
+                port.valid.eq(offer),
                 port.payload.eq(chosen),
-                arbiter.ready.eq(port.ready),
             ]
+            if not self._switch_stages:  # the stage drives it otherwise (_stage)
+                m.d.comb += arbiter.ready.eq(port.ready)
             if o < links:
                 m.d.comb += port.payload.travel.eq(chosen.travel
                                                    & self.travel_mask(self._dims[o]))
@@ -303,9 +332,19 @@ class Router(wiring.Component):
             sent = Signal(len(want), name=f"sent{j}")
             for b, o in enumerate(outputs_of[j]):
                 arbiter, i = arbiters[o], inputs_of[o].index(j)
+                if not self._switch_stages:
+                    m.d.comb += [
+                        arbiter.requests[i].eq(buffer.r.valid & want[b] & ~done[b]),
+                        sent[b].eq(arbiter.grant[i] & arbiter.ready),
+                    ]
+                    continue
+                # Staged: the copy is sent when its output takes it from the stage; while
+                # the stage holds it, asking again would send it twice.
+                staged = offers[o] & grants[o][i]
+                pending = ~done[b] & ~staged if self.mask_staged else ~done[b]
                 m.d.comb += [
-                    arbiter.requests[i].eq(buffer.r.valid & want[b] & ~done[b]),
-                    sent[b].eq(arbiter.grant[i] & arbiter.ready),
+                    arbiter.requests[i].eq(buffer.r.valid & want[b] & pending),
+                    sent[b].eq(staged & outputs[o].ready),
                 ]
             last_copy = (want & ~done & ~sent) == 0
             m.d.comb += buffer.r.ready.eq(buffer.r.valid & last_copy)
@@ -314,6 +353,26 @@ class Router(wiring.Component):
             with m.Else():
                 m.d.sync += done.eq(done | sent)
         return m
+
+    def _stage(self, m, name, arbiter, port):
+        """With ``switch_stages=1``: the registered grant of output ``name``. The arbiter
+        allocates into the stage when it is empty or is being taken in this cycle; what it
+        holds stays until ``port`` takes it (an eject port's ``ready`` may fall, a link's far
+        room only after a message of this output). Returns the stage's one-hot grant and
+        its valid bit, which drive the crossbar and the port."""
+        grant = Signal(len(arbiter.grant), name=f"{name}_staged_grant")
+        offer = Signal(name=f"{name}_staged")
+        load = Signal(name=f"{name}_stage_load")
+        m.d.comb += [
+            load.eq(~offer | port.ready),
+            arbiter.ready.eq(load),
+        ]
+        with m.If(load):
+            m.d.sync += [
+                offer.eq(arbiter.valid),
+                grant.eq(arbiter.grant),
+            ]
+        return grant, offer
 
     def _relays(self, m, message):
         """What each link output's crossbar drives: ``links_out`` itself, or with

@@ -43,7 +43,7 @@ __all__ = [
     "ReorderingBuffer", "reordering_buffer", "weight_parity_wormhole_router",
     "SharedChannelAllocator", "NoReleaseWormholeRouter", "SharedChannelWormholeRouter",
     "UnfairAllocator", "LateReadBroadcastBuffer", "SrcOneFlitLateRouter",
-    "RisingWriteChecker",
+    "RisingWriteChecker", "UnmaskedStageRouter",
 ]
 
 
@@ -518,6 +518,19 @@ def only_at(nodes, router):
     return make
 
 
+# --- The pipelined switch broken on purpose (docs/fpga.md, "Pipelined switch (spike)") ------
+
+class UnmaskedStageRouter(Router):
+    """With ``switch_stages=1``, a head still asks for an output whose stage holds its copy,
+    so the copy is granted again as it leaves: a message is sent twice (and the stage can
+    then present a buffer's next head, or a stale entry, on the wrong output). With
+    ``switch_stages=0`` it is the real router.
+
+    Caught by the scoreboard of ``tests/test_switch_stages.py`` (all-pairs unicasts,
+    broadcasts and random traffic with the stage: "delivered 2 times")."""
+    mask_staged = False
+
+
 #: Every faulty router by name. Each works as the ``router`` of a fabric or a formal check.
 FAULTS = {
     "dropping-buffer": DroppingRouter,
@@ -535,6 +548,7 @@ FAULTS = {
     "mask-blind-route": MaskBlindRouter,
     "unfair-arbiter": UnfairRouter,
     "weight-parity": weight_parity_router,
+    "unmasked-stage": UnmaskedStageRouter,
 }
 
 

@@ -1,0 +1,103 @@
+"""Place and route the pipelined switch (``switch_stages=1``, ``docs/fpga.md``, "Pipelined
+switch (spike)"): an ad hoc benchmark, not reachable from ``ihcube`` or the Makefile, because
+the fast model does not implement the option.
+
+``.venv/bin/python -m ihcube.bench.switch_stages --nodes 26 [--router 0] [--placer static]
+[--link-stages 1]`` builds what ``ihcube synth`` builds with the same options, every router
+with a registered grant, in ``build/switch_stages/`` and writes its figures to
+``build/results/switch_stages/`` (never ``results/``: the names are ``ihcube synth``'s, so
+that the figures of the design without the option are not overwritten). It prints the same
+one line as ``ihcube synth``.
+"""
+
+import argparse
+import contextlib
+import sys
+
+from .. import rtl
+
+__all__ = ["switch_staged", "main"]
+
+
+@contextlib.contextmanager
+def switch_staged():
+    """While open, :mod:`ihcube.rtl`'s ``Router`` and ``Fabric`` build with
+    ``switch_stages=1`` unless told otherwise (what :func:`ihcube.boards.build.synth` looks
+    up when it builds)."""
+    router, fabric = rtl.Router, rtl.Fabric
+
+    class StagedRouter(router):
+        def __init__(self, *args, switch_stages=1, **kwargs):
+            super().__init__(*args, switch_stages=switch_stages, **kwargs)
+
+    class StagedFabric(fabric):
+        def __init__(self, *args, switch_stages=1, **kwargs):
+            kwargs.setdefault("router", StagedRouter)
+            super().__init__(*args, switch_stages=switch_stages, **kwargs)
+
+    rtl.Router, rtl.Fabric = StagedRouter, StagedFabric
+    try:
+        yield
+    finally:
+        rtl.Router, rtl.Fabric = router, fabric
+
+
+def backlogged_throughput(n, switch_stages, link_stages=0, depth=1, cycles=600, warmup=150,
+                          seed=1):
+    """Deliveries per node per cycle of the RTL ``n``-node fabric with every PE backlogged
+    with uniform random unicasts (to any node but itself), counted from cycle ``warmup`` to
+    ``cycles``: the RTL's saturation throughput, since the fast model does not implement
+    ``switch_stages``. Returns ``(throughput, deliveries counted)``."""
+    import random
+
+    from ..verify.harness import FabricHarness, Request
+    fabric = rtl.Fabric(n, depth=depth, link_stages=link_stages, switch_stages=switch_stages)
+    harness = FabricHarness(fabric)
+    rng = random.Random(seed)
+    for node in range(n):
+        for k in range(cycles):  # more than can leave: the queue never empties
+            harness.send(node, Request(payload=k, dest=rng.choice(
+                [dest for dest in range(n) if dest != node])))
+    harness.run(cycles + 1, offer_until=cycles + 1)
+    counted = sum(warmup <= delivery.cycle < cycles for delivery in harness.deliveries)
+    return counted / (n * (cycles - warmup)), counted
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m ihcube.bench.switch_stages",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", "-n", type=int, required=True)
+    parser.add_argument("--router", type=int, default=None)
+    parser.add_argument("--placer", default=None, choices=("heap", "static", "sa"))
+    parser.add_argument("--link-stages", type=int, default=0, choices=(0, 1))
+    parser.add_argument("--depth", type=int, default=1, choices=(1, 2, 3))
+    parser.add_argument("--variant", default=None, metavar="NAME",
+                        help="build in build/switch_stages/NAME and write to "
+                             "build/results/switch_stages/NAME (to keep the figures of "
+                             "another version of the design apart)")
+    parser.add_argument("--throughput", action="store_true",
+                        help="instead of a build: the RTL's backlogged throughput with and "
+                             "without the stage (--nodes, --link-stages)")
+    args = parser.parse_args(argv)
+    if args.throughput:
+        for stages in (0, 1):
+            rate, counted = backlogged_throughput(args.nodes, stages, args.link_stages,
+                                                  args.depth)
+            print(f"n = {args.nodes}, depth = {args.depth}, link_stages = {args.link_stages}, "
+                  f"switch_stages = "
+                  f"{stages}: {rate:.3f} deliveries per node per cycle ({counted} counted)")
+        return 0
+    from ..boards import build
+    with switch_staged():
+        where = "switch_stages" + (f"/{args.variant}" if args.variant else "")
+        figures = build.synth(args.nodes, "ecp5", depth=args.depth,
+                              out=f"build/results/{where}",
+                              build_root=f"build/{where}", router=args.router,
+                              placer=args.placer, link_stages=args.link_stages)
+    figures["switch_stages"] = 1
+    print(build.summary(figures) + " (switch_stages=1)")
+    return 0 if figures["fits"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

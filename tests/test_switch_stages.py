@@ -1,0 +1,142 @@
+"""The pipelined switch (``switch_stages=1``, ``docs/fpga.md``, "Pipelined switch (spike)") in
+the Amaranth simulator: every message delivered once, along its path, in order per (src,
+dest), and what it costs in cycles; and the same checks catching a stage without its mask."""
+
+import re
+from collections import defaultdict
+
+import pytest
+from amaranth.back import verilog
+
+from ihcube.rtl import Fabric, Kind, Router
+from ihcube.verify.faults import UnmaskedStageRouter
+from ihcube.verify.harness import Request
+
+from test_fabric import all_pairs, broadcasts, problems_of, random_traffic, run_fabric
+
+#: Node pairs for the zero-load latency: the longest paths of 26 nodes both ways, a local
+#: delivery (0 hops) and some in between.
+PAIRS = [(0, 25), (25, 0), (12, 16), (7, 7), (19, 6), (3, 24)]
+
+
+def out_of_order(harness):
+    """The (src, dest) pairs whose unicasts were delivered in another order than injected."""
+    taken, delivered = defaultdict(list), defaultdict(list)
+    for _, node, request in harness.injected:
+        if request.kind == Kind.UNICAST:
+            taken[node, request.dest].append(request.payload)
+    for delivery in sorted(harness.deliveries, key=lambda delivery: delivery.cycle):
+        message = delivery.message
+        if message.kind == Kind.UNICAST:
+            delivered[message.src, message.dest].append(message.payload)
+    return sorted(pair for pair in taken if delivered[pair] != taken[pair])
+
+
+@pytest.mark.parametrize("n, order", [(5, "msb"), (5, "lsb"), (13, "msb"), (13, "lsb")])
+def test_all_pairs_and_broadcasts_arrive_once(n, order):
+    """Every (src, dest) unicast arrives once at dest along its path, and every broadcast
+    once at every other node, with the grants registered."""
+    harness = run_fabric(Fabric(n, order=order, switch_stages=1), all_pairs(n) + broadcasts(n))
+    assert problems_of(harness) == []
+    assert len(harness.deliveries) == n * n + n * (n - 1)
+    assert len(harness.hops) == (sum(bin(s ^ d).count("1") for s in range(n) for d in range(n))
+                                 + n * (n - 1))
+
+
+@pytest.mark.parametrize("n, depth, link_stages, ports", [
+    (13, 2, 0, 1), (5, 1, 1, 1), (13, 1, 1, 1), (5, 1, 0, 3),
+])
+def test_with_deeper_buffers_link_stages_and_ports(n, depth, link_stages, ports):
+    """The stage works with two-message buffers, with a relay on every link (both options
+    together) and with several PE ports."""
+    harness = run_fabric(Fabric(n, depth=depth, link_stages=link_stages, ports=ports,
+                                switch_stages=1), all_pairs(n) + broadcasts(n))
+    assert problems_of(harness) == []
+    assert len(harness.deliveries) == n * n + n * (n - 1)
+
+
+@pytest.mark.parametrize("n, depth, eject_ready", [(13, 1, 0.3), (26, 1, 0.5), (13, 2, 0.2)])
+def test_random_traffic_under_eject_backpressure(n, depth, eject_ready):
+    """Unicasts and broadcasts together, PEs that accept at random (an eject port's stage
+    must hold its message while ``ready`` is low): nothing lost, duplicated, altered or
+    reordered per (src, dest)."""
+    requests = random_traffic(n, 12 * n, seed=n * 10 + depth)
+    harness = run_fabric(Fabric(n, depth=depth, switch_stages=1), requests,
+                         eject_ready=eject_ready, seed=depth)
+    assert problems_of(harness) == []
+    assert len(harness.injected) == len(requests)
+    assert out_of_order(harness) == []
+
+
+def latencies(fabric):
+    """Each message of :data:`PAIRS` alone in ``fabric``: (hops, cycles from taken to
+    delivered)."""
+    requests = [(src, Request(payload=k, dest=dest, at=16 * k))
+                for k, (src, dest) in enumerate(PAIRS)]
+    harness = run_fabric(fabric, requests)
+    assert problems_of(harness) == []
+    assert len(harness.deliveries) == len(PAIRS)
+    taken = {request.payload: cycle for cycle, _, request in harness.injected}
+    return sorted((bin(d.message.src ^ d.message.dest).count("1"),
+                   d.cycle - taken[d.message.payload]) for d in harness.deliveries)
+
+
+def test_zero_load_latency_is_two_per_router():
+    """A message alone spends two cycles in each router it passes (the grant is registered,
+    then the crossbar moves it): delivered 2 hops + 2 cycles after it was taken, against
+    hops + 1 without the stage."""
+    staged = latencies(Fabric(26, switch_stages=1))
+    assert [cycles for hops, cycles in staged] == [2 * hops + 2 for hops, _ in staged]
+    assert {hops for hops, _ in staged} == {0, 3, 4}  # popcount(src XOR dest) of PAIRS
+    plain = latencies(Fabric(26))
+    assert [cycles for hops, cycles in plain] == [hops + 1 for hops, _ in plain]
+
+
+def test_zero_load_latency_with_link_stages_is_three_per_hop():
+    """Both options: a cycle in the stage and one in the relay more per hop, 3 hops + 2."""
+    staged = latencies(Fabric(26, switch_stages=1, link_stages=1))
+    assert [cycles for hops, cycles in staged] == [3 * hops + 2 for hops, _ in staged]
+
+
+@pytest.mark.parametrize("n, requests", [
+    (5, all_pairs(5)), (5, broadcasts(5)), (13, random_traffic(13, 60, seed=3)),
+])
+def test_checks_catch_a_stage_without_its_mask(n, requests):
+    """Negative control: a head that still asks for the output whose stage holds its copy
+    is granted again, and the same checks as above see messages delivered twice."""
+    harness = run_fabric(Fabric(n, router=UnmaskedStageRouter, switch_stages=1), requests,
+                         max_cycles=2_000)
+    problems = problems_of(harness)
+    assert any(re.search(r" was delivered [2-9] times", problem) for problem in problems), \
+        problems
+
+
+def test_unmasked_router_is_the_real_one_without_the_stage():
+    """The negative control's router differs only where the stage is: without it, the same
+    traffic passes (so what the control catches is the missing mask)."""
+    harness = run_fabric(Fabric(5, router=UnmaskedStageRouter), all_pairs(5) + broadcasts(5))
+    assert problems_of(harness) == []
+
+
+def test_switch_stages_0_is_the_router_of_before():
+    """The default and an explicit 0 write the same Verilog; 1 does not."""
+    def text(**options):
+        return verilog.convert(Router(13, 0, **options), name="router")
+    assert text(switch_stages=0) == text()
+    assert text(switch_stages=1) != text()
+
+
+@pytest.mark.parametrize("stages, error", [(2, ValueError), (-1, ValueError),
+                                           (True, TypeError), ("1", TypeError)])
+def test_wrong_switch_stages(stages, error):
+    message = rf"^Switch stages must be 0 or 1, not {stages!r}$"
+    with pytest.raises(error, match=message):
+        Fabric(5, switch_stages=stages)
+    with pytest.raises(error, match=message):
+        Router(5, 0, switch_stages=stages)
+
+
+def test_switch_stages_are_not_taken_with_written_router_modules():
+    with pytest.raises(ValueError, match=r"^Switch stages are built from the routers' "
+                                         r"Amaranth, not taken with router_modules$"):
+        Fabric(5, switch_stages=1, router_modules={node: "r" for node in range(5)})
