@@ -41,9 +41,9 @@ request (``requested``), then for each slot, as an output, the mask of the input
 head still wants it (the Router's ``valid & want & ~done``, column by column). A post (a new
 head's requests, see Registers) sets bits in both, of a neighbour's node: kept together, the
 two are most often in one cache line (they were two arrays: 1.03 times the speed at ``n`` =
-2**20, ``docs/scale.md``, Bytes). The link-existence masks, the request masks and the link
-sets are int32 (masks of at most 31 slots), not int64: the large arrays a hop reads at random
-(``exists`` of the hop's far node, and its requests) are half the size.
+2**20 in one A/B, ``docs/scale.md``, Bytes). The link-existence and request masks (of at
+most 31 slots) and the link-set numbers are int32, not int64: the large arrays a hop reads at
+random (``exists`` of the hop's far node, and its requests) are half the size.
 
 A header packs ``dest``, ``src`` and ``travel`` in ``A`` bits each, then ``kind``.
 
