@@ -165,11 +165,11 @@ class Model:
 
     @property
     def refused(self):
-        return self._state[4].astype(bool)
+        return self._state[3].astype(bool)
 
     @property
     def refused_count(self):
-        return self._state[5].astype(np.int64)
+        return self._state[4].astype(np.int64)
 
     @property
     def nbytes(self):
@@ -201,7 +201,7 @@ class Model:
         travel_masks = np.array([self._travel_mask(int(node), dim)
                                  for node in representative for dim in range(max(D, 1))],
                                 np.int64)
-        return exists, route, link_set.astype(np.int64), travel_masks
+        return exists, route, link_set.astype(np.int32), travel_masks
 
     def reset(self):
         """Return to the state right after reset: empty buffers whose ``room`` is low,
@@ -217,10 +217,9 @@ class Model:
         cells16[HELD::4 * words] = -1  # not locked
         self._state = (
             cells, cells.view(np.int32), cells16,
-            np.zeros(n, np.int64),                            # requested
             np.zeros(n, np.uint8),                            # refused
             np.zeros(n, np.int32),                            # refused_count
-            np.zeros(n * S, np.int32),                        # requests
+            np.zeros(n * (S + 1), np.int32),                  # requested, requests
             np.zeros(n * S + 1, np.int64),                    # posts (the kernel's scratch)
         )
         # The relays (link stages): a record per output like the buffers', of which only the
@@ -760,8 +759,8 @@ def _check_count(value, name):
 
 
 def _exists_masks(n, D):
-    """Every node's link-existence vector (:func:`ihcube.topology.exists_mask`), as an int64
-    array.
+    """Every node's link-existence vector (:func:`ihcube.topology.exists_mask`), as an int32
+    array (the kernel's masks are 31 bits wide).
 
     :func:`ihcube.topology.link_exists` is applied to all ``n`` nodes at once, a dimension at a
     time (its test ``a XOR 2**i < n`` holds elementwise on an array of nodes): a call of
@@ -772,4 +771,4 @@ def _exists_masks(n, D):
     exists = np.zeros(n, np.int64)
     for i in range(D):
         exists |= np.asarray(topology.link_exists(n, nodes, i), np.int64) << i
-    return exists
+    return exists.astype(np.int32)

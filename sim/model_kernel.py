@@ -36,9 +36,14 @@ word and a payload word each. The fields:
   ``want & ~done``. It is set when a message becomes the head and loses a bit with each
   copy sent, so the RTL's ``done`` is ``want & ~PENDING``.
 
-Per row, as an output: ``requests``, the mask of the inputs whose valid head still wants it
-(the Router's ``valid & want & ~done``, column by column). Per node: ``requested``, the mask
-of its outputs with a request.
+Per node, ``S + 1`` int32 words of ``requests``: first the mask of its outputs with a
+request (``requested``), then for each slot, as an output, the mask of the inputs whose valid
+head still wants it (the Router's ``valid & want & ~done``, column by column). A post (a new
+head's requests, see Registers) sets bits in both, of a neighbour's node: kept together, the
+two are most often in one cache line (they were two arrays: 1.03 times the speed at ``n`` =
+2**20 in one A/B, ``docs/scale.md``, Bytes). The link-existence and request masks (of at
+most 31 slots) and the link-set numbers are int32, not int64: the large arrays a hop reads at
+random (``exists`` of the hop's far node, and its requests) are half the size.
 
 A header packs ``dest``, ``src`` and ``travel`` in ``A`` bits each, then ``kind``.
 
@@ -250,10 +255,11 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
     """Simulate clock cycle ``t`` of the whole fabric.
 
     ``dims`` is ``(n, D, A, depth, ready_in_reset, P, prefetching)``, ``tables`` ``(exists, route,
-    link_set, travel_masks)``, ``state`` ``(cells, cells32, cells16, requested, refused,
-    refused_count, requests, posts)`` (``cells32`` and ``cells16`` are views of ``cells``;
-    the module's docstring describes them; ``posts``, ``n * S + 1`` int64 words, is scratch:
-    a post is written in any case and kept by counting it).
+    link_set, travel_masks)``, ``state`` ``(cells, cells32, cells16, refused, refused_count,
+    requests, posts)`` (``cells32`` and ``cells16`` are views of ``cells``; ``requests`` is
+    ``n * (S + 1)`` words, a node's ``requested`` then its outputs' requests; the module's
+    docstring describes them; ``posts``, ``n * S + 1`` int64 words, is scratch: a post is
+    written in any case and kept by counting it).
 
     Port ``p`` of node ``a``'s PE (index ``a * P + p``) offers ``inj_header[a * P + p]`` (dest
     and kind packed as in a header; ``src`` and ``travel`` are stamped here) and
@@ -273,8 +279,9 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
     n, D, A, depth, ready_in_reset, P, prefetching = dims
     ahead = PREFETCH_NODES if prefetching else 0
     exists, route, link_set, travel_masks = tables
-    cells, cells32, cells16, requested, refused, refused_count, requests, posts = state
+    cells, cells32, cells16, refused, refused_count, requests, posts = state
     S = D + P
+    T = S + 1  # a node's words in `requests`: its requested outputs, then theirs
     pe = D
     R64 = 2 + 2 * depth  # int64 words per slot
     R32 = 2 * R64
@@ -303,7 +310,7 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
     for a in range(n):
         base = a * S
         ex = exists[_at(a)]
-        outputs = requested[_at(a)]
+        outputs = requests[_at(a * T)]
         if ahead:
             # A large fabric's state is in memory, not in the caches: ask for what the visit
             # of the node `ahead` places on will touch, so that its misses overlap with this
@@ -314,14 +321,14 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
             c = min(a + ahead, n - 1)
             for w in range(c * S * R64, (c + 1) * S * R64, 8):
                 _prefetch(cells, w)
-            _prefetch(requests, c * S)
-            _prefetch(requests, c * S + S - 1)
+            _prefetch(requests, c * T)
+            _prefetch(requests, c * T + S)
             inputs = 0
-            wanted = requested[_at(c)]
+            wanted = requests[_at(c * T)]
             while wanted:
                 o = _lowest(wanted)
                 wanted &= wanted - 1
-                inputs |= requests[_at(c * S + o)]
+                inputs |= requests[_at(c * T + 1 + o)]
             inputs &= full_travel & ~((1 << NEAR_LINKS) - 1)
             while inputs:
                 d = _lowest(inputs)
@@ -448,7 +455,7 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
             o = _lowest(scan)
             scan &= scan - 1
             port = base + o
-            req = requests[_at(port)]
+            req = requests[_at(a * T + 1 + o)]
             arbiter = port * R16
             locked = cells16[_at(arbiter + HELD)]
             last = cells16[_at(arbiter + LAST)]
@@ -467,10 +474,10 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
             cells16[_at(arbiter + HELD)] = _select(ready != 0, -1, g)
             cells16[_at(arbiter + LAST)] = _select(ready != 0, g, last)
             waiting = req & ~(ready << g)
-            requests[_at(port)] = waiting
+            requests[_at(a * T + 1 + o)] = waiting
             moves |= ready << o
             outputs &= ~(np.int64(waiting == 0) << o)
-        requested[_at(a)] = outputs
+        requests[_at(a * T)] = outputs
 
         # The moves: output o copies the head of input LAST (its grant).
         while moves:
@@ -551,17 +558,17 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
             # The node of a post a few ahead (posts[n_posts], not a post, is harmless).
             later = posts[_at(min(k + PREFETCH_POSTS, n_posts))]
             c = later >> _POST_SLOT_BITS & _POST_NODE_MASK
-            _prefetch(requested, c)
-            _prefetch(requests, c * S + _lowest(later >> _POST_WANTS_SHIFT | 1 << 31))
+            _prefetch(requests, c * T)
+            _prefetch(requests, c * T + 1 + _lowest(later >> _POST_WANTS_SHIFT | 1 << 31))
         post = posts[_at(k)]
         b = post >> _POST_SLOT_BITS & _POST_NODE_MASK
         slot = post & ((1 << _POST_SLOT_BITS) - 1)
         wants = post >> _POST_WANTS_SHIFT
-        requested[_at(b)] |= wants
+        requests[_at(b * T)] |= wants
         while wants:
             p = _lowest(wants)
             wants &= wants - 1
-            requests[_at(b * S + p)] |= 1 << slot
+            requests[_at(b * T + 1 + p)] |= 1 << slot
     return n_deliveries, n_hops
 
 
