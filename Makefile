@@ -58,6 +58,7 @@ help:
 	@echo "  CLOCK_MHZ=40                              ... on the board's PLL at 40 MHz"
 	@echo "  W=24                                      ... with a 24-bit payload (8 check bits; BOARD=icebreaker N=8)"
 	@echo "make synth-table [FAMILY=ecp5]              routers of node 0 (packet, wormhole), fabrics n = 4..64 at depth 1, 2; resumes; the README table"
+	@echo "  PNR_MINUTES=60                            ... each place and route stopped after 60 min (make synth too)"
 	@echo "make sweep                                  quick latency-throughput sweep and a wormhole slice (about a minute): results/sweep_quick*, results/sweep_wormhole-quick*"
 	@echo "make sweep-wormhole                         wormhole sweep, 5 sizes x 3 patterns, 20 flits, 3 VCs: results/sweep_wormhole*"
 	@echo "make sweep-full                             full sweep, 5 sizes x 2 depths x 3 patterns: results/sweep_full*"
@@ -171,6 +172,7 @@ synth: $(STAMP)
 		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)') \
 		$(if $(LINK_STAGES),--link-stages='$(LINK_STAGES)') \
 		$(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
+		$(if $(PNR_MINUTES),--pnr-minutes='$(PNR_MINUTES)') \
 		$(if $(PLACER),--placer='$(PLACER)') --out results
 
 bitstream: $(STAMP)
@@ -180,6 +182,7 @@ bitstream: $(STAMP)
 
 synth-table: $(STAMP)
 	@$(BIN)/ihcube synth-table --family='$(FAMILY)' $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
+		$(if $(PNR_MINUTES),--pnr-minutes='$(PNR_MINUTES)') \
 		$(if $(PLACER),--placer='$(PLACER)') --out results
 
 clean:

@@ -11,6 +11,7 @@ import json
 import os
 import pathlib
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -90,6 +91,31 @@ def check_placer(placer):
     if placer is not None and placer not in PLACERS:
         raise ValueError(f"Placer must be one of {', '.join(PLACERS)}, not {placer!r}")
     return placer
+
+
+def check_pnr_minutes(minutes):
+    """Return ``minutes`` (a time limit for place and route) if it is None (no limit) or a
+    positive number, else raise ``ValueError``."""
+    if minutes is not None and (isinstance(minutes, bool) or not isinstance(minutes, (int, float))
+                                or not 0 < minutes < float("inf")):
+        raise ValueError(f"Place-and-route time limit must be a positive number of minutes, "
+                         f"not {minutes!r}")
+    return minutes
+
+
+#: The exit status of coreutils' ``timeout`` when it stopped the command.
+_TIMED_OUT = 124
+
+
+def _limited(build_dir, var, minutes):
+    """A script in ``build_dir`` that runs the tool named by environment variable ``var``
+    under coreutils' ``timeout`` for ``minutes``; its path, to stand in for the tool."""
+    script = pathlib.Path(build_dir) / f"{var.lower()}_limited.sh"
+    script.write_text("#!/bin/sh\n"
+                      f"exec timeout {round(minutes * 60, 1):g} {shlex.quote(os.environ[var])} "
+                      '"$@"\n')
+    script.chmod(0o755)
+    return str(script)
 
 
 #: What the device calls a LUT, a flip-flop and a RAM block, in nextpnr's report and in
@@ -188,13 +214,16 @@ def _estimate(family, yosys):
     return max(yosys.get("SB_LUT4", 0), ffs)
 
 
-def _build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="", placer=None):
+def _build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="", placer=None,
+           pnr_minutes=None):
     """Build ``top`` on ``platform`` in ``build_dir`` with Amaranth's build script; return
     figures.
 
     The script runs twice: first with only Yosys real (place and route replaced by ``true``),
     then, if Yosys's cells can fit the device, with only nextpnr and the packer real. So a
-    design that cannot fit costs no place-and-route run, and the two times are apart.
+    design that cannot fit costs no place-and-route run, and the two times are apart. With
+    ``pnr_minutes``, nextpnr is stopped after that long and the figures say so (``stopped``,
+    Yosys's counts kept).
     """
     _tools_env()
     cells = _CELLS[family]
@@ -233,13 +262,20 @@ def _build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="", p
 
     if error is None:
         started = time.monotonic()
+        env = {**os.environ, "YOSYS": true}
+        if pnr_minutes is not None:
+            env[pnr_vars[0]] = _limited(build_dir, pnr_vars[0], pnr_minutes)
         try:
-            plan.execute_local(str(build_dir), env={**os.environ, "YOSYS": true})
+            plan.execute_local(str(build_dir), env=env)
         except subprocess.CalledProcessError as exc:
             log = build_dir / f"{name}.tim"
             tail = log.read_text(errors="replace").strip().splitlines()[-3:] \
                 if log.exists() else []
             error = " / ".join(line.strip() for line in tail) or str(exc)
+            if pnr_minutes is not None and exc.returncode == _TIMED_OUT:
+                figures["stopped"] = True
+                error = (f"stopped after {pnr_minutes:g} min of place and route "
+                         f"(--pnr-minutes); nextpnr's last line: {tail[-1].strip() if tail else '-'}")
         figures["seconds_nextpnr"] = round(time.monotonic() - started, 1)
     figures["seconds_total"] = round(figures["seconds_yosys"]
                                      + figures.get("seconds_nextpnr", 0), 1)
@@ -325,7 +361,7 @@ def synth_name(n, family="ecp5", payload_width=32, depth=1, synth_opts=None, rou
 
 def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root="build",
           synth_opts=None, router=None, placer=None, ports=1, wormhole=None, strapped=False,
-          link_stages=0):
+          link_stages=0, pnr_minutes=None):
     """Synthesise and place an ``n``-node fabric for ``family``; write and return figures.
 
     ``synth_opts`` go to Yosys's ``synth_ecp5``/``synth_ice40`` (:func:`synth_options`) and
@@ -339,12 +375,15 @@ def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root
     ``strapped`` the packet ``router`` is built as the fabric builds it
     (:class:`~ihcube.boards.strapped.StrappedRouter`; names end in ``_strapped``).
     ``link_stages=1`` puts a relay on each outgoing link of every packet router
-    (:class:`~ihcube.rtl.Router`'s ``link_stages``; names say ``_s1``).
+    (:class:`~ihcube.rtl.Router`'s ``link_stages``; names say ``_s1``). ``pnr_minutes``
+    limits place and route (:func:`check_pnr_minutes`; a build stopped by it records
+    ``stopped`` and Yosys's counts).
     The names are :func:`synth_name`'s; the figures record :func:`design_digest`.
     """
     target = FAMILIES[family]
     synth_opts = synth_options(family, synth_opts)
     link_stages = check_link_stages(link_stages)
+    pnr_minutes = check_pnr_minutes(pnr_minutes)
     if wormhole is not None and link_stages:
         raise ValueError(f"Link stages are a packet-switching option, not taken with "
                          f"wormhole switching, not {link_stages!r}")
@@ -361,7 +400,7 @@ def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root
                        vc_depth=wormhole.vc_depth, depth=None, ports=1)
     figures.update(_build(family, shell, name, pathlib.Path(build_root) / tag,
                           platform, shell_ffs=shell.shell_ffs, synth_opts=synth_opts,
-                          placer=placer))
+                          placer=placer, pnr_minutes=pnr_minutes))
     nodes = range(n) if router is None else [router]
     router_ports = sum(len(topology.links(n, node)) + (ports if wormhole is None else 1)
                        for node in nodes)
@@ -517,7 +556,7 @@ def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_
 def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1, 2),
           router_sizes=(26,), flit_widths=TABLE_FLIT_WIDTHS, vcs=TABLE_VCS,
           wormhole_fabric=True, redo=False, previous=PREVIOUS_DESIGN, only_kept=False,
-          link_stages=(0, 1)):
+          link_stages=(0, 1), pnr_minutes=None):
     """Run :func:`synth` for each of :func:`table_jobs`, one at a time; print a line per build
     and a Markdown table (:func:`markdown_table`), also written to
     ``<out>/synth_table_<family><options>.json``.
@@ -527,9 +566,11 @@ def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1,
     table resumes where it stopped, and a change to one design rebuilds its rows only; with
     ``only_kept`` nothing is built and the table shows what is there (the rest as "not
     built"). ``previous`` is the git revision whose ``results/`` give the previous design's
-    figures (None: no such columns).
+    figures (None: no such columns). ``pnr_minutes`` limits each place and route
+    (:func:`synth`); a row stopped by it is shown as stopped and built again by the next run.
     """
     synth_opts = synth_options(family, synth_opts)
+    pnr_minutes = check_pnr_minutes(pnr_minutes)
     rows = []
     for job in table_jobs(sizes, depths, router_sizes, flit_widths, vcs, wormhole_fabric,
                           link_stages):
@@ -545,6 +586,7 @@ def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1,
         path = pathlib.Path(out) / f"{tag}.json"
         kept = json.loads(path.read_text()) if path.exists() and not redo else None
         if kept is not None and kept.get("design_digest") is not None and \
+                (only_kept or not kept.get("stopped")) and \
                 kept["design_digest"] == synth_digest(family=family, synth_opts=synth_opts,
                                                       placer=placer, **args):
             figures = {**kept, "kept": True}
@@ -556,7 +598,7 @@ def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1,
                 figures.update(_wormhole_figures(job["wormhole"]))
         else:
             figures = synth(family=family, out=out, synth_opts=synth_opts, placer=placer,
-                            **args)
+                            pnr_minutes=pnr_minutes, **args)
         figures["tag"] = tag
         figures["previous"] = _previous(previous, tag) if previous else None
         if "seconds_yosys" in figures:
@@ -641,8 +683,10 @@ def _figures(f):
         return "-"
     if f.get("luts") is None:
         if f.get("cells_estimate"):
-            return f">= {f['cells_estimate']:,} (Yosys) / - / " + \
-                ("does not fit" if not f.get("fits") else "-")
+            why = "does not fit" if not f.get("fits") else "-"
+            if f.get("stopped"):
+                why = f"not placed in {f.get('seconds_nextpnr', 0) / 60:.0f} min (stopped)"
+            return f">= {f['cells_estimate']:,} (Yosys) / - / {why}"
         return "-"
     fmax = f"{f['fmax_mhz']}" if f.get("fmax_mhz") is not None else "-"
     return f"{f['luts']:,} / {f.get('ffs', 0):,} / {fmax if f.get('fits') else 'does not fit'}"

@@ -21,7 +21,8 @@ __all__ = ["AD_HOC", "add_fabric_options", "fabric_parameters", "add_ports_optio
            "link_stages", "link_stages_value",
            "ints", "floats", "choices", "number", "out_dir", "add_out_option", "node_count",
            "model_depth", "add_run_options", "run_options", "add_cluster_options",
-           "cluster_options", "started", "add_build_options", "build_options", "run_benchmark"]
+           "cluster_options", "started", "add_build_options", "build_options", "run_benchmark",
+           "add_pnr_minutes_option", "pnr_minutes"]
 
 
 #: Where the commands write by default. The reference results in ``results/`` are written
@@ -293,6 +294,25 @@ def add_build_options(parser, placer_default):
     parser.add_argument("--placer", default=None,
                         help=f"nextpnr's placer: {', '.join(PLACERS)} (default: {placer_default})")
     add_out_option(parser)
+
+
+def add_pnr_minutes_option(parser):
+    """Add ``--pnr-minutes`` (a time limit for place and route) to ``parser``."""
+    parser.add_argument("--pnr-minutes", default=None, metavar="MIN",
+                        help="stop nextpnr after MIN minutes and record the build as stopped "
+                             "(default: no limit)")
+
+
+def pnr_minutes(args):
+    """The checked ``--pnr-minutes`` of :func:`add_pnr_minutes_option` (None: no limit)."""
+    from ..boards.build import check_pnr_minutes
+    if args.pnr_minutes is None:
+        return None
+    try:
+        return check_pnr_minutes(parse_number(args.pnr_minutes, float))
+    except ValueError:
+        raise UsageError(f"Place-and-route time limit must be a positive number of minutes, "
+                         f"not {args.pnr_minutes!r}") from None
 
 
 def build_options(args):

@@ -13,9 +13,9 @@ import sys
 
 from .. import topology
 from ..params import WORMHOLE, check_depth, check_payload_width, wormhole_parameters
-from .options import (add_build_options, add_link_stages_option, add_ports_option,
-                      add_switching_options, build_options, link_stages, ports,
-                      switching_options)
+from .options import (add_build_options, add_link_stages_option, add_pnr_minutes_option,
+                      add_ports_option, add_switching_options, build_options, link_stages,
+                      pnr_minutes, ports, switching_options)
 from .usage import UsageError, checked, command_parser, integer, run
 
 __all__ = ["main"]
@@ -32,6 +32,7 @@ def _parser():
     parser.add_argument("--depth", "-d", default="1", metavar="DEPTH",
                         help="messages per input buffer (default 1)")
     add_build_options(parser, "nextpnr's, heap")
+    add_pnr_minutes_option(parser)
     parser.add_argument("--router", default=None, metavar="NODE",
                         help="build only this node's router")
     parser.add_argument("--strapped", action="store_true",
@@ -67,7 +68,8 @@ def _synth(args):
         raise UsageError("--strapped builds one packet router: give --router NODE")
     figures = build.synth(n, family, width, depth, out=out, synth_opts=synth_opts,
                           router=router, placer=placer, ports=pe_ports, wormhole=wormhole,
-                          strapped=args.strapped, link_stages=stages)
+                          strapped=args.strapped, link_stages=stages,
+                          pnr_minutes=pnr_minutes(args))
     print(build.summary(figures))
     return 0 if figures["fits"] else 1
 

@@ -3,7 +3,8 @@
 ``ihcube synth-table [--family ecp5|ice40] [--nodes 4,8,16,26,32,64] [--depths 1,2]
 [--routers 26] [--flit-widths 8,16,32] [--vcs 1,3] [--no-wormhole-fabric] [--link-stages 0,1]
 [--redo]
-[--kept-only] [--previous REV|none] [--synth-opts OPTS] [--placer heap|static|sa]``
+[--kept-only] [--previous REV|none] [--synth-opts OPTS] [--placer heap|static|sa]
+[--pnr-minutes MIN]``
 (``make synth-table``) runs :func:`ihcube.boards.build.table`: the router of node 0 of each
 ``--routers`` size (packet at each depth, wormhole at each flit width and virtual channel
 count), the packet fabrics of ``--nodes`` at each depth, and the wormhole fabric of each
@@ -13,13 +14,16 @@ the fabric of each ``--routers`` size again with link stages; a line per build a
 ``results/synth_table_<family>.json``. A build whose results file was made from today's
 design (the same files for the tools) is kept, so an interrupted table resumes (``--redo``
 builds everything again; ``--kept-only`` builds nothing and prints the table so far).
+``--pnr-minutes`` stops each place and route after that long; such a row shows as stopped
+and is built again by the next run.
 """
 
 import sys
 
 from .. import topology
 from ..params import check_depth, check_positive_integer
-from .options import add_build_options, build_options, link_stages_value
+from .options import (add_build_options, add_pnr_minutes_option, build_options,
+                      link_stages_value, pnr_minutes)
 from .usage import checked, command_parser, integer, run
 
 __all__ = ["main"]
@@ -56,6 +60,7 @@ def _parser():
                         help=f"git revision whose results/ are the previous design's "
                              f"(default {PREVIOUS_DESIGN}; 'none' for no such columns)")
     add_build_options(parser, "nextpnr's, heap")
+    add_pnr_minutes_option(parser)
     return parser
 
 
@@ -83,7 +88,7 @@ def _synth_table(args):
                        depths=depths, router_sizes=routers, flit_widths=widths, vcs=vcs,
                        wormhole_fabric=not args.no_wormhole_fabric, redo=args.redo,
                        previous=previous, only_kept=args.kept_only,
-                       link_stages=stages or [0])
+                       link_stages=stages or [0], pnr_minutes=pnr_minutes(args))
 
 
 def main(argv=None):

@@ -4,6 +4,7 @@ line, the board tops, the FPGA build command line, and one real build of a tiny 
 import json
 import pathlib
 import shutil
+import time
 
 import pytest
 from amaranth.hdl import Cat, Module, Signal
@@ -296,6 +297,10 @@ def test_board_tops_elaborate(board):
     (["synth-table", "--depths", "1,0"], "Buffer depth must be a positive integer, not 0"),
     (["synth-table", "--link-stages", "0,2"], "Link stages must be 0 or 1, not 2"),
     (["synth-table", "--link-stages", "one"], "Link stages must be 0 or 1, not 'one'"),
+    (["synth-table", "--pnr-minutes", "0"],
+     "Place-and-route time limit must be a positive number of minutes, not '0'"),
+    (["synth", "--nodes", "5", "--pnr-minutes", "an hour"],
+     "Place-and-route time limit must be a positive number of minutes, not 'an hour'"),
     (["synth", "--nodes", "26", "--strapped"],
      "--strapped builds one packet router: give --router NODE"),
     (["bitstream", "--board", "icebreaker", "--nodes", "8", "--width", "20"],
@@ -418,20 +423,84 @@ def test_synth_table_builds_cheap_rows_first_and_says_why_a_row_cannot_be_built(
     assert not any(job.get("link_stages") for job in staged[:6] + staged[10:])
 
 
-def _fake_builds(monkeypatch, fmax=100.0):
+def _fake_builds(monkeypatch, fmax=100.0, stop=()):
     """Replace the tools by a fake that records what it builds (and, as the real one does,
-    the digest of the plan it was given)."""
+    the digest of the plan it was given); builds named in ``stop`` are stopped by the time
+    limit, as :func:`build._build` records one."""
     built = []
 
     def fake_build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="",
-                   placer=None):
+                   placer=None, pnr_minutes=None):
         built.append(name)
         digest = build.design_digest(build._plan(top, name, platform, synth_opts, placer))
+        if name in stop:
+            assert pnr_minutes is not None
+            return {"fits": False, "stopped": True, "cells_estimate": 5000, "yosys_luts": 5000,
+                    "yosys_ffs": 400, "yosys_ram": 0, "seconds_yosys": 1.0,
+                    "seconds_nextpnr": pnr_minutes * 60, "seconds_total": 1 + pnr_minutes * 60,
+                    "error": f"stopped after {pnr_minutes:g} min", "design_digest": digest}
         return {"fits": True, "luts": 1000, "ffs": 400, "fmax_mhz": fmax, "ram": 0,
                 "luts_available": 83640, "target_mhz": 150.0, "seconds_yosys": 1.0,
                 "seconds_nextpnr": 2.0, "seconds_total": 3.0, "design_digest": digest}
     monkeypatch.setattr(build, "_build", fake_build)
     return built
+
+
+def test_synth_table_builds_a_row_stopped_by_its_time_limit_again(monkeypatch, tmp_path,
+                                                                   capsys):
+    """A row whose place and route was stopped (``--pnr-minutes``) shows so, and the next run
+    builds it again, while a finished row is kept."""
+    built = _fake_builds(monkeypatch, stop={"ihcube_n3_w32"})
+    options = dict(out=tmp_path, depths=(1,), router_sizes=(), previous=None, pnr_minutes=30)
+    build.table("ecp5", [2, 3], **options)
+    assert built == ["ihcube_n2_w32", "ihcube_n3_w32"]
+    assert "| 3 nodes, fabric, depth 1 | >= 5,000 (Yosys) / - / not placed in 30 min " \
+        "(stopped) |" in capsys.readouterr().out
+    build.table("ecp5", [2, 3], **options)
+    assert built[2:] == ["ihcube_n3_w32"]
+    # --kept-only shows the stopped row as it is and builds nothing.
+    build.table("ecp5", [2, 3], only_kept=True, **options)
+    assert len(built) == 3
+    assert "not placed in 30 min (stopped)" in capsys.readouterr().out
+
+
+def _fake_nextpnr(tmp_path, seconds, status):
+    """A stand-in for nextpnr that takes ``seconds`` and exits with ``status``."""
+    script = tmp_path / "nextpnr.sh"
+    script.write_text(f"#!/bin/sh\nsleep {seconds}\nexit {status}\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_place_and_route_over_its_time_limit_is_stopped_and_says_so(monkeypatch, tmp_path):
+    """With ``pnr_minutes`` nextpnr is stopped after that long: the build records
+    ``stopped``, why, and Yosys's counts, and its summary says so."""
+    monkeypatch.setenv("NEXTPNR_ICE40", _fake_nextpnr(tmp_path, 30, 0))
+    started = time.monotonic()
+    figures = build.synth(2, "ice40", out=tmp_path / "results", build_root=tmp_path / "build",
+                          pnr_minutes=0.02)
+    assert figures["stopped"] and not figures["fits"]
+    assert figures["error"].startswith("stopped after 0.02 min of place and route")
+    assert figures["seconds_nextpnr"] < 25 and time.monotonic() - started < 60
+    assert figures["yosys_luts"] > 100 and figures["cells_estimate"] > 100
+    assert "stopped after 0.02 min" in build.summary(figures)
+    assert "(stopped)" in build.markdown_table([figures])
+    # Negative control: a nextpnr that fails by itself within the limit is a failure, not a
+    # stop; and one that finishes within it is not stopped.
+    monkeypatch.setenv("NEXTPNR_ICE40", _fake_nextpnr(tmp_path, 0, 3))
+    failed = build.synth(2, "ice40", out=tmp_path / "results", build_root=tmp_path / "build",
+                         pnr_minutes=1)
+    assert not failed["fits"] and "stopped" not in failed
+    assert not failed["error"].startswith("stopped")
+
+
+def test_a_place_and_route_time_limit_must_be_a_positive_number():
+    for minutes in (0, -1, float("nan"), float("inf"), "5", True):
+        with pytest.raises(ValueError, match="^Place-and-route time limit must be a positive "
+                                             "number of minutes, not "):
+            build.check_pnr_minutes(minutes)
+    assert build.check_pnr_minutes(None) is None
+    assert build.check_pnr_minutes(0.5) == 0.5
 
 
 def test_synth_table_resumes_and_rebuilds_what_the_sources_no_longer_make(monkeypatch,
