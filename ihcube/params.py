@@ -86,19 +86,25 @@ def check_fabric_depth(depth):
 LINK_STAGES = (0, 1)
 
 
-def check_link_stages(stages):
-    """Return ``stages`` if it is one of :data:`LINK_STAGES`, else raise
-    ``TypeError``/``ValueError``."""
-    allowed = " or ".join(map(str, LINK_STAGES))
+def _check_stages(stages, allowed, what):
+    """Return ``stages`` if it is an integer in ``allowed``, else raise
+    ``TypeError``/``ValueError`` saying ``what`` must be one of them."""
+    choices = " or ".join(map(str, allowed))
     if isinstance(stages, bool):
-        raise TypeError(f"Link stages must be {allowed}, not {stages!r}")
+        raise TypeError(f"{what} must be {choices}, not {stages!r}")
     try:
         stages = operator.index(stages)
     except TypeError:
-        raise TypeError(f"Link stages must be {allowed}, not {stages!r}") from None
-    if stages not in LINK_STAGES:
-        raise ValueError(f"Link stages must be {allowed}, not {stages!r}")
+        raise TypeError(f"{what} must be {choices}, not {stages!r}") from None
+    if stages not in allowed:
+        raise ValueError(f"{what} must be {choices}, not {stages!r}")
     return stages
+
+
+def check_link_stages(stages):
+    """Return ``stages`` if it is one of :data:`LINK_STAGES`, else raise
+    ``TypeError``/``ValueError``."""
+    return _check_stages(stages, LINK_STAGES, "Link stages")
 
 
 #: Register stages between a router's switch allocation and its crossbar
@@ -111,16 +117,7 @@ SWITCH_STAGES = (0, 1)
 def check_switch_stages(stages):
     """Return ``stages`` if it is one of :data:`SWITCH_STAGES`, else raise
     ``TypeError``/``ValueError``."""
-    allowed = " or ".join(map(str, SWITCH_STAGES))
-    if isinstance(stages, bool):
-        raise TypeError(f"Switch stages must be {allowed}, not {stages!r}")
-    try:
-        stages = operator.index(stages)
-    except TypeError:
-        raise TypeError(f"Switch stages must be {allowed}, not {stages!r}") from None
-    if stages not in SWITCH_STAGES:
-        raise ValueError(f"Switch stages must be {allowed}, not {stages!r}")
-    return stages
+    return _check_stages(stages, SWITCH_STAGES, "Switch stages")
 
 
 def max_ports(n):
