@@ -22,8 +22,9 @@ from ..extras import require
 from ..params import check_link_stages
 
 __all__ = ["FAMILIES", "BOARDS", "PLACERS", "check_family", "check_board", "check_placer",
-           "synth", "synth_name", "synth_digest", "design_digest", "check_clock", "bitstream", "table",
-           "table_jobs", "markdown_table", "summary", "PREVIOUS_DESIGN"]
+           "check_pnr_minutes", "synth", "synth_name", "synth_digest", "design_digest",
+           "check_clock", "bitstream", "table", "table_jobs", "markdown_table", "summary",
+           "PREVIOUS_DESIGN"]
 
 #: Synthesis targets of ``synth``: the device of a board, and the clock the placer aims at.
 FAMILIES = {
@@ -274,8 +275,9 @@ def _build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="", p
             error = " / ".join(line.strip() for line in tail) or str(exc)
             if pnr_minutes is not None and exc.returncode == _TIMED_OUT:
                 figures["stopped"] = True
+                last = tail[-1].strip() if tail else "-"
                 error = (f"stopped after {pnr_minutes:g} min of place and route "
-                         f"(--pnr-minutes); nextpnr's last line: {tail[-1].strip() if tail else '-'}")
+                         f"(--pnr-minutes); nextpnr's last line: {last}")
         figures["seconds_nextpnr"] = round(time.monotonic() - started, 1)
     figures["seconds_total"] = round(figures["seconds_yosys"]
                                      + figures.get("seconds_nextpnr", 0), 1)
