@@ -338,6 +338,23 @@ class RouterCheck(Elaboratable):
                 (~left[o], " twice"),
                 (same, " altered")]
 
+    def _check_ring(self, m, ring, name, started):
+        """The invariants of one :class:`~ihcube.rtl.buffer.LinkBuffer` (an input buffer or a
+        relay, probed as ``ring``): its count, head, tail and room agree. Return its count and
+        head."""
+        depth = self.depth
+        count, head, tail, room = (ring.signal(reg) for reg in ("count", "head", "tail", "room"))
+        wrapped = Mux(head + count >= depth, head + count - depth, head + count)
+        m.d.comb += [
+            Assert(count <= depth, f"{name} over-full"),
+            Assert(head < depth, f"{name}: head out of range"),
+            Assert(tail < depth, f"{name}: tail out of range"),
+            Assert(~room | (count != depth), f"{name}: room when full"),
+            Assert(~started | (room == (count != depth)), f"{name}: no room when not full"),
+            Assert(tail == wrapped, f"{name}: tail disagrees with head and count"),
+        ]
+        return count, head
+
     def _check_relays(self, m, relays, tagged, started):
         """With link stages: the tagged copy for link ``o`` is in relay ``o`` (one entry,
         unchanged) exactly while it has been sent and has not left; every unicast in a relay
@@ -346,17 +363,7 @@ class RouterCheck(Elaboratable):
         depth = self.depth
         for o, relay in enumerate(relays):
             name = f"relay of {self._output_name(o)}"
-            count, head, tail, room = (relay.signal(reg) for reg in
-                                       ("count", "head", "tail", "room"))
-            wrapped = Mux(head + count >= depth, head + count - depth, head + count)
-            m.d.comb += [
-                Assert(count <= depth, f"{name} over-full"),
-                Assert(head < depth, f"{name}: head out of range"),
-                Assert(tail < depth, f"{name}: tail out of range"),
-                Assert(~room | (count != depth), f"{name}: room when full"),
-                Assert(~started | (room == (count != depth)), f"{name}: no room when not full"),
-                Assert(tail == wrapped, f"{name}: tail disagrees with head and count"),
-            ]
+            count, head = self._check_ring(m, relay, name, started)
             holders = []
             for i in range(depth):
                 entry = self._message(Value.cast(relay.signal(f"entry{i}"))[:self._message.size])
@@ -415,22 +422,13 @@ class RouterCheck(Elaboratable):
         holders, at_heads = [], []
         for j in range(local + 1):
             buffer = probe.sub(f"in{self._dims[j]}" if j < local else "in_pe")
-            count, head, tail, room = (buffer.signal(name)
-                                       for name in ("count", "head", "tail", "room"))
             # The router keeps a bit per output that input j can use; spread them out.
             outputs = self.router.outputs_of(j)
             want, done = (self._spread(probe.signal(f"{kind}{j}"), outputs)
                           for kind in ("want", "done"))
             name = self._input_name(j)
-            wrapped = Mux(head + count >= depth, head + count - depth, head + count)
+            count, head = self._check_ring(m, buffer, f"buffer of {name}", started)
             m.d.comb += [
-                Assert(count <= depth, f"buffer of {name} over-full"),
-                Assert(head < depth, f"buffer of {name}: head out of range"),
-                Assert(tail < depth, f"buffer of {name}: tail out of range"),
-                Assert(~room | (count != depth), f"buffer of {name}: room when full"),
-                Assert(~started | (room == (count != depth)),
-                       f"buffer of {name}: no room when not full"),
-                Assert(tail == wrapped, f"buffer of {name}: tail disagrees with head and count"),
                 Assert((count != 0) | (done == 0), f"{name}: copies recorded with no message"),
                 Assert((done & ~want) == 0, f"{name}: a copy recorded that it does not want"),
                 Assert((done == 0) | ((want & ~done) != 0),
