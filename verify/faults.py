@@ -297,8 +297,7 @@ def relay_fault_router(fault, **options):
         buffer = stuck_buffer(**options)
     else:
         buffer = faulty_buffer(fault, **options)
-    name = {"drop": "Dropping", "duplicate": "Duplicating", "corrupt": "Corrupting",
-            "reorder": "Reordering", "stuck": "Stuck"}[fault]
+    name = buffer.__name__.removesuffix("Buffer")
     doc = (f"A router whose relays (link stages only) are {buffer.__name__} with "
            f"{options or 'the default strikes'}; its input buffers are real.")
     return type(f"{name}RelayRouter", (Router,),
