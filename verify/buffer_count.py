@@ -53,11 +53,16 @@ class CountedBuffer(wiring.Component):
 def counting(make, held, made):
     """A buffer factory like ``make`` (called as ``make(layout, depth)``, as
     :attr:`ihcube.rtl.Router.link_buffer` is) whose buffers are :class:`CountedBuffer` s
-    counting into the signals of ``held`` in the order made; each is appended to ``made``."""
+    counting into the signals of ``held`` in the order made; each is appended to ``made``.
+    Its attribute ``uncounted`` is ``make``, so that counting again starts from the real
+    factory rather than from a spent one."""
+    make = getattr(make, "uncounted", make)
+
     def make_counted(layout, depth):
         if len(made) == len(held):
             raise ValueError(f"The router made more than the {len(held)} buffers counted")
         counted = CountedBuffer(make(layout, depth), held[len(made)])
         made.append(counted)
         return counted
+    make_counted.uncounted = make
     return make_counted
