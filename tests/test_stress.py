@@ -386,6 +386,19 @@ def test_stall_report_places_copies_in_relays(n, depth):
         replace(result.records, occupancy=None), deadlock.routing_for("lsb"))
 
 
+def test_rtl_counts_survive_a_second_run_of_the_same_fabric():
+    """The counts go in through the routers' buffer factories: a second run of the same fabric
+    counts from the real factories again (not through the first run's, which are spent)."""
+    config = StressConfig(3, 1, "msb", cycles=60, seed=1, link_stages=1)
+    fabric = Fabric(3, 32, 1, link_stages=1)
+    first, second = run_rtl(config, fabric=fabric), run_rtl(config, fabric=fabric)
+    assert_clean(first)
+    assert_clean(second)
+    assert first.counts == second.counts
+    for counts in (*first.records.occupancy, *second.records.occupancy):
+        assert counts.sum() == 0  # drained
+
+
 class Algorithm6Router(Router):
     """The RTL of :class:`Algorithm6Model`: least-significant-first unicasts, Algorithm 6
     broadcast copies (the msb travel rule), and a path from every input to every output (the
