@@ -2,10 +2,10 @@
 engine reads, out of the Amaranth simulation, how many copies each input buffer and each relay
 holds at a stall (:func:`ihcube.verify.stress.run_rtl`)."""
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module
 from amaranth.lib import wiring
 
-__all__ = ["CountedBuffer", "counting"]
+__all__ = ["CountedBuffer", "counting", "HELD_WIDTH"]
 
 #: Bits of :attr:`CountedBuffer.held`: a count of writes less reads, wide enough for any
 #: buffer (a faulty one that duplicates may hand out more than it was given: the count is then
