@@ -94,7 +94,9 @@ STAGED_ROUTER_PROOFS = [
 #: The delivery BMCs with link stages: ``n: (depth, bound, engine)``, as
 #: :data:`FABRIC_CHECKS`. For n = 3 the bound is 16 where it is 12 without stages; 15 fails
 #: (``neg_fabric_s1_bound``), so no smaller bound holds at this depth. For n = 4, 18 (for
-#: messages taken in cycles 1 to 4); 17 fails (``neg_fabric_n4_s1_bound``).
+#: messages taken in cycles 1 to 4); 17 fails (``neg_fabric_n4_s1_bound``). For n = 5 (a
+#: message taken in cycle 1) 21 fails at depth 24; 22 at depth 25 was not settled by ABC's
+#: ``bmc3`` in 25 min, smtbmc in 10 min or ``abc scorr; dc2; bmc3`` in 8 min of frame 17 (README).
 STAGED_FABRIC_CHECKS = {3: (24, 16, "abc bmc3"), 4: (24, 18, "abc bmc3")}
 
 
