@@ -8,8 +8,8 @@ from .runner import Job
 from .wormhole_check import WormholeRouterCheck
 
 __all__ = ["FABRIC_CHECKS", "FABRIC_PROOFS", "FABRIC_DRAINS", "DRAIN_DEPTH",
-           "STAGED_FABRIC_DRAINS", "STAGED_FABRIC_PROOFS", "STAGED_FABRIC_CHECKS", "STAGED_ROUTER_PROOFS", "jobs",
-           "fast_jobs"]
+           "STAGED_FABRIC_DRAINS", "STAGED_FABRIC_PROOFS", "STAGED_FABRIC_CHECKS",
+           "STAGED_ROUTER_PROOFS", "jobs", "fast_jobs"]
 
 
 def _router(n, node, depth=1, **kwargs):
@@ -96,7 +96,8 @@ STAGED_ROUTER_PROOFS = [
 #: (``neg_fabric_s1_bound``), so no smaller bound holds at this depth. For n = 4, 18 (for
 #: messages taken in cycles 1 to 4); 17 fails (``neg_fabric_n4_s1_bound``). For n = 5 (a
 #: message taken in cycle 1) 21 fails at depth 24; 22 at depth 25 was not settled by ABC's
-#: ``bmc3`` in 25 min, smtbmc in 10 min or ``abc scorr; dc2; bmc3`` in 8 min of frame 17 (README).
+#: ``bmc3`` in 25 min, smtbmc in 10 min, or ``abc scorr; dc2; bmc3`` (8 min in frame 17 of 25;
+#: README).
 STAGED_FABRIC_CHECKS = {3: (24, 16, "abc bmc3"), 4: (24, 18, "abc bmc3")}
 
 
