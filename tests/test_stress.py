@@ -12,11 +12,13 @@ import numpy as np
 import pytest
 
 from ihcube import deadlock, topology
-from ihcube.rtl import Fabric
+from ihcube.rtl import Fabric, Router
+from ihcube.rtl.message import Kind
 from ihcube.sim.model import Model
 from ihcube.rtl import fabric as fabric_module
 from ihcube.verify.faults import (WEIGHT_PARITY, buffer_fault_router, faulty_router, only_at,
                                   weight_parity_router)
+from ihcube.verify.harness import Request
 from ihcube.verify.stress import (StressConfig, find_stall, payload_of, stall_report,
                                run_model, run_rtl, score)
 
@@ -331,13 +333,19 @@ def test_rtl_stress_catches_a_faulty_relay(name, count):
 
 def test_rtl_stress_catches_a_stuck_relay():
     """Negative control: relays that keep the first message written into them; the watchdog
-    stops the run, and the report says the relays are not told apart in the RTL's records."""
+    stops the run, and the report, from the counts read out of the simulation, puts a copy in
+    each relay that was written (whose input buffer the records alone would have charged) and
+    names the full relays that the injection buffers' heads wait for."""
     config = StressConfig(5, 1, "msb", cycles=150, seed=5, link_stages=1, watchdog=40)
     fabric = Fabric(5, 32, 1, router=faulty_router("stuck-relay"), link_stages=1)
     result = run_rtl(config, fabric=fabric)
     assert not result.ok and result.problems[0].startswith("no transfer for 40 cycles")
-    assert "the records do not tell a copy in a relay from one in its input buffer" in \
-        result.stall
+    assert "the records do not tell" not in result.stall
+    assert "relays holding copies:" in result.stall and "(relay full)" in result.stall
+    inputs, relays = result.records.occupancy
+    assert len(result.records.hops) == 0 and relays.sum() > 0 and relays.max() == 1
+    stall = find_stall(result.records, deadlock.routing_for("msb"))
+    assert (placed_counts(stall, 5, 3)[1] == relays).all()
 
 
 def placed_counts(stall, n, D):
@@ -376,6 +384,79 @@ def test_stall_report_places_copies_in_relays(n, depth):
     assert max(len(held) for held in blind.held.values()) > depth
     assert "both are counted in the input buffer" in stall_report(
         replace(result.records, occupancy=None), deadlock.routing_for("lsb"))
+
+
+def test_rtl_counts_survive_a_second_run_of_the_same_fabric():
+    """The counts go in through the routers' buffer factories: a second run of the same fabric
+    counts from the real factories again (not through the first run's, which are spent)."""
+    config = StressConfig(3, 1, "msb", cycles=60, seed=1, link_stages=1)
+    fabric = Fabric(3, 32, 1, link_stages=1)
+    first, second = run_rtl(config, fabric=fabric), run_rtl(config, fabric=fabric)
+    assert_clean(first)
+    assert_clean(second)
+    assert first.counts == second.counts
+    for counts in (*first.records.occupancy, *second.records.occupancy):
+        assert counts.sum() == 0  # drained
+
+
+class Algorithm6Router(Router):
+    """The RTL of :class:`Algorithm6Model`: least-significant-first unicasts, Algorithm 6
+    broadcast copies (the msb travel rule), and a path from every input to every output (the
+    copies turn where the lsb order's onward links do not). That it is the model's twin is
+    checked where it is used: the same traffic gives the same hops, deliveries and buffer
+    counts."""
+
+    def __init__(self, n, node, *args, **kwargs):
+        super().__init__(n, node, *args, **kwargs)
+        self.at = (n, node)
+
+    def travel_mask(self, dim):
+        return topology.travel_mask(*self.at, dim, topology.MSB_FIRST)
+
+    def outputs_of(self, j):
+        return tuple(range(len(self.dims) + 1))
+
+
+def test_rtl_and_model_place_a_stalls_copies_alike():
+    """With link stages, the RTL backend's stall report places copies in the relays as the
+    model's does: the deadlock-prone RTL stalls; the model, run on the same requests to the
+    same cycle, did the same hops and deliveries and holds as many messages in every input
+    buffer and relay as the counts read out of the Amaranth simulation; so the report from the
+    RTL's counts is the report from the model's, word for word, and a real cycle of waits.
+    Negative control: the records-only report (the RTL backend's before it read the counts)
+    differs, charging relay copies to input buffers beyond their depth."""
+    n, depth = 8, 1
+    config = StressConfig(n, depth, "lsb", cycles=400, seed=3, broadcast=0.1, eject_ready=1.0,
+                          watchdog=40, link_stages=1)
+    fabric = Fabric(n, 32, depth, "lsb", router=Algorithm6Router, link_stages=1)
+    result = run_rtl(config, fabric=fabric)
+    records = result.records
+    assert not result.ok and records.stalled_at is not None
+    assert "relays holding copies:" in result.stall
+
+    model = Algorithm6Model(n, 32, depth, "lsb", link_stages=1)
+    requests = [(int(src), Request(int(payload), int(dest), Kind(int(kind))))
+                for src, dest, kind, payload in zip(records.src, records.dest, records.kind,
+                                                    payload_of(np.arange(len(records.src)), 32))]
+    run = model.run(records.stalled_at, requests, np.ones((records.stalled_at, n), np.uint8),
+                    record_hops=True)
+    for ours, theirs in ((records.hops, run.hops), (records.deliveries, run.deliveries)):
+        assert sorted(zip(ours["cycle"].tolist(), ours["node"].tolist())) == \
+            sorted(zip(theirs["cycle"].tolist(), theirs["node"].tolist()))
+    inputs, relays = records.occupancy
+    assert relays.sum() > 0
+    assert (inputs == model.occupancy).all() and (relays == model.relay_occupancy).all()
+    routing = deadlock.routing_for("lsb")
+    assert result.stall == stall_report(
+        replace(records, occupancy=(model.occupancy, model.relay_occupancy)), routing)
+    stall = find_stall(records, routing)
+    assert_real_wait_cycle(stall, depth)
+    placed = placed_counts(stall, n, topology.dimensions(n))
+    assert (placed[0] == inputs).all() and (placed[1] == relays).all()
+
+    blind = replace(records, occupancy=None)
+    assert stall_report(blind, routing) != result.stall
+    assert max(len(held) for held in find_stall(blind, routing).held.values()) > depth
 
 
 def test_the_campaign_with_link_stages_runs_its_packet_configurations_with_relays():

@@ -120,6 +120,8 @@ class FabricHarness:
         Cycles simulated.
     stalled_at : int or None
         The cycle at which the ``watchdog`` of :meth:`run` stopped the run, if it did.
+    at_end : list of int
+        The values, at the end of the run, of the signals :meth:`run` was given to read then.
     """
 
     def __init__(self, fabric, eject_ready=1.0, seed=0):
@@ -138,6 +140,7 @@ class FabricHarness:
         self.refused = []
         self.cycles = 0
         self.stalled_at = None
+        self.at_end = []
 
     def send(self, node, request):
         """Queue ``request`` at the PE of ``node``, on its injection port ``request.port``;
@@ -145,7 +148,7 @@ class FabricHarness:
         self._queues[node][request.port].append(request)
 
     def run(self, max_cycles, expected_deliveries=None, idle_cycles=16, offer_until=None,
-            watchdog=None, progress=None):
+            watchdog=None, progress=None, read_at_end=()):
         """Simulate until ``expected_deliveries`` arrived and ``idle_cycles`` more passed, all
         queues are empty, or ``max_cycles`` cycles ran, whichever is first.
 
@@ -155,11 +158,13 @@ class FabricHarness:
         cycles while deliveries are still owed; ``stalled_at`` is then the cycle it stopped.
         ``progress``, if given, is called with the number of cycles simulated after each cycle
         (a simulation of a large fabric runs a few cycles per second: the caller can show how
-        far it is).
+        far it is). The signals in ``read_at_end`` are read when the run stops (after its last
+        cycle's edge), into :attr:`at_end`.
         """
         async def testbench(ctx):
             await self._testbench(ctx, max_cycles, expected_deliveries, idle_cycles,
                                   offer_until, watchdog, progress)
+            self.at_end = [ctx.get(signal) for signal in read_at_end]
         simulate(self.fabric, testbench)
         return self
 

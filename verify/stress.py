@@ -32,8 +32,8 @@ traffic and the same checks:
   records do not show a copy moving from its input buffer into a relay; the model's
   occupancy at the stall does (an input buffer is first in, first out, so it holds the
   copies that came last by its channel), and the report places each copy in its relay or
-  its buffer. The RTL backend has no occupancy: it says that its relay copies are counted
-  in their input buffers.
+  its buffer. The RTL backend reads the same counts out of the Amaranth simulation (a count
+  beside every input buffer and relay, :mod:`.buffer_count`), so both place copies alike.
 
 The routing rules come from :mod:`ihcube.topology` (and a deadlock-prone variant from
 :mod:`ihcube.deadlock`); nothing here restates them.
@@ -44,12 +44,14 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
+from amaranth.hdl import Signal
 
 from .. import topology
 from ..deadlock import EJECT, INJECT, Channel, routing_for
 from ..params import check_depth, check_link_stages, check_positive_integer
 from ..rtl.message import Kind
 from ..sim.model import DELIVERY, HOP, Model
+from .buffer_count import HELD_WIDTH, counting
 
 __all__ = ["StressConfig", "check_traffic", "StressResult", "Records", "Stall", "payload_of", "score",
            "find_stall", "stall_report", "wait_cycle", "run_model", "run_rtl", "PAYLOAD_WIDTH"]
@@ -128,9 +130,10 @@ class Records:
     cycles: int              # cycles simulated
     stalled_at: int = None   # the cycle the watchdog stopped the run, if it did
     link_stages: int = 0     # relays on the links: idle drain cycles allowed in a row
-    #: At the stall, if the backend can say (the model): messages in each input buffer, an
-    #: ``(n, D + 1)`` array (:attr:`~ihcube.sim.model.Model.occupancy`), and in each relay,
-    #: ``(n, max(D, 1))`` (:attr:`~ihcube.sim.model.Model.relay_occupancy`).
+    #: At the stall, if the backend can say (the model, and the RTL with link stages):
+    #: messages in each input buffer, an ``(n, D + 1)`` array
+    #: (:attr:`~ihcube.sim.model.Model.occupancy`), and in each relay, ``(n, max(D, 1))``
+    #: (:attr:`~ihcube.sim.model.Model.relay_occupancy`).
     occupancy: tuple = None
 
     def __post_init__(self):
@@ -432,10 +435,10 @@ def find_stall(records, routing):
 
     def blocked(wanted):
         """Whether a head that owes link ``wanted`` waits on full buffers for it."""
-        far_full = len(held.get(wanted, ())) >= depth
+        far_full = _is_full(held, wanted, depth)
         if relays is None:
             return far_full
-        return len(relays.get(wanted, ())) >= depth and far_full
+        return _is_full(relays, wanted, depth) and far_full
 
     waits = {}
     for channel, copies_held in held.items():
@@ -443,6 +446,13 @@ def find_stall(records, routing):
             if wanted.is_link and blocked(wanted):
                 waits.setdefault(channel, []).append(wanted)
     return Stall(records.stalled_at, dict(held), waits, wait_cycle(waits), relays)
+
+
+def _is_full(places, link, depth):
+    """Whether the buffer or relay that ``link`` fills is full: ``places`` maps a channel to
+    the copies it holds (:attr:`Stall.held` or :attr:`Stall.relays`), each of ``depth``
+    messages."""
+    return len(places.get(link, ())) >= depth
 
 
 def _into_relays(records, copies, held):
@@ -524,7 +534,7 @@ def stall_report(records, routing, limit=12):
             elif output in stall.waits.get(channel, ()):
                 full = "relay and " if stall.relays is not None else ""
                 wanted.append(f"dim {output.dim} ({full}{_buffer_name(output)} full)")
-            elif stall.relays is not None and len(stall.relays.get(output, ())) >= records.depth:
+            elif stall.relays is not None and _is_full(stall.relays, output, records.depth):
                 wanted.append(f"dim {output.dim} (relay full)")
             else:
                 wanted.append(f"dim {output.dim}")
@@ -538,8 +548,7 @@ def stall_report(records, routing, limit=12):
         lines = []
         for link in sorted(stall.relays, key=lambda c: (c.node, c.dim)):
             held = stall.relays[link]
-            room = ("full" if len(stall.held.get(link, ())) >= records.depth
-                    else "which has room")
+            room = "full" if _is_full(stall.held, link, records.depth) else "which has room"
             lines.append(f"    node {link.node} relay dim {link.dim} holds {len(held)}: head "
                          f"{_describe(records, held[0][1])} waits for {_buffer_name(link)} "
                          f"({room})")
@@ -668,6 +677,50 @@ def _result(config, backend, records, routing):
     return StressResult(config, backend, counts, problems, stall, records)
 
 
+class _BufferCounts:
+    """Counts beside every input buffer and relay of a flat fabric with link stages
+    (:class:`~.buffer_count.CountedBuffer`, put in by its routers' ``link_buffer`` and
+    ``relay_buffer`` before the fabric is elaborated), and their values at the end of a run laid
+    out as the model's occupancy (:attr:`~ihcube.sim.model.Model.occupancy` and
+    :attr:`~ihcube.sim.model.Model.relay_occupancy`)."""
+
+    def __init__(self, fabric):
+        n = self._n = fabric.n
+        D = self._D = topology.dimensions(n)
+        self._ports = fabric.ports
+        self._places = []   # (relay or not, node, column), as self.signals
+        self.signals = []
+        self._made = []     # (buffers made, buffers counted) for each router's inputs, relays
+        for node, router in enumerate(fabric.routers):
+            makers = {"link_buffer": router.link_buffer,
+                      "relay_buffer": router.relay_buffer or router.link_buffer}
+            for kind, is_relay, columns in (
+                    ("link_buffer", False, [*router.dims, *range(D, D + fabric.ports)]),
+                    ("relay_buffer", True, router.dims)):
+                place = "relay" if is_relay else "in"
+                held = [Signal(HELD_WIDTH, name=f"held_{node}_{place}{column}")
+                        for column in columns]
+                made = []
+                # An attribute of this router object only, read when it is elaborated.
+                setattr(router, kind, counting(makers[kind], held, made))
+                self._places += [(is_relay, node, column) for column in columns]
+                self.signals += held
+                self._made.append((made, len(held)))
+
+    def occupancy(self, values):
+        """The counts ``values`` (of :attr:`signals`, at the end of a run) as ``(inputs,
+        relays)``, arrays of ``(n, D + ports)`` and ``(n, max(D, 1))``."""
+        for made, expected in self._made:
+            if len(made) != expected:
+                raise ValueError(f"The router made {len(made)} buffers where {expected} "
+                                 f"were counted")
+        inputs = np.zeros((self._n, self._D + self._ports), np.int64)
+        relays = np.zeros((self._n, max(self._D, 1)), np.int64)
+        for (is_relay, node, column), value in zip(self._places, values):
+            (relays if is_relay else inputs)[node, column] = value
+        return inputs, relays
+
+
 def run_rtl(config, fabric=None, routing=None, payload_width=32, progress=None):
     """Run ``config`` on the RTL in the Amaranth simulator; return a :class:`StressResult`.
 
@@ -675,7 +728,10 @@ def run_rtl(config, fabric=None, routing=None, payload_width=32, progress=None):
     describes, with ``payload_width``), and ``routing(n, node, dest)`` the unicast routing
     its routers implement (by default ``config.order``'s), for the stall report. Each PE
     is given ``cycles`` messages, more than it can inject in the injection phase.
-    ``progress`` goes to :meth:`FabricHarness.run`.
+    ``progress`` goes to :meth:`FabricHarness.run`. With link stages, the messages in every
+    input buffer and relay at the end of the run are read out of the simulation (counts put
+    beside them: :mod:`.buffer_count`, which changes no cycle), so the stall report places the
+    copies in the relays as the model's does.
     """
     from ..rtl import Fabric
     from .harness import FabricHarness, Request
@@ -689,11 +745,13 @@ def run_rtl(config, fabric=None, routing=None, payload_width=32, progress=None):
     ids, dest, kind = traffic.draw(src)
     payloads = payload_of(ids, fabric.payload_width)
     harness = FabricHarness(fabric, eject_ready=config.eject_ready, seed=config.seed)
+    counts = _BufferCounts(fabric) if getattr(fabric, "link_stages", 0) else None
     for node, d, k, payload in zip(src.tolist(), dest.tolist(), kind.tolist(),
                                    payloads.tolist()):
         harness.send(node, Request(payload, d, Kind(k)))
     harness.run(config.cycles + config.drain_limit, offer_until=config.cycles,
-                watchdog=config.watchdog, progress=progress)
+                watchdog=config.watchdog, progress=progress,
+                read_at_end=counts.signals if counts else ())
 
     injections = np.zeros(len(harness.injected), INJECTION)
     for row, (cycle, node, request) in zip(injections, harness.injected):
@@ -711,7 +769,8 @@ def run_rtl(config, fabric=None, routing=None, payload_width=32, progress=None):
     records = Records(n, fabric.depth, fabric.payload_width, *traffic.tables(), injections,
                       hops, deliveries, offer_until=config.cycles, cycles=harness.cycles,
                       stalled_at=harness.stalled_at,
-                      link_stages=getattr(fabric, "link_stages", 0))
+                      link_stages=getattr(fabric, "link_stages", 0),
+                      occupancy=counts.occupancy(harness.at_end) if counts else None)
     return _result(config, "rtl", records, routing or routing_for(config.order))
 
 

@@ -11,7 +11,8 @@ the longest path, a complete broadcast, and where the bound is tight a delivery 
 of it. With ``eject_ready="free"`` and no bound the check is pure safety, which PDR proves for
 every cycle (:data:`~.jobs.FABRIC_PROOFS`). With a ``drain``, injection stops for good at a
 cycle the environment picks, and the tagged message must have been delivered ``drain`` cycles
-later (:data:`~.jobs.FABRIC_DRAINS`).
+later (:data:`~.jobs.FABRIC_DRAINS`; with a relay on every link,
+:data:`~.jobs.STAGED_FABRIC_DRAINS`).
 """
 
 from amaranth.hdl import (Cat, ClockDomain, ClockSignal, Elaboratable, Module, Mux, Signal,
