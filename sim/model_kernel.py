@@ -93,6 +93,34 @@ this visit: this node is the relay's only reader and writer). Then the moves wri
 relays. A message written into a relay in cycle ``t`` crosses the link in ``t + 1`` at the
 earliest: a cycle more per hop.
 
+Threads
+-------
+On ``T`` threads (``Model(threads=T)``), each thread runs the whole run (:func:`run_uniform`,
+or :func:`run_queues` on thread 0 and :func:`queue_worker` on the others) and visits a
+contiguous chunk of the nodes in each cycle; the threads meet at a barrier (:func:`meet`:
+one word per thread, written with release and spun on with acquire loads, the core yielded
+after :data:`SPINS` turns) twice a cycle:
+
+1. :func:`cycle` with ``split``: a thread visits its nodes as one thread visits all. The
+   buffers between two of its nodes are as above. A buffer between chunks has its writer in
+   one and its reader in the other: in this phase neither changes its ``COUNT`` nor its
+   ``POPPED`` (each reads the count of the cycle's start, as a one-thread visit does). The
+   writer writes the entry at the tail (the reader reads none but the messages of the
+   cycle's start) and lists the push; the reader moves the head and lists the pop; a head
+   that follows one that left is a message of the cycle's start. Posts for the thread's own
+   nodes are applied at the end of its visits (no other thread reads its nodes' requests).
+2. :func:`settle`, after every visit: each thread counts the pops of the buffers its nodes
+   read, then the other threads' pushes into them; a pushed message that is alone in its
+   buffer (it was empty, or its one message left) is the head from the next cycle and
+   posts its requests.
+
+So no word is written by two threads in a phase, nor read by one while another writes it
+(the entries of a ring are the writer's or the reader's, never both), and every thread's
+records are in node order: ``T`` threads give the records of one. Deliveries and hops are
+written from the thread's first node's row and gathered by thread 0 (:func:`_gather`).
+Prefetching stays in the thread's chunk. On one thread ``split`` is None, and Numba
+compiles :func:`cycle` without these branches.
+
 Array indices in :func:`cycle` are wrapped in :func:`_at` ("this index is not negative"),
 which spares Numba's test for negative indices on every access: about a fifth of the time.
 """
