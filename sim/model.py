@@ -106,9 +106,10 @@ class Model:
     threads : int
         Threads that simulate each cycle of :meth:`advance` (and :meth:`run`,
         :meth:`run_arrays`) and :meth:`run_uniform`, each visiting a contiguous chunk of the
-        nodes, meeting at a barrier twice a cycle (``docs/scale.md``, Threads): from 1 (the
-        default) to ``n``. Any number gives the same results, cycle for cycle. :meth:`step`
-        runs on one thread only.
+        nodes, meeting at a barrier twice a cycle (:mod:`.model_kernel`, Threads;
+        ``docs/scale.md``, "The model on several threads"): from 1 (the default) to ``n``.
+        Any number gives the same results, cycle for cycle. :meth:`step` runs on one thread
+        only (it raises otherwise).
 
     Members
     -------
@@ -562,6 +563,7 @@ class Model:
             generate = (traffic.threshold, traffic.rng, *traffic.tables)
         see_hops = bool(record_hops or count_links)
         nq = n * self._ports
+        shared = None  # the arrays the threads share (model_kernel.queue_worker)
         if self._threads > 1:
             shared = (np.zeros(nq, np.uint8), np.zeros(nq, np.int64), np.zeros(nq, np.int64),
                       np.zeros(nq, np.uint8), np.zeros((nq, 4), np.int64),
@@ -677,6 +679,7 @@ class Model:
         n, T = self._n, self._threads
         totals = np.zeros((T, 7), np.int64)
         mask = (1 << self._payload_width) - 1 if self._payload_width < 64 else -1
+        shared = None  # the arrays the threads share (model_kernel.run_uniform)
         if T > 1:
             shared = (np.zeros(n, np.uint8), np.zeros(n, np.int64), np.zeros(n, np.int64),
                       np.zeros(n, np.uint8), np.zeros((n, 4), np.int64), np.zeros(n, np.int64),
@@ -699,7 +702,6 @@ class Model:
             "max_latency": latency_max, "queued": queued,
             "throughput": delivered / (self._n * cycles) if cycles else 0.0,
         }
-
 
     def _on_threads(self, first, other):
         """``first(split, sync)`` on this thread and ``other(split, sync)`` on each further
