@@ -187,3 +187,13 @@ def test_step_runs_on_one_thread_only():
         Model(8, threads=2).step(False)
     assert str(caught.value) == ("Model.step runs on one thread, not 2: use advance or "
                                  "run_uniform, or threads=1")
+
+
+@pytest.mark.parametrize("value,message", [
+    ("0", "Thread count must be a positive integer, not 0"),
+    ("two", "Thread count must be a positive integer, not 'two'"),
+])
+def test_bench_model_thread_option(value, message, tmp_path, capsys):
+    from ihcube.cli.bench_model import main
+    assert main(["--threads", value, "--out", str(tmp_path / "b.json")]) == 2
+    assert capsys.readouterr().err == f"ihcube bench-model: error: {message}\n"
