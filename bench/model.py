@@ -7,7 +7,9 @@ node generates a message with probability 0.4 per cycle into an unbounded source
 one-message buffers, after the compiled code is loaded; the same figure for the Amaranth
 simulation of the 26-node fabric driven by :class:`~ihcube.verify.harness.FabricHarness`; the
 peak memory of a child process that builds a 65,536-node model; and a million-node model
-(``n`` = 2**20) run for 1,000 cycles in a child process, its speed and peak memory. It prints
+(``n`` = 2**20) run for 1,000 cycles in a child process, its speed and peak memory; and the
+model on ``threads`` threads against one at 1,024, 8,192 and 65,536 nodes
+(:func:`measure_threads`: both in one process, run after run). It prints
 the figures and writes them, with the machine's facts, to a JSON file. Rates are given both
 per CPU second of this process and per wall-clock second, best of a few runs: on a shared
 machine the CPU figure is the steadier one. It checks nothing; ``tests/test_model.py`` does that.
@@ -24,7 +26,8 @@ import time
 
 from . import machine, write_results
 
-__all__ = ["measure_model", "measure_rtl", "measure_memory", "measure_large", "benchmark"]
+__all__ = ["measure_model", "measure_threads", "measure_rtl", "measure_memory", "measure_large",
+           "benchmark"]
 
 #: Fabric sizes of the model's figures, the traffic, and the buffer depth.
 SIZES = (26, 256, 1024, 2048)
@@ -42,6 +45,12 @@ MEMORY_NODES = 65_536
 #: The large model (the most nodes the model takes, MAX_ADDRESS_BITS) and its run's cycles.
 LARGE_NODES = 1 << 20
 LARGE_CYCLES = 1000
+
+#: The threaded model's sizes, its threads, and the pairs of runs (one thread, then several)
+#: of each size.
+THREAD_SIZES = (1024, 8192, 65_536)
+THREADS = 2
+THREAD_PAIRS = 5
 
 #: Where the figures go, relative to the current directory.
 OUT = "results/bench_model.json"
@@ -74,6 +83,57 @@ def measure_model(n, rate=RATE, depth=DEPTH, router_cycles=ROUTER_CYCLES, repeat
             "wall_best": round(max(wall)), "wall_median": round(statistics.median(wall)),
             "throughput": round(stats["throughput"], 4),
             "mean_latency": round(stats["mean_latency"], 1), "queued": stats["queued"]}
+
+
+def measure_threads(n, threads=THREADS, rate=RATE, depth=DEPTH, router_cycles=ROUTER_CYCLES,
+                    pairs=THREAD_PAIRS):
+    """Time :meth:`Model.run_uniform` on one thread and on ``threads``, run after run in this
+    process (the compiled code of both loaded first), on fresh ``n``-node models.
+
+    Returns
+    -------
+    dict
+        ``nodes``, ``threads``, ``depth``, ``rate``, ``cycles`` per run, ``pairs``;
+        router-cycles per wall second of one thread and of ``threads`` (``wall_one``,
+        ``wall_threads``: medians), the medians of the pairs' ratios of wall time
+        (``speedup``) and of process CPU time (``cpu_ratio``, the CPU time of ``threads``
+        over one's: the barriers' cost), and ``load_average`` at the start; ``same`` is
+        whether every pair's figures were equal (they must be).
+    """
+    from ..sim.model import Model
+
+    for count in (1, threads):
+        Model(n, depth=depth, threads=count).run_uniform(rate, 4, seed=0)
+    cycles = max(200, router_cycles // n)
+    load = [round(value, 2) for value in os.getloadavg()]
+    walls = {1: [], threads: []}
+    cpus = {1: [], threads: []}
+    same = True
+    for seed in range(pairs):
+        stats = []
+        for count in (1, threads):
+            model = Model(n, depth=depth, threads=count)
+            start_cpu, start_wall = time.process_time(), time.perf_counter()
+            stats.append(model.run_uniform(rate, cycles, seed=seed))
+            cpus[count].append(time.process_time() - start_cpu)
+            walls[count].append(time.perf_counter() - start_wall)
+        same &= stats[0] == stats[1]
+    speedup = statistics.median(a / b for a, b in zip(walls[1], walls[threads]))
+    cpu_ratio = statistics.median(b / a for a, b in zip(cpus[1], cpus[threads]))
+    return {"nodes": n, "threads": threads, "depth": depth, "rate": rate, "cycles": cycles,
+            "pairs": pairs,
+            "wall_one": round(n * cycles / statistics.median(walls[1])),
+            "wall_threads": round(n * cycles / statistics.median(walls[threads])),
+            "speedup": round(speedup, 3), "cpu_ratio": round(cpu_ratio, 3),
+            "load_average": load, "same": bool(same)}
+
+
+def print_threads(row):
+    """Print a row of :func:`measure_threads`."""
+    print(f"{row['nodes']:>7} {row['cycles']:>7} {row['wall_one'] / 1e6:>9.2f}M "
+          f"{row['wall_threads'] / 1e6:>9.2f}M {row['speedup']:>8.2f} {row['cpu_ratio']:>8.2f}"
+          f"  {' '.join(map(str, row['load_average']))}  {'same' if row['same'] else 'DIFFER'}",
+          flush=True)
 
 
 def measure_rtl(n=RTL_NODES, rate=RATE, depth=DEPTH, cycles=RTL_CYCLES, seed=1):
@@ -183,10 +243,11 @@ def measure_large(n=LARGE_NODES, cycles=LARGE_CYCLES, rate=RATE, depth=DEPTH, se
             "mean_latency": round(got["latency"], 1), "queued": got["queued"]}
 
 
-def benchmark(sizes=SIZES, out=OUT):
+def benchmark(sizes=SIZES, out=OUT, threads=THREADS, thread_sizes=THREAD_SIZES):
     """Measure the model at each of ``sizes`` (:func:`measure_model`), the Amaranth
-    simulation (:func:`measure_rtl`), the memory of a large model (:func:`measure_memory`)
-    and a million-node run (:func:`measure_large`);
+    simulation (:func:`measure_rtl`), the memory of a large model (:func:`measure_memory`),
+    a million-node run (:func:`measure_large`) and ``threads`` threads against one at each
+    of ``thread_sizes`` (:func:`measure_threads`, none if ``threads`` is 1);
     print the figures and write them, with :func:`machine`, to the JSON file ``out``.
 
     Returns
@@ -195,7 +256,8 @@ def benchmark(sizes=SIZES, out=OUT):
         What was written.
     """
     out = pathlib.Path(out)
-    results = {"machine": machine(), "model": [], "rtl": None, "memory": None, "large": None}
+    results = {"machine": machine(), "model": [], "rtl": None, "memory": None, "large": None,
+               "threads": []}
     print(f"Model, uniform traffic at rate {RATE}, depth {DEPTH}: router-cycles per second "
           f"(best of {REPEATS}; median)")
     print(f"{'nodes':>6} {'cycles':>7} {'per CPU s':>18} {'per wall s':>18} "
@@ -230,6 +292,16 @@ def benchmark(sizes=SIZES, out=OUT):
           f"({large['wall'] / 1e6:.2f}M per wall s), built in {large['build_seconds']} s, "
           f"peak memory {large['peak_kib'] / 2**20:.2f} GiB (arrays "
           f"{large['state_bytes'] / 2**30:.2f} GiB); accepted {large['throughput']:.3f}")
+
+    if threads > 1:
+        print(f"\nModel on {threads} threads against one, uniform traffic at rate {RATE}, depth "
+              f"{DEPTH}: router-cycles per wall s (medians of {THREAD_PAIRS} pairs of runs)")
+        print(f"{'nodes':>7} {'cycles':>7} {'1 thread':>10} {f'{threads} threads':>10} "
+              f"{'speed-up':>8} {'CPU x':>8}  load average")
+        for n in thread_sizes:
+            row = measure_threads(n, threads)
+            results["threads"].append(row)
+            print_threads(row)
 
     results["machine"]["load_average_end"] = [round(load, 2) for load in os.getloadavg()]
     write_results(results, out)

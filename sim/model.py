@@ -28,15 +28,17 @@ emits one router per link set. ``tests/test_model.py`` checks the route against
 :func:`ihcube.topology.route_step` for every pair.
 """
 
+import threading
 from collections import namedtuple
 
 import numpy as np
 
 from .. import topology
-from ..params import check_depth, check_link_stages, check_payload_width, check_ports
+from ..params import (check_at_most, check_depth, check_link_stages, check_payload_width,
+                      check_ports)
 from ..rtl.message import Kind
 from . import model_kernel
-from .model_kernel import COUNT, HELD, LAST, MAX_DEPTH, POPPED, Q_COUNT, record_words
+from .model_kernel import COUNT, HELD, LAST, LINE, MAX_DEPTH, POPPED, Q_COUNT, record_words
 
 __all__ = ["Model", "ModelRun", "RandomTraffic", "DELIVERY", "HOP", "INJECTION",
            "MAX_PAYLOAD_WIDTH", "MAX_ADDRESS_BITS"]
@@ -101,6 +103,13 @@ class Model:
         :class:`~ihcube.rtl.Fabric` with a relay on each outgoing link, a cycle more per
         hop. A hop is recorded when the relay hands the message to the far buffer (where
         the RTL's ``links_out`` handshake is).
+    threads : int
+        Threads that simulate each cycle of :meth:`advance` (and :meth:`run`,
+        :meth:`run_arrays`) and :meth:`run_uniform`, each visiting a contiguous chunk of the
+        nodes, meeting at a barrier twice a cycle (:mod:`.model_kernel`, Threads;
+        ``docs/scale.md``, "The model on several threads"): from 1 (the default) to ``n``.
+        Any number gives the same results, cycle for cycle. :meth:`step` runs on one thread
+        only (it raises otherwise).
 
     Members
     -------
@@ -127,9 +136,12 @@ class Model:
     #: (:mod:`.model_kernel`, Prefetching): a smaller state stays in the caches, where the
     #: prefetches are instructions for nothing. The tests set 0, to prefetch at any size.
     _prefetch_from = 1 << 19
+    #: Whether the threads' barriers wait; a negative control clears it, and then runs the
+    #: threads one after another (what a barrier that does not wait allows).
+    _barrier_waits = True
 
     def __init__(self, n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1,
-                 link_stages=0):
+                 link_stages=0, threads=1):
         n = self._n = topology.check_node_count(n)
         payload_width = self._payload_width = check_payload_width(payload_width)
         depth = self._depth = check_depth(depth)
@@ -150,6 +162,7 @@ class Model:
             raise ValueError(f"Port count must be at most {MAX_SLOTS - self._D} in the model "
                              f"for {n} nodes, not {ports!r}")
         self._link_stages = check_link_stages(link_stages)
+        self._threads = check_at_most(threads, n, "Thread count")
         self._tables = self._build_tables()
         self._links = int(sum(bin(int(mask)).count("1") for mask in self._tables[0]))
         self.reset()
@@ -160,6 +173,7 @@ class Model:
     order         = property(lambda self: self._order)
     ports         = property(lambda self: self._ports)
     link_stages   = property(lambda self: self._link_stages)
+    threads       = property(lambda self: self._threads)
     cycle         = property(lambda self: self._cycle)
     links         = property(lambda self: self._links)
 
@@ -220,8 +234,14 @@ class Model:
             np.zeros(n, np.uint8),                            # refused
             np.zeros(n, np.int32),                            # refused_count
             np.zeros(n * (S + 1), np.int32),                  # requested, requests
-            np.zeros(n * S + 1, np.int64),                    # posts (the kernel's scratch)
+            np.zeros(n * S + self._threads, np.int64),        # posts (the kernel's scratch)
         )
+        # The threads' chunks of nodes (contiguous, as even as can be), their lists of pushes
+        # into and pops from the buffers between chunks, and counts (model_kernel, Threads).
+        T, M = self._threads, max(self._D, 1)
+        self._split = (np.array([k * n // T for k in range(T + 1)], np.int64),
+                       np.zeros(n * M, np.int64), np.zeros(n * S, np.int64),
+                       np.zeros(T * LINE, np.int64))
         # The relays (link stages): a record per output like the buffers', of which only the
         # ring (COUNT, HEAD, TAIL) and the entries are used; None without link stages, which
         # selects the kernel's specialisation without them.
@@ -327,6 +347,9 @@ class Model:
         deliveries : structured ndarray of :data:`DELIVERY`
         hops : structured ndarray of :data:`HOP` (empty unless ``record_hops``)
         """
+        if self._threads > 1:
+            raise ValueError(f"Model.step runs on one thread, not {self._threads}: use advance "
+                             "or run_uniform, or threads=1")
         n = self._n * self._ports
 
         def column(values, dtype):
@@ -341,7 +364,7 @@ class Model:
         hops = np.zeros((self._links if record_hops else 0, 4), np.int64)
         got_d, got_h = model_kernel.cycle(
             self._dims, self._tables, self._state, self._cycle, valid, header, payload, taken,
-            ready, deliveries, hops, record_hops, self._relay_args)
+            ready, deliveries, hops, record_hops, self._relay_args, None)
         t = self._cycle
         self._cycle += 1
         deliveries = deliveries[:got_d]
@@ -538,15 +561,31 @@ class Model:
             raise ValueError(f"Traffic must be a RandomTraffic for {n} nodes, not {traffic!r}")
         else:
             generate = (traffic.threshold, traffic.rng, *traffic.tables)
-        done, injected, delivered, hopped, self._pool, generated = model_kernel.run_queues(
-            self._dims, self._tables, self._state, self._cycle, cycles, self._pool,
-            self._ends, self._fill, pattern, bool(record_hops), bool(count_links),
-            self._link_counts, until, self._links,
-            _records(INJECTION, cycles * n * self._ports),
-            _records(DELIVERY, cycles * n * self._ports),
-            _records(HOP, cycles * self._links if record_hops else 0), self._totals,
-            generate, self._offered, np.uint64(self._payload_mask).astype(np.int64),
-            self._relay_args)
+        see_hops = bool(record_hops or count_links)
+        nq = n * self._ports
+        shared = None  # the arrays the threads share (model_kernel.queue_worker)
+        if self._threads > 1:
+            shared = (np.zeros(nq, np.uint8), np.zeros(nq, np.int64), np.zeros(nq, np.int64),
+                      np.zeros(nq, np.uint8), np.zeros((nq, 4), np.int64),
+                      np.zeros((n * max(self._D, 1) if see_hops else 0, 4), np.int64),
+                      np.zeros(3, np.int64))
+        args = (self._dims, self._tables, self._state)
+
+        def driver(split, sync):
+            return model_kernel.run_queues(
+                *args, self._cycle, cycles, self._pool, self._ends, self._fill, pattern,
+                bool(record_hops), bool(count_links), self._link_counts, until, self._links,
+                _records(INJECTION, cycles * nq), _records(DELIVERY, cycles * nq),
+                _records(HOP, cycles * self._links if record_hops else 0), self._totals,
+                generate, self._offered, np.uint64(self._payload_mask).astype(np.int64),
+                self._relay_args, None if split is None else (split, sync, shared))
+
+        def worker(split, sync):
+            model_kernel.queue_worker(*args, pattern, see_hops, self._relay_args, split, sync,
+                                      shared)
+
+        done, injected, delivered, hopped, self._pool, generated = self._on_threads(driver,
+                                                                                      worker)
         self._offered += generated
         self._cycle += done
         return ModelRun(injected, delivered, hopped, self.queued)
@@ -637,12 +676,25 @@ class Model:
             raise ValueError(f"Generation rate must be from 0 to 1, not {rate!r}")
         if self._ports != 1:
             raise ValueError(f"Random traffic takes one PE port, not {self._ports}")
-        totals = np.zeros(7, np.int64)
+        n, T = self._n, self._threads
+        totals = np.zeros((T, 7), np.int64)
         mask = (1 << self._payload_width) - 1 if self._payload_width < 64 else -1
-        model_kernel.run_uniform(self._dims, self._tables, self._state, self._cycle, cycles,
-                                 float(rate), seed, mask, totals, self._relay_args)
+        shared = None  # the arrays the threads share (model_kernel.run_uniform)
+        if T > 1:
+            shared = (np.zeros(n, np.uint8), np.zeros(n, np.int64), np.zeros(n, np.int64),
+                      np.zeros(n, np.uint8), np.zeros((n, 4), np.int64), np.zeros(n, np.int64),
+                      np.zeros(n, np.int64))
+
+        def run(split, sync):
+            model_kernel.run_uniform(
+                self._dims, self._tables, self._state, self._cycle, cycles, float(rate), seed,
+                mask, totals[0 if split is None else split[0]], self._relay_args,
+                None if split is None else (split, sync, shared))
+
+        self._on_threads(run, run)
         self._cycle += cycles
-        generated, injected, delivered, latency_sum, hops, latency_max, queued = map(int, totals)
+        generated, injected, delivered, latency_sum, hops, _, queued = map(int, totals.sum(0))
+        latency_max = int(totals[:, 5].max())
         return {
             "cycles": cycles, "generated": generated, "injected": injected,
             "delivered": delivered, "hops": hops,
@@ -650,6 +702,49 @@ class Model:
             "max_latency": latency_max, "queued": queued,
             "throughput": delivered / (self._n * cycles) if cycles else 0.0,
         }
+
+    def _on_threads(self, first, other):
+        """``first(split, sync)`` on this thread and ``other(split, sync)`` on each further
+        thread, with thread ``k``'s ``split`` (``model_kernel.cycle``) and the barriers' words
+        ``sync``; ``first(None, None)`` alone for one thread. Returns what ``first`` returns.
+
+        An exception in any thread sets the word that makes the others' barriers give up, so
+        that every thread ends; the first exception is raised here.
+        """
+        T = self._threads
+        if T == 1:
+            return first(None, None)
+        sync = np.zeros((T + 1) * LINE + 2, np.int64)
+        sync[T * LINE + 1] = not self._barrier_waits
+        splits = [(k, *self._split) for k in range(T)]
+        errors = []
+        result = []
+
+        def guarded(function, k):
+            try:
+                out = function(splits[k], sync)
+                if k == 0:
+                    result.append(out)
+            except BaseException as error:  # noqa: BLE001 (raised again below)
+                errors.append(error)
+                sync[T * LINE] = 1  # the other threads' barriers give up
+
+        if not self._barrier_waits:
+            # The negative control: no barrier holds a thread, so one may run every cycle
+            # before the next starts; this runs them so, one after another.
+            for k in range(T):
+                guarded(first if k == 0 else other, k)
+        else:
+            threads = [threading.Thread(target=guarded, args=(other, k), daemon=True)
+                       for k in range(1, T)]
+            for thread in threads:
+                thread.start()
+            guarded(first, 0)
+            for thread in threads:
+                thread.join()
+        if errors:
+            raise errors[0]
+        return result[0]
 
 
 class RandomTraffic:

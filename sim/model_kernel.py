@@ -93,6 +93,34 @@ this visit: this node is the relay's only reader and writer). Then the moves wri
 relays. A message written into a relay in cycle ``t`` crosses the link in ``t + 1`` at the
 earliest: a cycle more per hop.
 
+Threads
+-------
+On ``T`` threads (``Model(threads=T)``), each thread runs the whole run (:func:`run_uniform`,
+or :func:`run_queues` on thread 0 and :func:`queue_worker` on the others) and visits a
+contiguous chunk of the nodes in each cycle; the threads meet at a barrier (:func:`meet`:
+one word per thread, written with release and spun on with acquire loads, the core yielded
+after :data:`SPINS` turns) twice a cycle:
+
+1. :func:`cycle` with ``split``: a thread visits its nodes as one thread visits all. The
+   buffers between two of its nodes are as above. A buffer between chunks has its writer in
+   one and its reader in the other: in this phase neither changes its ``COUNT`` nor its
+   ``POPPED`` (each reads the count of the cycle's start, as a one-thread visit does). The
+   writer writes the entry at the tail (the reader reads none but the messages of the
+   cycle's start) and lists the push; the reader moves the head and lists the pop; a head
+   that follows one that left is a message of the cycle's start. Posts for the thread's own
+   nodes are applied at the end of its visits (no other thread reads its nodes' requests).
+2. :func:`settle`, after every visit: each thread counts the pops of the buffers its nodes
+   read, then the other threads' pushes into them; a pushed message that is alone in its
+   buffer (it was empty, or its one message left) is the head from the next cycle and
+   posts its requests.
+
+So no word is written by two threads in a phase, nor read by one while another writes it
+(the entries of a ring are the writer's or the reader's, never both), and every thread's
+records are in node order: ``T`` threads give the records of one. Deliveries and hops are
+written from the thread's first node's row and gathered by thread 0 (:func:`_gather`).
+Prefetching stays in the thread's chunk. On one thread ``split`` is None, and Numba
+compiles :func:`cycle` without these branches.
+
 Array indices in :func:`cycle` are wrapped in :func:`_at` ("this index is not negative"),
 which spares Numba's test for negative indices on every access: about a fifth of the time.
 """
@@ -107,7 +135,8 @@ __all__ = ["COUNT", "HEAD", "TAIL", "POPPED", "PENDING", "LAST", "HELD", "ENTRIE
            "Q_HEADER", "Q_PAYLOAD", "Q_AT", "Q_ID", "Q_NEXT", "Q_FIRST", "Q_LAST", "Q_COUNT",
            "record_words", "cycle", "enqueue", "run_queues", "splitmix", "unit", "draw_dest",
            "run_uniform", "uniform_stream",
-           "uniform_draw", "uniform_threshold", "uniform_dest", "lowest_bit"]
+           "uniform_draw", "uniform_threshold", "uniform_dest", "lowest_bit", "LINE", "SPINS",
+           "meet", "settle", "queue_worker"]
 
 #: A row's fields: int16 words of its record, and an int32 word, then int64 words.
 COUNT, HEAD, TAIL, POPPED = range(4)
@@ -207,6 +236,81 @@ def _prefetch(typingctx, array, index):
     return sig, codegen
 
 
+@intrinsic
+def _load_acquire(typingctx, array, index):
+    """``array[index]`` read with acquire ordering (an LLVM atomic load): the loads after it
+    see what the thread that stored the value with :func:`_store_release` wrote before; a
+    spin on it is a load in every turn (a plain load may be hoisted out of the loop)."""
+    if not isinstance(array, types.Array) or not isinstance(index, types.Integer):
+        return None
+    sig = types.int64(array, index)
+
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        return builder.load_atomic(builder.gep(data, [args[1]]), "acquire", 8)
+    return sig, codegen
+
+
+@intrinsic
+def _store_release(typingctx, array, index, value):
+    """``array[index] = value`` with release ordering (an LLVM atomic store): every write
+    before it is seen by a thread that reads ``value`` with :func:`_load_acquire`."""
+    if not isinstance(array, types.Array) or not isinstance(index, types.Integer):
+        return None
+    sig = types.void(array, index, types.int64)
+
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        value = context.cast(builder, args[2], signature.args[2], types.int64)
+        builder.store_atomic(value, builder.gep(data, [args[1]]), "release", 8)
+        return context.get_dummy_value()
+    return sig, codegen
+
+
+@intrinsic
+def _relax(typingctx):
+    """Give the core away: the C library's ``sched_yield``, for a thread that has spun long
+    enough at a barrier (its partner may have lost its core to another process)."""
+    sig = types.void()
+
+    def codegen(context, builder, signature, args):
+        function = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.IntType(32), []), "sched_yield")
+        builder.call(function, [])
+        return context.get_dummy_value()
+    return sig, codegen
+
+
+#: The barrier's words (:func:`meet`) are this many int64 apart, a cache line each.
+LINE = 8
+#: Turns a thread spins at a barrier before it yields its core in each further turn.
+SPINS = 4000
+
+
+@njit(cache=True, nogil=True)
+def meet(sync, k, T, e):
+    """Barrier ``e`` (1, 2, ...) of thread ``k`` of ``T``: wait until every thread has
+    arrived at it; False if a thread gave up (``sync[T * LINE]``, its exception), and at
+    once if ``sync[T * LINE + 1]`` (a negative control: a barrier that does not wait).
+
+    ``sync[j * LINE]`` is the last barrier thread ``j`` arrived at: one writer per word, no
+    atomic read-modify-write. A thread spins :data:`SPINS` turns, then yields its core in
+    each turn: on a loaded machine the partner may be waiting for a core.
+    """
+    _store_release(sync, k * LINE, e)
+    if sync[T * LINE + 1]:
+        return True
+    for j in range(T):
+        spins = 0
+        while _load_acquire(sync, j * LINE) < e:
+            if _load_acquire(sync, T * LINE):
+                return False
+            spins += 1
+            if spins > SPINS:
+                _relax()
+    return True
+
+
 @njit(cache=True, inline="always")
 def _wants(header, b, exists_b, route_bit, slot_index, A, pe, P):
     """The outputs a head wants at node ``b`` (Router ``want``).
@@ -251,7 +355,7 @@ def _advance(pointer, depth):
 
 @njit(cache=True)
 def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eject_ready,
-          deliveries, hops, record_hops, relays):
+          deliveries, hops, record_hops, relays, split):
     """Simulate clock cycle ``t`` of the whole fabric.
 
     ``dims`` is ``(n, D, A, depth, ready_in_reset, P, prefetching)``, ``tables`` ``(exists, route,
@@ -275,6 +379,13 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
     Link stages in the module's docstring. None is a type of its own to Numba, which
     compiles the function for it with every ``relays is not None`` branch left out: the loop
     without link stages is the one from before they existed.
+
+    ``split`` is None for the whole fabric on one thread, else thread ``k``'s part of the
+    cycle on several (Threads in the module's docstring): ``(k, bounds, pushes, pops,
+    counts)``; the thread visits nodes ``bounds[k]`` to ``bounds[k + 1] - 1``, writes its
+    deliveries from row ``bounds[k] * P`` and its hops from row ``bounds[k] * max(D, 1)``,
+    and its posts from word ``bounds[k] * S + k``. Without it (None) the compiled loop is
+    the one-thread loop from before threads.
     """
     n, D, A, depth, ready_in_reset, P, prefetching = dims
     ahead = PREFETCH_NODES if prefetching else 0
@@ -287,27 +398,45 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
     R32 = 2 * R64
     R16 = 4 * R64
     stamp = t % _STAMPS
+    if split is not None:
+        me, bounds, pushes, pops, counts = split
+        lo = bounds[me]
+        hi = bounds[me + 1]
+        d0 = lo * P
+        h0 = lo * max(D, 1)
+        p0 = lo * S + me
+        n_pushes = lo * max(D, 1)  # the thread's part of `pushes` and `pops`
+        n_pops = lo * S
+    else:
+        lo = 0
+        hi = n
+        d0 = h0 = p0 = 0
+        # Never written (no buffer is between threads), but typed for the compiler.
+        pushes = pops = posts
+        n_pushes = n_pops = 0
     if stamp == 0:
-        # Old stamps could equal this cycle's: forget them (only this cycle's matter).
-        for row in range(n * S):
+        # Old stamps could equal this cycle's: forget them (only this cycle's matter). A
+        # thread forgets those of its rows: their pops by another thread's node are stamped
+        # by that thread after the visits (settle), and so they are forgotten first.
+        for row in range(lo * S, hi * S):
             cells16[row * R16 + POPPED] = -1
     rooms = t > 0 or ready_in_reset  # room is low in the first cycle after reset
     travel_shift = 2 * A
     address = (1 << A) - 1
     full_travel = (1 << D) - 1
     masks = max(D, 1)  # the row length of travel_masks
-    n_deliveries = 0
-    n_hops = 0
+    n_deliveries = d0
+    n_hops = h0
     # The messages that became heads in this cycle (_post): they are not valid before the
     # next cycle, so their requests are posted after every visit. A buffer gets at most one
     # new head per cycle. The array is the model's, not the cycle's: allocating its n * S
     # words afresh in every cycle cost a tenth of the time at n = 2**20 (page faults).
-    n_posts = 0
+    n_posts = p0
     if relays is not None:
         records, popped_room = relays
         records16 = records.view(np.int16)
 
-    for a in range(n):
+    for a in range(lo, hi):
         base = a * S
         ex = exists[_at(a)]
         outputs = requests[_at(a * T)]
@@ -318,7 +447,7 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
             # only for the links whose heads request an output (the inputs a move can copy
             # and pop), and only those 2**NEAR_LINKS nodes away or more (the nearer ones
             # are still in the cache, or soon will be: the visits come in node order).
-            c = min(a + ahead, n - 1)
+            c = min(a + ahead, hi - 1)
             for w in range(c * S * R64, (c + 1) * S * R64, 8):
                 _prefetch(cells, w)
             _prefetch(requests, c * T)
@@ -422,15 +551,23 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                 cells[_at(f)] = header
                 cells[_at(f + 1)] = payload
                 cells16[_at(r + TAIL)] = _advance(tail, depth)
-                count = cells16[_at(r + COUNT)] + 1
-                cells16[_at(r + COUNT)] = count
-                if count == 1:  # the head from the next cycle
-                    ex_b = exists[_at(b)]
-                    wants = _wants(header, b, ex_b, route[_at((b ^ header) & ex_b)], o, A, pe,
-                                   P)
-                    cells32[_at(port * R32 + PENDING)] = wants
-                    posts[_at(n_posts)] = _post(wants, b, o)
-                    n_posts += 1
+                crossing = False
+                if split is not None:
+                    crossing = b < lo or b >= hi
+                if crossing:
+                    # Another thread's node reads the buffer: the push counts in settle.
+                    pushes[_at(n_pushes)] = _post(port, b, o)
+                    n_pushes += 1
+                else:
+                    count = cells16[_at(r + COUNT)] + 1
+                    cells16[_at(r + COUNT)] = count
+                    if count == 1:  # the head from the next cycle
+                        ex_b = exists[_at(b)]
+                        wants = _wants(header, b, ex_b, route[_at((b ^ header) & ex_b)], o, A,
+                                       pe, P)
+                        cells32[_at(port * R32 + PENDING)] = wants
+                        posts[_at(n_posts)] = _post(wants, b, o)
+                        n_posts += 1
                 if record_hops:
                     hops[n_hops, 0] = a
                     hops[n_hops, 1] = o
@@ -520,15 +657,23 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                 cells[_at(f)] = header
                 cells[_at(f + 1)] = payload
                 cells16[_at(r + TAIL)] = _advance(tail, depth)
-                count = cells16[_at(r + COUNT)] + 1
-                cells16[_at(r + COUNT)] = count
-                if count == 1:  # the head from the next cycle
-                    ex_b = exists[_at(b)]
-                    wants = _wants(header, b, ex_b, route[_at((b ^ header) & ex_b)], o, A, pe,
-                                   P)
-                    cells32[_at(far * R32 + PENDING)] = wants
-                    posts[_at(n_posts)] = _post(wants, b, o)
-                    n_posts += 1
+                crossing = False
+                if split is not None:
+                    crossing = b < lo or b >= hi
+                if crossing:
+                    # Another thread's node reads the buffer: the push counts in settle.
+                    pushes[_at(n_pushes)] = _post(far, b, o)
+                    n_pushes += 1
+                else:
+                    count = cells16[_at(r + COUNT)] + 1
+                    cells16[_at(r + COUNT)] = count
+                    if count == 1:  # the head from the next cycle
+                        ex_b = exists[_at(b)]
+                        wants = _wants(header, b, ex_b, route[_at((b ^ header) & ex_b)], o, A,
+                                       pe, P)
+                        cells32[_at(far * R32 + PENDING)] = wants
+                        posts[_at(n_posts)] = _post(wants, b, o)
+                        n_posts += 1
                 if record_hops:
                     hops[n_hops, 0] = a
                     hops[n_hops, 1] = o
@@ -543,17 +688,30 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
             if pending == 0:
                 head = _advance(cells16[_at(q + HEAD)], depth)
                 cells16[_at(q + HEAD)] = head
-                cells16[_at(q + POPPED)] = stamp
-                count = cells16[_at(q + COUNT)] - 1
-                cells16[_at(q + COUNT)] = count
+                crossing = False
+                if split is not None:
+                    w = a ^ ((1 << g) & full_travel)  # the buffer's writer
+                    crossing = w < lo or w >= hi
+                if crossing:
+                    # Another thread's node writes the buffer and checks its room: the pop
+                    # counts, and is stamped, in settle. The messages left are those of the
+                    # cycle's start: a copy written in this cycle is the head from settle.
+                    count = cells16[_at(q + COUNT)] - 1
+                    pops[_at(n_pops)] = row
+                    n_pops += 1
+                else:
+                    cells16[_at(q + POPPED)] = stamp
+                    count = cells16[_at(q + COUNT)] - 1
+                    cells16[_at(q + COUNT)] = count
                 if count:
                     header = cells[_at(row * R64 + ENTRIES + 2 * head)]
                     wants = _wants(header, a, ex, route[_at((a ^ header) & ex)], g, A, pe, P)
                     cells32[_at(p)] = wants
                     posts[_at(n_posts)] = _post(wants, a, g)
                     n_posts += 1
-    # Every arbiter has decided: the new heads' requests count from the next cycle.
-    for k in range(n_posts):
+    # Every arbiter has decided: the new heads' requests count from the next cycle. (On
+    # several threads, these are the thread's own nodes': the others' are made in settle.)
+    for k in range(p0, n_posts):
         if ahead:
             # The node of a post a few ahead (posts[n_posts], not a post, is harmless).
             later = posts[_at(min(k + PREFETCH_POSTS, n_posts))]
@@ -569,7 +727,124 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
             p = _lowest(wants)
             wants &= wants - 1
             requests[_at(b * T + 1 + p)] |= 1 << slot
-    return n_deliveries, n_hops
+    if split is not None:
+        counts[_at(me * LINE)] = n_pushes - lo * max(D, 1)
+        counts[_at(me * LINE + 1)] = n_pops - lo * S
+    return n_deliveries - d0, n_hops - h0
+
+
+@njit(cache=True, nogil=True)
+def settle(dims, tables, state, t, split):
+    """The second phase of cycle ``t`` for thread ``split[0]``, after every thread's
+    :func:`cycle`: the pops and pushes of the buffers between its nodes and another thread's
+    count, and a message written into such a buffer that is its head from the next cycle
+    (the buffer was empty, or its one message left) posts its requests (Threads).
+
+    The thread settles the buffers its nodes read: its own pops, and the others' pushes into
+    them, pops first (a buffer's count is never below zero). Only it writes those buffers'
+    counts and stamps in this phase, and the requests of its nodes.
+    """
+    n, D, A, depth, ready_in_reset, P, prefetching = dims
+    exists, route, link_set, travel_masks = tables
+    cells, cells32, cells16, refused, refused_count, requests, posts = state
+    me, bounds, pushes, pops, counts = split
+    S = D + P
+    T = S + 1
+    M = max(D, 1)
+    R64 = 2 + 2 * depth
+    R32 = 2 * R64
+    R16 = 4 * R64
+    stamp = t % _STAMPS
+    lo = bounds[me]
+    hi = bounds[me + 1]
+    for i in range(lo * S, lo * S + counts[_at(me * LINE + 1)]):
+        q = pops[_at(i)] * R16
+        cells16[_at(q + COUNT)] -= 1
+        cells16[_at(q + POPPED)] = stamp
+    for j in range(len(bounds) - 1):
+        if j == me:
+            continue
+        first = bounds[j] * M
+        for i in range(first, first + counts[_at(j * LINE)]):
+            push = pushes[_at(i)]
+            b = push >> _POST_SLOT_BITS & _POST_NODE_MASK
+            if b < lo or b >= hi:
+                continue
+            o = push & ((1 << _POST_SLOT_BITS) - 1)
+            far = push >> _POST_WANTS_SHIFT
+            r = far * R16
+            count = cells16[_at(r + COUNT)] + 1
+            cells16[_at(r + COUNT)] = count
+            if count == 1:  # the head from the next cycle
+                header = cells[_at(far * R64 + ENTRIES + 2 * cells16[_at(r + HEAD)])]
+                ex_b = exists[_at(b)]
+                wants = _wants(header, b, ex_b, route[_at((b ^ header) & ex_b)], o, A, D, P)
+                cells32[_at(far * R32 + PENDING)] = wants
+                requests[_at(b * T)] |= wants
+                while wants:
+                    p = _lowest(wants)
+                    wants &= wants - 1
+                    requests[_at(b * T + 1 + p)] |= 1 << o
+
+
+@njit(cache=True, nogil=True)
+def _phases(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eject_ready,
+            deliveries, hops, record_hops, relays, split, sync, e):
+    """Thread ``split[0]``'s cycle ``t`` after barrier ``e``: its :func:`cycle`, barrier
+    ``e + 1``, :func:`settle`, barrier ``e + 2``. Returns its numbers of deliveries and hops
+    (also in its ``counts``), or -1 if a thread gave up."""
+    me, counts = split[0], split[4]
+    T = len(split[1]) - 1
+    got_d, got_h = cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken,
+                         eject_ready, deliveries, hops, record_hops, relays, split)
+    counts[_at(me * LINE + 2)] = got_d
+    counts[_at(me * LINE + 3)] = got_h
+    if not meet(sync, me, T, e + 1):
+        return -1, -1
+    settle(dims, tables, state, t, split)
+    if not meet(sync, me, T, e + 2):
+        return -1, -1
+    return got_d, got_h
+
+
+@njit(cache=True, nogil=True)
+def queue_worker(dims, tables, state, eject_ready, record_hops, relays, split, sync, shared):
+    """Thread ``split[0]`` (not 0) of a threaded :func:`run_queues`: in each cycle, from the
+    barrier at which thread 0 has offered the heads (``shared``'s ``control``: the cycle,
+    the row of ``eject_ready``, and whether to stop), the thread's :func:`_phases`."""
+    inj_valid, inj_header, inj_payload, taken, deliveries, hops, control = shared
+    me = split[0]
+    T = len(split[1]) - 1
+    e = 1
+    while meet(sync, me, T, e) and not control[2]:
+        got_d, got_h = _phases(dims, tables, state, control[0], inj_valid, inj_header,
+                               inj_payload, taken, eject_ready[control[1]], deliveries, hops,
+                               record_hops, relays, split, sync, e)
+        if got_d < 0:
+            return
+        e += 3
+
+
+@njit(cache=True, nogil=True)
+def _gather(split, deliveries, hops, P, M, record_hops):
+    """Thread 0, after a threaded cycle: move each thread's deliveries and hops after the
+    previous thread's (the order of one thread's cycle); return their numbers."""
+    bounds, counts = split[1], split[4]
+    n_d = counts[2]
+    n_h = counts[3]
+    for j in range(1, len(bounds) - 1):
+        first = bounds[j] * P
+        for i in range(first, first + counts[_at(j * LINE + 2)]):
+            for f in range(4):
+                deliveries[_at(n_d), f] = deliveries[_at(i), f]
+            n_d += 1
+        first = bounds[j] * M
+        for i in range(first, first + counts[_at(j * LINE + 3)]):
+            if record_hops:
+                for f in range(4):
+                    hops[_at(n_h), f] = hops[_at(i), f]
+            n_h += 1
+    return n_d, n_h
 
 
 #: A source queue entry's columns in ``pool`` (see :func:`enqueue`).
@@ -715,10 +990,10 @@ def draw_dest(dests, start, cumulative, a, u, v):
     return dests[a, lo + np.int64((start[a, k + 1] - lo) * v)]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def run_queues(dims, tables, state, t0, cycles, pool, ends, fill, eject_ready, record_hops,
                count_links, link_count, until, links, injections, deliveries, hops, totals,
-               traffic, first_id, payload_mask, relays):
+               traffic, first_id, payload_mask, relays, threads):
     """Run up to ``cycles`` cycles from cycle ``t0`` with each PE offering its source queue.
 
     Port ``p`` of node ``a``'s PE offers the head of queue ``a * P + p`` (``pool``, ``ends``
@@ -745,19 +1020,30 @@ def run_queues(dims, tables, state, t0, cycles, pool, ends, fill, eject_ready, r
     ``totals`` accumulates the injections, deliveries and hops. Returns the cycles run, the
     three arrays, trimmed (``hops`` is empty unless ``record_hops``), the pool (a new one if
     it grew) and the number of messages generated.
+
+    ``threads`` is None, or ``(split, sync, shared)`` for thread 0 of several, the others
+    running :func:`queue_worker`: this thread offers the heads and gathers the records, each
+    cycle's visits are split (:func:`_phases`), and ``shared`` holds the arrays the threads
+    share (:func:`queue_worker`).
     """
     n, D, A, P = dims[0], dims[1], dims[2], dims[5]
     nq = n * P  # source queues: one per node and injection port
     M = max(D, 1)
     threshold, rng, dests, start, cumulative = traffic
     generating = len(threshold) != 0
-    inj_valid = np.zeros(nq, np.uint8)
-    inj_header = np.zeros(nq, np.int64)
-    inj_payload = np.zeros(nq, np.int64)
-    taken = np.zeros(nq, np.uint8)
-    step_deliveries = np.zeros((nq, 4), np.int64)
     see_hops = record_hops or count_links
-    step_hops = np.zeros((links if see_hops else 0, 4), np.int64)
+    if threads is None:
+        inj_valid = np.zeros(nq, np.uint8)
+        inj_header = np.zeros(nq, np.int64)
+        inj_payload = np.zeros(nq, np.int64)
+        taken = np.zeros(nq, np.uint8)
+        step_deliveries = np.zeros((nq, 4), np.int64)
+        step_hops = np.zeros((links if see_hops else 0, 4), np.int64)
+    else:
+        split, sync, shared = threads
+        inj_valid, inj_header, inj_payload, taken, step_deliveries, step_hops, control = shared
+        n_threads = len(split[1]) - 1
+        e = 1
     same_ready = eject_ready.shape[0] == 1
     x = rng[0] if generating else np.uint64(0)
     next_id = first_id
@@ -800,9 +1086,22 @@ def run_queues(dims, tables, state, t0, cycles, pool, ends, fill, eject_ready, r
                 inj_payload[_at(a)] = pool[_at(i), Q_PAYLOAD]
             else:
                 inj_valid[_at(a)] = 0
-        got_d, got_h = cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload,
-                             taken, eject_ready[0 if same_ready else c], step_deliveries,
-                             step_hops, see_hops, relays)
+        if threads is None:
+            got_d, got_h = cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload,
+                                 taken, eject_ready[0 if same_ready else c], step_deliveries,
+                                 step_hops, see_hops, relays, None)
+        else:
+            control[0] = t
+            control[1] = 0 if same_ready else c
+            if not meet(sync, 0, n_threads, e):
+                break
+            got_d, got_h = _phases(dims, tables, state, t, inj_valid, inj_header, inj_payload,
+                                   taken, eject_ready[control[1]], step_deliveries, step_hops,
+                                   see_hops, relays, split, sync, e)
+            if got_d < 0:
+                break
+            e += 3
+            got_d, got_h = _gather(split, step_deliveries, step_hops, P, M, see_hops)
 
         deliveries = _grow(deliveries, n_del + got_d)
         for k in range(got_d):
@@ -828,6 +1127,9 @@ def run_queues(dims, tables, state, t0, cycles, pool, ends, fill, eject_ready, r
         c += 1
         if 0 <= until <= n_del:
             break
+    if threads is not None:
+        control[2] = 1  # the workers stop at the next barrier
+        meet(sync, 0, n_threads, e)
     injections = _grow(injections, n_inj + nq)
     for a in range(nq):
         if taken[_at(a)]:
@@ -878,8 +1180,9 @@ def uniform_dest(draw, a, n):
     return d + (d >= a)
 
 
-@njit(cache=True)
-def run_uniform(dims, tables, state, t0, cycles, rate, seed, payload_mask, totals, relays):
+@njit(cache=True, nogil=True)
+def run_uniform(dims, tables, state, t0, cycles, rate, seed, payload_mask, totals, relays,
+                threads):
     """Run ``cycles`` cycles of uniform random traffic from cycle ``t0``.
 
     Each node generates a unicast with probability ``rate`` per cycle to a node drawn
@@ -896,17 +1199,31 @@ def run_uniform(dims, tables, state, t0, cycles, rate, seed, payload_mask, total
 
     ``totals`` (int64) accumulates ``generated, injected, delivered, latency_sum, hops,
     latency_max, queued``; the last is the number left in the queues at the end.
+
+    ``threads`` is None, or ``(split, sync, shared)`` for thread ``split[0]`` of several,
+    each running this function on the same ``shared`` arrays (``inj_valid, inj_header,
+    inj_payload, taken, deliveries, q_count, q_head``) with its own ``totals``: each draws
+    and offers for its own nodes, and the cycles' visits are split (:func:`_phases`).
     """
     n = dims[0]
-    inj_valid = np.zeros(n, np.uint8)
-    inj_header = np.zeros(n, np.int64)
-    inj_payload = np.zeros(n, np.int64)
-    taken = np.zeros(n, np.uint8)
     eject_ready = np.ones(n, np.uint8)
-    step_deliveries = np.zeros((n, 4), np.int64)
     step_hops = np.zeros((0, 4), np.int64)
-    q_count = np.zeros(n, np.int64)
-    q_head = np.zeros(n, np.int64)  # the generation cycle of the queue's head
+    if threads is None:
+        inj_valid = np.zeros(n, np.uint8)
+        inj_header = np.zeros(n, np.int64)
+        inj_payload = np.zeros(n, np.int64)
+        taken = np.zeros(n, np.uint8)
+        step_deliveries = np.zeros((n, 4), np.int64)
+        q_count = np.zeros(n, np.int64)
+        q_head = np.zeros(n, np.int64)  # the generation cycle of the queue's head
+        lo = 0
+        hi = n
+    else:
+        split, sync, shared = threads
+        inj_valid, inj_header, inj_payload, taken, step_deliveries, q_count, q_head = shared
+        lo = split[1][split[0]]
+        hi = split[1][split[0] + 1]
+        e = 1
 
     stream = uniform_stream(seed)
     threshold = uniform_threshold(rate, n)
@@ -914,7 +1231,7 @@ def run_uniform(dims, tables, state, t0, cycles, rate, seed, payload_mask, total
 
     for c in range(cycles):
         t = t0 + c
-        for a in range(n):
+        for a in range(lo, hi):
             took = np.int64(taken[a])
             count = q_count[a] - took
             injected += took
@@ -938,16 +1255,27 @@ def run_uniform(dims, tables, state, t0, cycles, rate, seed, payload_mask, total
             q_head[a] = s
             inj_header[a] = uniform_dest(x, a, n)
             inj_payload[a] = s & payload_mask
-        got_d, got_h = cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken,
-                             eject_ready, step_deliveries, step_hops, False, relays)
+        if threads is None:
+            got_d, got_h = cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload,
+                                 taken, eject_ready, step_deliveries, step_hops, False, relays,
+                                 None)
+            d0 = 0
+        else:
+            got_d, got_h = _phases(dims, tables, state, t, inj_valid, inj_header, inj_payload,
+                                   taken, eject_ready, step_deliveries, step_hops, False, relays,
+                                   split, sync, e)
+            if got_d < 0:
+                return
+            e += 2
+            d0 = lo  # the thread's deliveries, from its first node's row (P = 1)
         delivered += got_d
         hops += got_h
-        for k in range(got_d):
+        for k in range(d0, d0 + got_d):
             latency = (t - step_deliveries[k, 2]) & payload_mask
             latency_sum += latency
             latency_max = max(latency_max, latency)
     queued = 0
-    for a in range(n):
+    for a in range(lo, hi):
         if taken[a]:
             q_count[a] -= 1
             injected += 1

@@ -51,7 +51,7 @@ COMMANDS = {
                     ["--family", "--nodes", "--placer", "--depths", "--routers",
                      "--flit-widths", "--vcs", "--pnr-minutes"]),
     "bench": (["--nodes", "2", "--out", "{tmp}/b.json"], ["--nodes"]),
-    "bench-model": (["--nodes", "2", "--out", "{tmp}/b.json"], ["--nodes"]),
+    "bench-model": (["--nodes", "2", "--out", "{tmp}/b.json"], ["--nodes", "--threads"]),
     "bench-wormhole": (["--nodes", "2", "--out", "{tmp}/b.json"], ["--nodes"]),
 }
 
