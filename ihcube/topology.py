@@ -19,7 +19,8 @@ __all__ = [
     "check_node_count", "check_fabric_node_count", "check_node", "check_routing_order",
     "dimensions", "address_bits", "link_exists", "links", "exists_mask", "neighbor",
     "first_set_bit", "route_step", "path", "distance", "distances",
-    "full_travel", "travel_mask", "broadcast_step", "broadcast_tree",
+    "full_travel", "travel_mask", "known_dest_mask", "relayed_dest", "broadcast_step",
+    "broadcast_tree",
     "onward_links", "link_set_onward_links", "router_class", "eject_port",
 ]
 
@@ -165,6 +166,37 @@ def travel_mask(n, a, l, order=MSB_FIRST):
     """
     keep = (lambda i: i < l) if check_routing_order(order) == MSB_FIRST else (lambda i: i > l)
     return sum(1 << i for i in range(dimensions(n)) if keep(i) or not link_exists(n, a, i))
+
+
+def known_dest_mask(n, a, l, order=MSB_FIRST):
+    """The bits of ``dest`` that every unicast leaving ``a`` on link ``l`` has equal to the
+    address of the node it goes to, ``neighbor(a, l)``.
+
+    :func:`route_step` picks ``l`` only when no link of ``a`` scanned before ``l`` in
+    ``order`` leads towards ``dest`` (those bits of ``a XOR dest`` are clear) and bit ``l``
+    of ``a XOR dest`` is set. The links scanned before ``l``, and ``l`` itself, are the
+    existing links that :func:`travel_mask` clears for a copy on ``l``. So a router can drive
+    these bits of an outgoing link's ``dest`` from its own address (bit ``l`` inverted)
+    instead of switching them; the tests check the mask against :func:`route_step` for
+    every destination.
+    """
+    return full_travel(n) & ~travel_mask(n, a, l, order)
+
+
+def relayed_dest(n, src, a, l, dest, order=MSB_FIRST):
+    """The ``dest`` field of a broadcast copy from ``src`` sent by ``a`` on link ``l``, when
+    its origin's PE gave ``dest`` (which means nothing for a broadcast).
+
+    Each router drives the :func:`known_dest_mask` bits of an outgoing link's ``dest`` from
+    its address whatever the message's kind, so a copy's ``dest`` has those bits of every
+    link it has crossed set to that link's far end. The copy for ``neighbor(a, l)`` comes
+    along the unicast path from ``src`` (Katseff, Theorem 4).
+    """
+    nodes = path(n, src, a, order)
+    for here, there in [*zip(nodes, nodes[1:]), (a, neighbor(a, l))]:
+        mask = known_dest_mask(n, here, (here ^ there).bit_length() - 1, order)
+        dest = dest & ~mask | there & mask
+    return dest
 
 
 def broadcast_step(n, a, travel, order=MSB_FIRST):

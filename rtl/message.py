@@ -20,7 +20,10 @@ def message_layout(n, payload_width=32):
 
     ``travel`` is the broadcast travel vector (Katseff, Algorithm 6), meaningful for
     broadcasts only. Addresses and the travel vector are :func:`~ihcube.topology.address_bits`
-    wide.
+    wide. On a link a broadcast's ``dest`` (meaningless) has the bits of
+    :func:`~ihcube.topology.known_dest_mask` set to the far end's
+    (:func:`~ihcube.topology.relayed_dest`); on an eject port ``dest`` is the node that
+    takes the message and ``travel`` is 0, whatever the kind.
     """
     check_payload_width(payload_width)
     addr = unsigned(address_bits(n))

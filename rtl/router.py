@@ -75,6 +75,13 @@ class Router(wiring.Component):
       (:meth:`inputs_of`): ``r <= k + ports - 1`` for a link, ``r <= k + 1`` for the eject
       port with ``ports=1``. With ``depth=1`` and the output always ready, a message taken
       into an input buffer in cycle ``t`` leaves on that output by cycle ``t + r``.
+    - Header bits the router knows are not switched. A message that leaves on link ``l``
+      carries in the :func:`ihcube.topology.known_dest_mask` bits of its ``dest`` the far
+      end's address, driven from this router's address (every unicast routed there has
+      them, so a unicast's ``dest`` is unchanged; a broadcast's ``dest`` means nothing and
+      reads as :func:`ihcube.topology.relayed_dest`). A delivered message's ``dest`` is this
+      node and its ``travel`` 0. Those bits need no crossbar (wires from the address); the
+      masked bits of ``travel`` are constants.
     - An injection with ``dest >= n`` is taken from the PE like any other (it does not block
       the PE), dropped before it enters the fabric, and counted: ``refused`` rises and stays
       up, and ``refused_count`` (saturating) counts them, on all injection ports together.
@@ -112,7 +119,8 @@ class Router(wiring.Component):
     inject : ``In(stream.Signature(inject_layout(n, payload_width)))``, ``.array(ports)`` if ``ports > 1``
         Messages from the PE: a unicast to ``dest``, or a broadcast.
     eject : ``Out(stream.Signature(message_layout(n, payload_width)))``, ``.array(ports)`` if ``ports > 1``
-        Messages for the PE, one per cycle and port at most; ``src`` says who sent it.
+        Messages for the PE, one per cycle and port at most; ``src`` says who sent it,
+        ``dest`` is this node (for a broadcast too) and ``travel`` is 0.
     refused : ``Out(1)``
         Sticky: an injection named a node that does not exist.
     refused_count : ``Out(REFUSED_COUNT_WIDTH)``
@@ -205,6 +213,19 @@ class Router(wiring.Component):
     def travel_mask(self, dim):
         """The travel-vector mask of a broadcast copy sent on link ``dim``."""
         return topology.travel_mask(self._n, self._node, dim, self._order)
+
+    def known_dest_mask(self, dim):
+        """The bits of ``dest`` that a message sent on link ``dim`` takes from this router's
+        address, not from the crossbar (:func:`ihcube.topology.known_dest_mask`)."""
+        return topology.known_dest_mask(self._n, self._node, dim, self._order)
+
+    def _known_dest(self, dest, address, dim):
+        """``dest`` (a message's, through the crossbar) with the :meth:`known_dest_mask`
+        bits of link ``dim`` taken from ``address`` instead: those of the node at the far
+        end. Wires, not logic: the crossbar of these bits is left unused and removed."""
+        mask = self.known_dest_mask(dim)
+        far = address ^ (1 << dim)
+        return Cat(*(far[i] if mask >> i & 1 else dest[i] for i in range(len(dest))))
 
     def eject_of(self, j):
         """The output index of the eject port that input ``j`` delivers on
@@ -323,8 +344,17 @@ class Router(wiring.Component):
             if not self._switch_stages:  # the stage drives it otherwise (_stage)
                 m.d.comb += arbiter.ready.eq(port.ready)
             if o < links:
-                m.d.comb += port.payload.travel.eq(chosen.travel
-                                                   & self.travel_mask(self._dims[o]))
+                dim = self._dims[o]
+                m.d.comb += [
+                    port.payload.travel.eq(chosen.travel & self.travel_mask(dim)),
+                    port.payload.dest.eq(self._known_dest(chosen.dest, address, dim)),
+                ]
+            else:
+                # Delivered: its dest is this node (a unicast's is already), its travel 0.
+                m.d.comb += [
+                    port.payload.dest.eq(address),
+                    port.payload.travel.eq(0),
+                ]
 
         # Track the copies each head has sent; it leaves when none is left to send.
         for j, (buffer, want) in enumerate(zip(buffers, wants)):

@@ -25,7 +25,10 @@ The routing rules are not restated here. The route selector is a table of
 its priority encoder, by ``(node XOR dest) AND exists_mask(node)``; the travel masks are
 :func:`ihcube.topology.travel_mask`, computed once per link set, as the Verilog generator
 emits one router per link set. ``tests/test_model.py`` checks the route against
-:func:`ihcube.topology.route_step` for every pair.
+:func:`ihcube.topology.route_step` for every pair. The kernel carries each message's header
+as injected; the records then get the fields the routers drive from their address
+(``Model._as_driven``): a delivered message's ``dest`` is its node and its ``travel`` 0, and
+a broadcast copy's ``dest`` on a link is :func:`ihcube.topology.relayed_dest`.
 """
 
 import threading
@@ -165,6 +168,7 @@ class Model:
         self._threads = check_at_most(threads, n, "Thread count")
         self._tables = self._build_tables()
         self._links = int(sum(bin(int(mask)).count("1") for mask in self._tables[0]))
+        self._relayed_cache = {}
         self.reset()
 
     n             = property(lambda self: self._n)
@@ -374,7 +378,32 @@ class Model:
         hops = hops[:got_h if record_hops else 0]
         hopped = self._unpack(HOP, {"cycle": t, "node": hops[:, 0], "dim": hops[:, 1]},
                               hops[:, 2], hops[:, 3])
+        self._as_driven(delivered, hopped)
         return taken.astype(bool), delivered, hopped
+
+    def _as_driven(self, delivered, hopped):
+        """Set the fields the routers drive from their address, not from the message, in
+        these records, as the RTL does (the kernel carries a message's header unchanged):
+        a delivered message's ``dest`` is its node and its ``travel`` 0, and a broadcast
+        copy's ``dest`` on a link is :func:`ihcube.topology.relayed_dest` (a unicast's
+        known ``dest`` bits already are what the router drives)."""
+        delivered["dest"] = delivered["node"]
+        delivered["travel"] = 0
+        for k in np.flatnonzero(hopped["kind"] == Kind.BROADCAST.value):
+            hop = hopped[k]
+            keep, known = self._relayed(int(hop["src"]), int(hop["node"]), int(hop["dim"]))
+            hopped["dest"][k] = int(hop["dest"]) & keep | known
+
+    def _relayed(self, src, node, dim):
+        """``(keep, known)``: a broadcast copy from ``src`` sent by ``node`` on link ``dim``
+        has ``dest & keep | known`` (:func:`ihcube.topology.relayed_dest`), cached."""
+        key = (src, node, dim)
+        if key not in self._relayed_cache:
+            known = topology.relayed_dest(self._n, src, node, dim, 0, self._order)
+            ones = topology.relayed_dest(self._n, src, node, dim, (1 << self._A) - 1,
+                                         self._order)
+            self._relayed_cache[key] = (ones & ~known, known)
+        return self._relayed_cache[key]
 
     def run(self, cycles, requests=(), eject_ready=None, record_hops=False):
         """Simulate ``cycles`` cycles with each PE offering a queue of requests.
@@ -588,6 +617,7 @@ class Model:
                                                                                       worker)
         self._offered += generated
         self._cycle += done
+        self._as_driven(delivered, hopped)
         return ModelRun(injected, delivered, hopped, self.queued)
 
     def _eject_pattern(self, cycles, eject_ready):

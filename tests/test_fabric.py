@@ -122,6 +122,16 @@ def test_broadcast_check_catches_broken_travel_rule(n):
     assert any("delivered" in problem for problem in problems_of(harness))
 
 
+@pytest.mark.parametrize("n, order", [(8, "msb"), (13, "lsb")])
+def test_scoreboard_catches_a_router_that_drives_a_dest_bit_it_does_not_know(n, order):
+    """Negative control of the known dest bits (``Router.known_dest_mask``): with one
+    dimension too many driven from the address, unicasts are altered on their links."""
+    harness = run_fabric(Fabric(n, order=order,
+                                router=faulty_router("known-dest-one-too-many")),
+                         all_pairs(n), max_cycles=2000)
+    assert any("altered on a link" in problem for problem in problems_of(harness))
+
+
 def test_fabric_check_catches_a_router_without_the_turns_of_missing_links():
     # n = 3: node 1 has no link 1; its message for node 2 turns at node 0 from link 0 to 1.
     harness = run_fabric(Fabric(3, router=faulty_router("no-turn-up")), all_pairs(3),

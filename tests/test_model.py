@@ -280,8 +280,27 @@ class BrokenTravel(Model):
         return super()._travel_mask(node, dim) | 1 << dim
 
 
+class BroadcastDestAsGiven(Model):
+    """Negative control: a broadcast copy's ``dest`` on a link is what its origin's PE gave,
+    not what the routers drive (:func:`ihcube.topology.relayed_dest`)."""
+
+    def _relayed(self, src, node, dim):
+        return (1 << self._A) - 1, 0
+
+
+class DeliveredHeaderAsCarried(Model):
+    """Negative control: a delivered message's ``dest`` and ``travel`` are what it carried,
+    not its node and 0 (what the eject port drives)."""
+
+    def _as_driven(self, delivered, hopped):
+        dest, travel = delivered["dest"].copy(), delivered["travel"].copy()
+        super()._as_driven(delivered, hopped)
+        delivered["dest"], delivered["travel"] = dest, travel
+
+
 @pytest.mark.parametrize("variant, at_cycle", [
     (ArbiterStartsAtZero, None), (ReadyInReset, 0), (BrokenTravel, None),
+    (BroadcastDestAsGiven, None), (DeliveredHeaderAsCarried, None),
 ])
 def test_lockstep_catches_a_broken_model(variant, at_cycle):
     difference, _, _ = lockstep(variant, *CONTROL)
@@ -465,6 +484,14 @@ def test_lockstep_link_stages_catches_a_faulty_relay(name):
     assert difference is not None and ", hop at node " in difference, difference
     assert lockstep(Model, *CONTROL, link_stages=1)[0] is None
     assert lockstep(Model, *CONTROL, router=router)[0] is None
+
+
+def test_lockstep_catches_a_router_that_drives_a_dest_bit_it_does_not_know():
+    """Negative control of the known dest bits: a router that drives one dimension too many
+    of an outgoing link's ``dest`` from its address differs from the model at a hop."""
+    router = faults.faulty_router("known-dest-one-too-many")
+    difference, _, _ = lockstep(Model, *CONTROL, router=router)
+    assert difference is not None and ", hop at node " in difference, difference
 
 
 def test_zero_load_latency_with_link_stages():

@@ -134,6 +134,70 @@ def test_onward_links_check_catches_a_rule_without_missing_links():
     assert (3, 0, 0, 1) in missed
 
 
+def dest_bits_agreed(n, a, l, order):
+    """Brute force: the bits in which every destination address (``dest`` < 2**D, the
+    nonexistent ones too) that :func:`topology.route_step` sends from ``a`` on link ``l``
+    agrees with ``neighbor(a, l)``."""
+    D = topology.dimensions(n)
+    agreed = (1 << D) - 1
+    for dest in range(1 << D):
+        if topology.route_step(n, a, dest, order) == l:
+            agreed &= ~(dest ^ topology.neighbor(a, l))
+    return agreed
+
+
+@pytest.mark.parametrize("order", topology.ROUTING_ORDERS)
+def test_known_dest_mask_is_what_every_routed_unicast_agrees_on(order):
+    """The router drives these bits of an outgoing link's dest from its address: every
+    destination the route step sends on that link must have them (and no other bit is
+    shared by all of them, so the mask is also the most there is to save)."""
+    for n in range(1, 71):
+        for a in range(n):
+            for l in topology.links(n, a):
+                assert topology.known_dest_mask(n, a, l, order) == dest_bits_agreed(
+                    n, a, l, order), (n, a, l)
+
+
+def test_known_dest_mask_check_catches_one_dimension_too_many():
+    """Negative control: a mask with the next dimension in routing order as well (what
+    :data:`ihcube.verify.faults.FAULTS`' "known-dest-one-too-many" router drives) is not what
+    the routed destinations agree on."""
+    n, a, l = 26, 0, 3  # msb: known bits 3 and 4; bit 2 is still to be corrected
+    assert topology.known_dest_mask(n, a, l) == 0b11000
+    assert dest_bits_agreed(n, a, l, "msb") & 0b00100 == 0
+    # node 25 (links 0, 3, 4): bits 1 and 2 are missing links, not known on link 0
+    assert topology.known_dest_mask(26, 25, 0) == 0b11001
+
+
+@pytest.mark.parametrize("order", topology.ROUTING_ORDERS)
+def test_relayed_dest_of_a_broadcast_copy(order):
+    """A broadcast copy's dest on a link: the known bits of each link it crossed set to that
+    link's far end, in path order, the rest as the origin's PE gave it."""
+    for n in (3, 7, 13, 26):
+        for src in range(n):
+            for frm, to, _ in topology.broadcast_tree(n, src, order):
+                l = (frm ^ to).bit_length() - 1
+                for given in (0, (1 << topology.dimensions(n)) - 1):
+                    relayed = topology.relayed_dest(n, src, frm, l, given, order)
+                    nodes = topology.path(n, src, to, order)
+                    crossed = [topology.known_dest_mask(n, x, (x ^ y).bit_length() - 1, order)
+                               for x, y in zip(nodes, nodes[1:])]
+                    mask = topology.known_dest_mask(n, frm, l, order)
+                    assert relayed & mask == to & mask
+                    untouched = ~_union(crossed)
+                    assert relayed & untouched == given & untouched
+    # n = 26, msb, origin 0 to node 10 by node 8: link 3 from 0 sets bits 3, 4 to 8's
+    # (0b01000), then link 1 from 8 sets bits 1 to 4 to 10's (0b01010); bit 0 stays.
+    assert topology.relayed_dest(26, 0, 8, 1, 0b00101) == 0b01011
+
+
+def _union(masks):
+    union = 0
+    for mask in masks:
+        union |= mask
+    return union
+
+
 @pytest.mark.parametrize("call, error, message", [
     (lambda: topology.dimensions(0), ValueError,
      r"^Node count must be a positive integer, not 0$"),

@@ -35,7 +35,8 @@ __all__ = [
     "RELAY_FAULTS", "StuckBuffer", "stuck_buffer", "relay_fault_router",
     "DroppingRelayRouter", "DuplicatingRelayRouter", "CorruptingRelayRouter",
     "ReorderingRelayRouter", "StuckRelayRouter",
-    "BrokenTravelRouter", "NoTurnUpRouter", "RefuseNothingRouter", "CompleteCubeRouter",
+    "BrokenTravelRouter", "KnownDestTooFarRouter", "NoTurnUpRouter", "RefuseNothingRouter",
+    "CompleteCubeRouter",
     "FixedPriorityArbiter", "UnfairRouter", "MaskBlindRouteSelect", "MaskBlindRouter",
     "WEIGHT_PARITY", "weight_parity_router", "only_at",
     "FAULTS", "faulty_router",
@@ -375,6 +376,24 @@ class BrokenTravelRouter(Router):
         return super().travel_mask(dim) & ~1
 
 
+class KnownDestTooFarRouter(Router):
+    """Drives one bit too many of an outgoing link's ``dest`` from its address: the
+    :meth:`~ihcube.rtl.Router.known_dest_mask` of link ``l`` and the next dimension in
+    routing order (``l - 1`` most-significant-first, ``l + 1`` least-), a bit that a
+    unicast may still have to correct.
+
+    Caught by: the scoreboard (a unicast "altered on a link", then delivered to the wrong
+    node or lost); the lockstep comparison with the model (a hop's ``dest`` differs); the
+    formal router proof (``neg_router_known_dest``: a copy leaves altered).
+    """
+
+    def known_dest_mask(self, dim):
+        step = -1 if self.order == topology.MSB_FIRST else 1
+        beyond = dim + step
+        extra = 1 << beyond if 0 <= beyond < topology.dimensions(self.n) else 0
+        return super().known_dest_mask(dim) | extra
+
+
 class NoTurnUpRouter(Router):
     """A message from link ``l`` may only go on by lower links (what the complete cube
     needs), not up by a link that its sender lacked.
@@ -541,6 +560,7 @@ FAULTS = {
     "reordering-relay": ReorderingRelayRouter,
     "stuck-relay": StuckRelayRouter,
     "broken-travel": BrokenTravelRouter,
+    "known-dest-one-too-many": KnownDestTooFarRouter,
     "no-turn-up": NoTurnUpRouter,
     "refuse-nothing": RefuseNothingRouter,
     "complete-cube": CompleteCubeRouter,

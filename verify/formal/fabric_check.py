@@ -119,7 +119,10 @@ class FabricCheck(Elaboratable):
         for x, port in enumerate(fabric.eject):
             out = port.payload
             m.d.comb += arriving[x].eq(port.valid & port.ready & (out.payload == tag))
-            same = (out.dest == t_dest) & (out.src == t_src) & (out.kind == t_kind)
+            # A delivered message's dest is the node that takes it, its travel 0 (the eject
+            # port drives them; for the unicast that may arrive, x is its dest).
+            same = ((out.dest == x) & (out.travel == 0) & (out.src == t_src)
+                    & (out.kind == t_kind))
             m.d.comb += [
                 Assert(~arriving[x] | tag_seen,
                        f"node {x} gets a copy of a tagged message never injected"),

@@ -202,6 +202,8 @@ def jobs():
             "prove", 4, expect="FAIL"),
         Job("neg_router_travel", _router(6, 1, router=faulty_router("broken-travel")),
             "prove", 4, expect="FAIL", fast=True),
+        Job("neg_router_known_dest", _router(6, 1, router=faulty_router(
+            "known-dest-one-too-many")), "prove", 4, expect="FAIL"),
         Job("neg_router_complete_cube", _router(5, 3, router=faulty_router("complete-cube")),
             "prove", 4, expect="FAIL"),
         Job("neg_router_s1_relay_duplicate", _router(5, 4, router=faulty_router(

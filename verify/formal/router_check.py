@@ -10,9 +10,11 @@ a link names a node that exists (the fabric refuses the others at injection, Spe
 assertions:
 
 - every copy of the tagged message that leaves, leaves on an output it should take, at most
-  once per output, unchanged: ``dest``, ``src``, ``kind``, ``payload`` as they came in
-  (``src`` = this node for an injection), and for a broadcast copy on link ``l`` the travel
-  vector of :func:`ihcube.topology.broadcast_step`. The outputs it should take come from
+  once per output, unchanged: ``src``, ``kind``, ``payload`` as they came in (``src`` = this
+  node for an injection), a unicast's ``dest`` too; a broadcast copy on link ``l`` with the
+  travel vector of :func:`ihcube.topology.broadcast_step` and its ``dest`` with the
+  :func:`ihcube.topology.known_dest_mask` bits set to the far end's; a delivered copy with
+  ``dest`` this node and ``travel`` 0. The outputs it should take come from
   :mod:`ihcube.topology`, not from the RTL: the link of :func:`~ihcube.topology.route_step`
   or the PE for a unicast, nothing for an injection to a node that does not exist, and for a
   broadcast the links of ``broadcast_step`` plus the PE unless this node is the origin
@@ -330,9 +332,19 @@ class RouterCheck(Elaboratable):
         """What must hold of message ``out``, a copy of the tagged message going by output
         ``o``: ``(condition, what is wrong otherwise)`` pairs."""
         msg = tagged.msg
-        same = (out.dest == msg.dest) & (out.src == msg.src) & (out.kind == msg.kind)
+        same = (out.src == msg.src) & (out.kind == msg.kind)
         if o < self._local:
+            # A unicast's dest as it came; a broadcast copy's with the bits that every
+            # unicast on this link has in common with the far end set to the far end's
+            # (the router drives them from its address, whatever the kind).
+            dim = self._dims[o]
+            known = topology.known_dest_mask(self.n, self.node, dim, self.order)
+            relayed = msg.dest & ~known | topology.neighbor(self.node, dim) & known
+            same &= out.dest == Mux(msg.kind == Kind.UNICAST, msg.dest, relayed)
             same &= (out.kind == Kind.UNICAST) | (out.travel == tagged.expect_travel[o])
+        else:
+            # Delivered: its dest is this node, its travel 0.
+            same &= (out.dest == self.node) & (out.travel == 0)
         return [(tagged.seen, ", but it never entered"),
                 (tagged.expect[o], ", where it must not go"),
                 (~left[o], " twice"),
