@@ -730,7 +730,7 @@ def markdown_table(rows, saturation=None, previous=None):
             key = f.get("depth")
         hop, rate = saturation.get(key, (None, None))
 
-        def throughput(g):
+        def throughput(g, rate=rate):
             if g is None or rate is None or g.get("fmax_mhz") is None or not g.get("fits"):
                 return "-"
             return f"{g['fmax_mhz'] * rate:.1f}"

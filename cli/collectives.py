@@ -65,7 +65,7 @@ def _collectives(args):
     for n in ns:
         full = params.max_ports(n)
         for count in dict.fromkeys(full if p is None else checked(
-                lambda p: params.check_ports(n, p), p) for p in ports):
+                lambda p, n=n: params.check_ports(n, p), p) for p in ports):
             tasks += [(n, depth, count, which) for depth in depths]
     start = time.monotonic()
     with started(cluster):

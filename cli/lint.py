@@ -2,7 +2,8 @@
 
 ``ihcube lint --nodes 26 [--width 32] [--depth 1] [--order msb] [--link-stages 0]
 [--out build/lint]`` (``make lint N=26 [LINK_STAGES=1]``), with ``--switching wormhole`` and
-its flit-level options for a wormhole fabric, writes the fabric's Verilog into ``OUT/<top>.v`` and lints it with
+its flit-level options for a wormhole fabric, writes the fabric's Verilog into ``OUT/<top>.v`` and
+lints it with
 :func:`ihcube.verify.lint.lint_fabric`; ``ihcube lint --verilog FILE [--top MODULE]`` lints
 ``FILE``, whose top module is named after the file unless ``--top`` says otherwise. The exit
 status is 0 when Verilator reports nothing, 1 when it reports a warning or an error (all

@@ -191,7 +191,7 @@ def wormhole_of(args, sizes):
         switching, options = switching_options(args, n, WORMHOLE_PAYLOAD)
         wormhole = switching_parameters(n, WORMHOLE_PAYLOAD, switching, **options)
         if wormhole is not None:
-            checked(lambda: _refuse(FastWormholeModel.beyond(n, wormhole)))
+            checked(lambda n=n, wormhole=wormhole: _refuse(FastWormholeModel.beyond(n, wormhole)))
     return wormhole
 
 

@@ -10,8 +10,8 @@ import sys
 
 from ..extras import MissingExtra
 
-__all__ = ["UsageError", "Parser", "parse_number", "integer", "checked", "summary", "command_parser",
-           "report", "run"]
+__all__ = ["UsageError", "Parser", "parse_number", "integer", "checked", "summary",
+           "command_parser", "report", "run"]
 
 
 class UsageError(Exception):

@@ -313,7 +313,7 @@ def top_verilog(top, n, payload_width, modules, ports=1, *, signatures=None):
     for node in range(n):
         ends = link_ends(n, node)
         connections = [("clk", "clk"), ("rst", "rst")]
-        for name, flow, width in router_ports[modules[node]]:
+        for name, flow, _width in router_ports[modules[node]]:
             group, _, rest = name.partition("__")
             if name == "address":
                 value = f"{address}'h{node:x}"

@@ -49,8 +49,8 @@ class Router(wiring.Component):
     others) and ``ports`` injection and eject ports for its processing element (PE).
 
     - Each incoming link direction, and each of the PE's injection ports, ends in a
-      :class:`LinkBuffer` of ``depth`` messages. A message waits at the head of its buffer until the buffer
-      at the far end of its output is free, then moves (Katseff, Algorithm 3).
+      :class:`LinkBuffer` of ``depth`` messages. A message waits at the head of its buffer until
+      the buffer at the far end of its output is free, then moves (Katseff, Algorithm 3).
     - A unicast head is routed by a :class:`RouteSelect`: the first set bit of
       ``(node XOR dest) AND exists`` (Katseff, Algorithm 2), or the PE when
       ``dest == node``. A message for the PE leaves on the eject port
@@ -70,10 +70,10 @@ class Router(wiring.Component):
       ``ports`` injection buffers) and an AND-OR crossbar on its one-hot grant (an output
       with one input presents that input's head, ungated: its payload is undefined while
       ``valid`` is low). Leaving out inputs that never ask for an output does not change any
-      grant, and saves about a third of the crossbar. **Fairness bound**: a head that waits for an output is sent after at
-      most ``r - 1`` transfers of other inputs on that output, ``r`` the output's inputs
-      (:meth:`inputs_of`): ``r <= k + ports - 1`` for a link, ``r <= k + 1`` for the eject
-      port with ``ports=1``. With ``depth=1`` and the output always ready, a message taken
+      grant, and saves about a third of the crossbar. **Fairness bound**: a head that waits for an
+      output is sent after at most ``r - 1`` transfers of other inputs on that output, ``r`` the
+      output's inputs (:meth:`inputs_of`): ``r <= k + ports - 1`` for a link, ``r <= k + 1`` for
+      the eject port with ``ports=1``. With ``depth=1`` and the output always ready, a message taken
       into an input buffer in cycle ``t`` leaves on that output by cycle ``t + r``.
     - Header bits the router knows are not switched. A message that leaves on link ``l``
       carries in the :func:`ihcube.topology.known_dest_mask` bits of its ``dest`` the far
@@ -116,9 +116,9 @@ class Router(wiring.Component):
         Incoming link ``dims[j]``.
     links_out : ``Out(stream.Signature(message_layout(n, payload_width))).array(k)``
         Outgoing link ``dims[j]``.
-    inject : ``In(stream.Signature(inject_layout(n, payload_width)))``, ``.array(ports)`` if ``ports > 1``
+    inject : ``In(stream.Signature(inject_layout(n, payload_width)))``, arrayed by ``ports``
         Messages from the PE: a unicast to ``dest``, or a broadcast.
-    eject : ``Out(stream.Signature(message_layout(n, payload_width)))``, ``.array(ports)`` if ``ports > 1``
+    eject : ``Out(stream.Signature(message_layout(n, payload_width)))``, arrayed by ``ports``
         Messages for the PE, one per cycle and port at most; ``src`` says who sent it,
         ``dest`` is this node (for a broadcast too) and ``travel`` is 0.
     refused : ``Out(1)``

@@ -48,7 +48,7 @@ def _stamp_src(payload, fields, flit, address):
     """``payload``, flit number ``flit`` of a message, with its part of the ``src`` field
     (:class:`ihcube.params.HeadFields`) replaced by the bits of ``address``."""
     parts, at = [], 0
-    for k, low, width, src_low in sorted(p for p in fields.src_pieces if p[0] == flit):
+    for _k, low, width, src_low in sorted(p for p in fields.src_pieces if p[0] == flit):
         parts += [payload[at:low], address[src_low:src_low + width]]
         at = low + width
     return Cat(*parts, payload[at:])
@@ -218,7 +218,7 @@ class WormholeRouter(wiring.Component):
 
         # --- Per input channel: route the head once, then hold its outputs --------------------
         state = []
-        for c, ((j, v), buffer) in enumerate(zip(channels, buffers)):
+        for c, ((_j, v), buffer) in enumerate(zip(channels, buffers)):
             is_broadcast = v == bvc
             routed = Signal(name=f"routed{c}")
             if is_broadcast:

@@ -1006,7 +1006,8 @@ def run_queues(dims, tables, state, t0, cycles, pool, ends, fill, eject_ready, r
     ``until >= 0``.
 
     ``traffic`` is ``(threshold, rng, dests, start, cumulative)`` (:class:`~ihcube.sim.model.
-    RandomTraffic`), or has an empty ``threshold`` for none; only with ``P = 1``. With it, every cycle, node by
+    RandomTraffic`), or has an empty ``threshold`` for none; only with ``P = 1``. With it, every
+    cycle, node by
     node, before the heads are offered: SplitMix64 from ``rng[0]`` draws once, and if the
     draw's top 53 bits are below ``threshold[a]`` draws twice more for a destination
     (:func:`draw_dest`); the unicast, its payload the cycle (cut to ``payload_mask``), goes

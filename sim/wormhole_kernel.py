@@ -527,7 +527,8 @@ def run_queues(tab, st, t0, cycles, heads, tails, nexts, position, words, at,
     (every flit, or only tails unless ``record_ejects``: cycle, node, flit) and ``hops``
     (if ``record_hops``); the arrays are grown as needed and returned. ``totals`` counts
     messages injected, flits ejected, tails ejected and flit hops; ``link_counts[a * D1 +
-    dim]`` the flits sent on link ``dim`` of node ``a`` (unless it is empty). Stops early at the end of
+    dim]`` the flits sent on link ``dim`` of node ``a`` (unless it is empty). Stops early at the
+    end of
     the first cycle after which ``until_tails`` tails (>= 0) have been ejected in this call.
     Returns ``(cycles done, injections, ejects, hops, record counts)``.
     """

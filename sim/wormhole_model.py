@@ -233,7 +233,7 @@ class WormholeModel:
             # Routing, combinational: want of each channel and whether it is active.
             active, want, want_new = [False] * nc, [0] * nc, [0] * nc
             route_now = [False] * nc
-            for c, (j, v) in enumerate(chans):
+            for c, (_j, v) in enumerate(chans):
                 if v == V:
                     arrived = self.written[a, c] != 0
                 else:
@@ -378,7 +378,7 @@ class WormholeModel:
                     self.sw_held[a, o] = i
             for (c, b), vc in new_ovc.items():
                 self.ovc[a, c, b] = vc
-            for c, (j, v) in enumerate(chans):
+            for c, (_j, v) in enumerate(chans):
                 # The broadcast buffer's `want`, from the start of the cycle.
                 want = int(self.want_reg[a, c]) if self.routed[a, c] else 0
                 if route_now[c]:
@@ -427,7 +427,7 @@ class WormholeModel:
                 self.fifo_tail[a, c] = (self.fifo_tail[a, c] + 1) % self.wormhole.vc_depth
                 self.count[a, c] += 1
         for a in range(n):
-            for c, (j, v) in enumerate(self.channels[a]):
+            for c, (_j, v) in enumerate(self.channels[a]):
                 if v == V:
                     self.room[a, c] = int(self.written[a, c] != L)
                     self.idle[a, c] = int(self.written[a, c] == 0)

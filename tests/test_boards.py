@@ -193,7 +193,7 @@ def delayed_copies(views, lags=64):
     """Pairs of different nodes one of whose bits repeats a bit of the other up to ``lags``
     cycles later."""
     starts = {}
-    for (phase, bit), bits in views.items():
+    for (phase, _bit), bits in views.items():
         for lag in range(lags + 1):
             starts.setdefault(bits[lag:lag + 400], set()).add(phase)
     return {frozenset(phases) for phases in starts.values() if len(phases) > 1}

@@ -205,7 +205,8 @@ def test_ctrl_c_at_a_terminal_stops_every_process_in_one_line(tmp_path, args):
 @pytest.mark.parametrize("args, message", [
     (["--nodes=10000000"], "Node count must be an integer from 1 to 4096, not 10000000"),
     (["--nodes=4097"], "Node count must be an integer from 1 to 4096, not 4097"),
-    (["--nodes=2", "--width=100000"], "Payload width must be an integer from 1 to 1024, not 100000"),
+    (["--nodes=2", "--width=100000"],
+     "Payload width must be an integer from 1 to 1024, not 100000"),
     (["--nodes=2", "--width=1025"], "Payload width must be an integer from 1 to 1024, not 1025"),
     (["--nodes=2", "--depth=100000"], "Buffer depth must be an integer from 1 to 16, not 100000"),
 ])

@@ -1,4 +1,5 @@
-"""The emitted Verilog in Icarus Verilog: the cocotb regression of ``verify/cocotb_tb/fabric_tb.py``.
+"""The emitted Verilog in Icarus Verilog: the cocotb regression of
+``verify/cocotb_tb/fabric_tb.py``.
 
 For every size the fabric's Verilog is generated and compiled once, and all of its cocotb tests
 run in one simulator run (starting the simulator costs more than most tests); the case fails

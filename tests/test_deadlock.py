@@ -362,9 +362,9 @@ def test_any_route_function_is_enumerated():
 
 
 def test_fabric_refuses_a_cyclic_routing():
-    with pytest.raises(ValueError, match=rf"^Routing 'weight parity' of 4 nodes can deadlock: "
-                                         rf"its channel dependency graph has the cycle "
-                                         rf"0 -\(dim 1\)-> 2 -\(dim 0\)-> 3 .*\)$"):
+    with pytest.raises(ValueError, match=r"^Routing 'weight parity' of 4 nodes can deadlock: "
+                                         r"its channel dependency graph has the cycle "
+                                         r"0 -\(dim 1\)-> 2 -\(dim 0\)-> 3 .*\)$"):
         Fabric(4, routing=WEIGHT_PARITY)
     with pytest.raises(ValueError, match=r"^Routing 'node parity with Algorithm 6' of 8 nodes "
                                          r"can deadlock: "):

@@ -171,7 +171,8 @@ def test_icarus_without_s_elaborates_the_fabric(tmp_path):
     (lambda: Fabric(2, 40_000), r"^Payload width must be an integer from 1 to 1024, not 40000$"),
     (lambda: Router(26, 0, 32, 100_000),
      r"^Buffer depth must be an integer from 1 to 16, not 100000$"),
-    (lambda: topology.check_fabric_node_count(0), r"^Node count must be a positive integer, not 0$"),
+    (lambda: topology.check_fabric_node_count(0),
+     r"^Node count must be a positive integer, not 0$"),
 ])
 def test_limits_are_checked_before_any_work(call, message):
     with pytest.raises(ValueError, match=message):

@@ -34,7 +34,8 @@ def installed(tmp_path_factory):
     venv.create(env_dir, with_pip=False)
     bin_dir = env_dir / "bin"
     fresh_site = pathlib.Path(subprocess.run(
-        [str(bin_dir / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        [str(bin_dir / "python"), "-c",
+         "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         check=True, capture_output=True, text=True).stdout.strip())
     # The third-party packages of this environment (not its editable ihcube: .pth files of
     # a folder added this way are not run).

@@ -86,7 +86,8 @@ def test_impossible_clocks_are_one_line(family, wanted, message):
     ("icebreaker", 20, "SB_PLL40_PAD", "set_frequency clk12_0__io 12.0"),
 ])
 def test_board_top_runs_on_the_pll(board, mhz, primitive, constraint):
-    """The board top with the PLL settings of ``check_clock`` instantiates the family's PLL with the dividers of
+    """The board top with the PLL settings of ``check_clock`` instantiates the family's PLL with
+    the dividers of
     :func:`pll_settings` on the board clock's pin, which keeps its constraint (nextpnr derives
     the PLL output's from it and the dividers); without, it has no PLL."""
     from ihcube.boards.top import BoardTop

@@ -1,10 +1,10 @@
 """One router: route selection, fairness, refusal and parameter checks."""
 
 import pytest
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module
 
 from ihcube import topology
-from ihcube.rtl import Kind, RoundRobinArbiter, Router, RouteSelect
+from ihcube.rtl import RoundRobinArbiter, Router, RouteSelect
 from ihcube.verify.harness import simulate
 
 

@@ -372,7 +372,7 @@ def test_stall_report_places_copies_in_relays(n, depth):
     assert not result.ok and "relays holding copies:" in result.stall
     stall = find_stall(result.records, deadlock.routing_for("lsb"))
     assert_real_wait_cycle(stall, depth)
-    for held, wanted in zip(stall.cycle, stall.cycle[1:] + stall.cycle[:1]):
+    for _held, wanted in zip(stall.cycle, stall.cycle[1:] + stall.cycle[:1]):
         assert len(stall.relays[wanted]) == depth  # the relay in between is full too
     inputs, relays = result.records.occupancy
     assert relays.sum() > 0

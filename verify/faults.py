@@ -576,7 +576,8 @@ def faulty_router(name, **options):
 
     With ``options`` (only for the buffer and relay faults): a variant built by
     :func:`buffer_fault_router` or :func:`relay_fault_router`, e.g.
-    ``faulty_router("dropping-buffer", every=5, first=5)`` drops every fifth message, or ``faulty_router("dropping-buffer", first=20, once=True)``
+    ``faulty_router("dropping-buffer", every=5, first=5)`` drops every fifth message, or
+    ``faulty_router("dropping-buffer", first=20, once=True)``
     the twentieth only. Without, the registered part (which strikes every third message from
     the first).
     """

@@ -219,7 +219,8 @@ class FabricHarness:
                         travelled = True
             for node, dim, port in links:
                 if ctx.get(port.valid) and ctx.get(port.ready):
-                    self.hops.append(Hop(cycle, node, dim, Message.from_const(ctx.get(port.payload))))
+                    message = Message.from_const(ctx.get(port.payload))
+                    self.hops.append(Hop(cycle, node, dim, message))
                     travelled = True
 
             await ctx.tick()

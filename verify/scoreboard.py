@@ -3,7 +3,8 @@
 :func:`check_run` takes what a :class:`~ihcube.verify.harness.FabricHarness` recorded and lists
 every way the fabric broke its promises: a message lost, duplicated, corrupted, delivered to
 the wrong PE or eject port, or routed off its Katseff path; a broadcast copy missing,
-doubled, or off its unicast path. An empty list is a clean run. Each request's payload must be unique.
+doubled, or off its unicast path. An empty list is a clean run. Each request's payload must be
+unique.
 """
 
 from collections import defaultdict

@@ -53,8 +53,9 @@ from ..rtl.message import Kind
 from ..sim.model import DELIVERY, HOP, Model
 from .buffer_count import HELD_WIDTH, counting
 
-__all__ = ["StressConfig", "check_traffic", "StressResult", "Records", "Stall", "payload_of", "score",
-           "find_stall", "stall_report", "wait_cycle", "run_model", "run_rtl", "PAYLOAD_WIDTH"]
+__all__ = ["StressConfig", "check_traffic", "StressResult", "Records", "Stall", "payload_of",
+           "score", "find_stall", "stall_report", "wait_cycle", "run_model", "run_rtl",
+           "PAYLOAD_WIDTH"]
 
 #: Payload width of the model's runs: a 32-bit message number and a 32-bit check word.
 PAYLOAD_WIDTH = 64
@@ -469,7 +470,7 @@ def _into_relays(records, copies, held):
     inputs, relay_counts = records.occupancy
     D = topology.dimensions(n)
     arrived = defaultdict(list)  # every copy by the channel it came by, fully sent or not
-    for (i, node), (channel, arrival, owed, sent) in copies.items():
+    for (i, _node), (channel, arrival, owed, sent) in copies.items():
         arrived[channel].append((arrival, i, owed - sent))
     in_buffers, relays = defaultdict(list), defaultdict(list)
     for channel, came in arrived.items():
@@ -754,7 +755,7 @@ def run_rtl(config, fabric=None, routing=None, payload_width=32, progress=None):
                 read_at_end=counts.signals if counts else ())
 
     injections = np.zeros(len(harness.injected), INJECTION)
-    for row, (cycle, node, request) in zip(injections, harness.injected):
+    for row, (cycle, node, _request) in zip(injections, harness.injected):
         row["cycle"], row["node"] = cycle, node
     injections["id"] = _ids_of([request.payload for _, _, request in harness.injected],
                                fabric.payload_width)

@@ -379,7 +379,7 @@ class _Run:
         n, c = self.config.n, self.config
         owed = set()
         broadcasts = 0
-        for _, node, i in self.injections:
+        for _, _node, i in self.injections:
             src, dest, kind = self.messages[i]
             if kind == Kind.BROADCAST.value:
                 broadcasts += 1

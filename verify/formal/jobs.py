@@ -127,12 +127,12 @@ def jobs():
     for n, (depth, bound, engine) in STAGED_FABRIC_CHECKS.items():
         fabric.append(Job(f"fabric_n{n}_s1_delivery", _fabric(n, bound=bound, link_stages=1),
                           "bmc", depth, engine=engine, slow=n >= 4))
-    for n, (depth, bound, tight, engine) in FABRIC_CHECKS.items():
+    for n, (depth, bound, _tight, engine) in FABRIC_CHECKS.items():
         if depth < bound + 3:
             raise ValueError(f"A bound of {bound} is never checked at depth {depth} (n={n})")
         fabric.append(Job(f"fabric_n{n}_delivery", _fabric(n, bound=bound), "bmc", depth,
                           engine=engine, slow=n >= 5))
-    for n, (depth, bound, tight, engine) in FABRIC_CHECKS.items():
+    for n, (depth, bound, tight, _engine) in FABRIC_CHECKS.items():
         fabric.append(Job(f"fabric_n{n}_cover",
                           _fabric(n, bound=bound, covers=True, tight=tight), "cover", depth))
     return [

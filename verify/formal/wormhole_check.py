@@ -209,7 +209,8 @@ class WormholeRouterCheck(Elaboratable):
             leaving.append(out)
             data = hdr(flit.payload[:hdr.size])
             right = Mux(left == 0,
-                        flit.head & (data.dest == tdest) & (data.src == tsrc) & (data.kind == Kind.UNICAST),
+                        flit.head & (data.dest == tdest) & (data.src == tsrc)
+                        & (data.kind == Kind.UNICAST),
                         ~flit.head & (self._index(flit) == left))
             right &= flit.tail == (left == L - 1)
             if o < local:
