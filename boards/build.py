@@ -24,7 +24,7 @@ from ..params import check_link_stages
 __all__ = ["FAMILIES", "BOARDS", "PLACERS", "check_family", "check_board", "check_placer",
            "check_pnr_minutes", "synth", "synth_name", "synth_digest", "design_digest",
            "check_clock", "bitstream", "table", "table_jobs", "markdown_table", "summary",
-           "PREVIOUS_DESIGN"]
+           "PREVIOUS_DESIGN", "PLACER_OPTIONS", "TABLE_STATIC_FROM", "table_placer"]
 
 #: Synthesis targets of ``synth``: the device of a board, and the clock the placer aims at.
 FAMILIES = {
@@ -47,6 +47,13 @@ PLACERS = ("heap", "static", "sa")
 #: electrostatic placer spreads it and it routes in under three minutes. ``synth`` keeps
 #: nextpnr's default, with which its table was measured, unless asked for another.
 BITSTREAM_PLACER = {"ecp5": "static", "ice40": None}
+
+#: nextpnr's options that go with a placer. Both analytic placers end in HeAP's strict
+#: legaliser, which by default may try ``cells**2 / 8`` placements per cell before it gives
+#: up: about 800 million for the 64-node fabric (80 k cells), where it ran for hours without
+#: a line of output. A bound of ``max(10000, cells**2 / 100000)`` (65 k attempts there) let
+#: the electrostatic placer legalise that fabric in minutes (docs/fpga.md "64 nodes").
+PLACER_OPTIONS = {"static": "--placer-heap-cell-placement-timeout 100000"}
 
 
 def _options_tag(synth_opts, placer):
@@ -313,8 +320,11 @@ def _build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="", p
 
 def _plan(top, name, platform, synth_opts="", placer=None):
     """Amaranth's build plan of ``top`` on ``platform``: the files the tools are given."""
-    nextpnr_opts = "--report report.json --timing-allow-fail" + (f" --placer {placer}"
-                                                                 if placer else "")
+    nextpnr_opts = "--report report.json --timing-allow-fail"
+    if placer:
+        nextpnr_opts += f" --placer {placer}"
+        if placer in PLACER_OPTIONS:
+            nextpnr_opts += f" {PLACER_OPTIONS[placer]}"
     return platform.build(top, name=name, do_build=False, synth_opts=synth_opts,
                           nextpnr_opts=nextpnr_opts)
 
@@ -555,6 +565,25 @@ def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_
     return routers + first + wormhole_routers + wormhole_fabrics + staged + rest
 
 
+#: The smallest fabric that :func:`table` places with the electrostatic placer when no placer
+#: is asked for: HeAP ran for hours in its second iteration on the 64-node fabric at ECP5
+#: (docs/fpga.md "64 nodes").
+TABLE_STATIC_FROM = {"ecp5": 64}
+
+
+def table_placer(family, job, placer=None):
+    """The placer :func:`table` uses for ``job``: ``placer`` if one was asked for, else
+    nextpnr's default, except the electrostatic placer for a packet fabric of
+    :data:`TABLE_STATIC_FROM` nodes or more."""
+    if placer is not None:
+        return placer
+    big = TABLE_STATIC_FROM.get(family)
+    if big is not None and job["router"] is None and job.get("wormhole") is None \
+            and job["n"] >= big:
+        return "static"
+    return None
+
+
 def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1, 2),
           router_sizes=(26,), flit_widths=TABLE_FLIT_WIDTHS, vcs=TABLE_VCS,
           wormhole_fabric=True, redo=False, previous=PREVIOUS_DESIGN, only_kept=False,
@@ -584,22 +613,23 @@ def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1,
                 "wormhole": job.get("wormhole")}
         if job.get("link_stages"):
             args["link_stages"] = job["link_stages"]
-        _, tag = synth_name(family=family, synth_opts=synth_opts, placer=placer, **args)
+        args["placer"] = table_placer(family, job, placer)
+        _, tag = synth_name(family=family, synth_opts=synth_opts, **args)
         path = pathlib.Path(out) / f"{tag}.json"
         kept = json.loads(path.read_text()) if path.exists() and not redo else None
         if kept is not None and kept.get("design_digest") is not None and \
                 (only_kept or not kept.get("stopped")) and \
                 kept["design_digest"] == synth_digest(family=family, synth_opts=synth_opts,
-                                                      placer=placer, **args):
+                                                      **args):
             figures = {**kept, "kept": True}
         elif only_kept:
             figures = {"nodes": job["n"], "depth": job["depth"], "router_only": job["router"],
-                       "fits": False, "error": "not run yet (make synth-table resumes)",
-                       "kept": True}
+                       "placer": args["placer"], "fits": False,
+                       "error": "not run yet (make synth-table resumes)", "kept": True}
             if job.get("wormhole") is not None:
                 figures.update(_wormhole_figures(job["wormhole"]))
         else:
-            figures = synth(family=family, out=out, synth_opts=synth_opts, placer=placer,
+            figures = synth(family=family, out=out, synth_opts=synth_opts,
                             pnr_minutes=pnr_minutes, **args)
         figures["tag"] = tag
         figures["previous"] = _previous(previous, tag) if previous else None
@@ -676,6 +706,8 @@ def _label(f):
             what += f", {f['link_stages']} link stage" + ("s" if f["link_stages"] > 1 else "")
         if f.get("ports", 1) != 1:
             what += f", {f['ports']} PE ports"
+    if f.get("placer") not in (None, "default"):
+        what += f", {f['placer']} placer"
     return what
 
 

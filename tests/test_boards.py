@@ -441,7 +441,8 @@ def _fake_builds(monkeypatch, fmax=100.0, stop=()):
                     "error": f"stopped after {pnr_minutes:g} min", "design_digest": digest}
         return {"fits": True, "luts": 1000, "ffs": 400, "fmax_mhz": fmax, "ram": 0,
                 "luts_available": 83640, "target_mhz": 150.0, "seconds_yosys": 1.0,
-                "seconds_nextpnr": 2.0, "seconds_total": 3.0, "design_digest": digest}
+                "seconds_nextpnr": 2.0, "seconds_total": 3.0, "design_digest": digest,
+                "placer": placer or "default"}  # as build._build records it
     monkeypatch.setattr(build, "_build", fake_build)
     return built
 
@@ -462,6 +463,55 @@ def test_synth_table_builds_a_row_stopped_by_its_time_limit_again(monkeypatch, t
     build.table("ecp5", [2, 3], only_kept=True, **options)
     assert len(built) == 3
     assert "not placed in 30 min (stopped)" in capsys.readouterr().out
+
+
+def test_synth_table_places_the_64_node_fabric_with_the_static_placer(monkeypatch, tmp_path,
+                                                                      capsys):
+    """HeAP does not place the 64-node fabric (docs/fpga.md "64 nodes"): with no placer asked
+    for, the table places packet fabrics from 64 nodes with the electrostatic placer, whose
+    legaliser has a bound, and says so in the row; smaller fabrics and routers keep
+    nextpnr's default, and a placer asked for is used for every row."""
+    # The rule itself, at its real size: fabrics only, from 64 nodes, ECP5 only.
+    assert build.table_placer("ecp5", {"n": 64, "router": None}) == "static"
+    assert build.table_placer("ecp5", {"n": 32, "router": None}) is None
+    assert build.table_placer("ecp5", {"n": 64, "router": 0}) is None
+    assert build.table_placer("ice40", {"n": 64, "router": None}) is None
+    placers = []
+    real_plan = build._plan
+
+    def plan(top, name, platform, synth_opts="", placer=None):
+        placers.append((name, placer))
+        return real_plan(top, name, platform, synth_opts, placer)
+    monkeypatch.setattr(build, "_plan", plan)
+    built = _fake_builds(monkeypatch)
+    options = dict(out=tmp_path, depths=(1,), router_sizes=(), previous=None,
+                   wormhole_fabric=False, link_stages=(0,))
+    monkeypatch.setattr(build, "TABLE_STATIC_FROM", {"ecp5": 3})  # small enough to build
+    build.table("ecp5", [2, 3], **options)
+    assert built == ["ihcube_n2_w32", "ihcube_n3_w32"]
+    assert dict(placers) == {"ihcube_n2_w32": None, "ihcube_n3_w32": "static"}
+    assert (tmp_path / "synth_ecp5_ihcube_n3_w32_nowidelut_static.json").exists()
+    assert "| 3 nodes, fabric, depth 1, static placer |" in capsys.readouterr().out
+    # Negative control: a placer asked for is every row's.
+    placers.clear()
+    build.table("ecp5", [2, 3], placer="sa", **options)
+    assert dict(placers) == {"ihcube_n2_w32": "sa", "ihcube_n3_w32": "sa"}
+
+
+def test_the_static_placer_bounds_its_legaliser():
+    """``--placer static`` goes with the legaliser bound of ``PLACER_OPTIONS`` in the build
+    script nextpnr is run from; nextpnr's default placer and HeAP get no such option."""
+    def script(placer):
+        shell, name, _, platform = build._synth_design(2, "ecp5", 32, 1, "-nowidelut", None,
+                                                       placer, 1, None, False, 0)
+        files = build._plan(shell, name, platform, "-nowidelut", placer).files
+        return files[f"build_{name}.sh"]
+    bound = build.PLACER_OPTIONS["static"]
+    assert bound.startswith("--placer-heap-cell-placement-timeout ")
+    assert f"--placer static {bound}" in script("static")
+    # Negative controls: the other placers' scripts have no bound.
+    for placer in (None, "heap", "sa"):
+        assert "--placer-heap-cell-placement-timeout" not in script(placer)
 
 
 def _fake_nextpnr(tmp_path, seconds, status):
