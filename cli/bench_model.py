@@ -8,13 +8,11 @@ threads against one at 1,024, 8,192 and 65,536 nodes (none with ``--threads 1``)
 the figures and writes them to the JSON file; it checks nothing.
 """
 
-import pathlib
 import sys
 
-from .. import topology
 from ..params import check_positive_integer
-from .options import AD_HOC
-from .usage import command_parser, integer, run
+from .options import run_benchmark
+from .usage import integer
 
 __all__ = ["main"]
 
@@ -25,22 +23,15 @@ def main(argv=None):
     """Run ``ihcube bench-model`` with ``argv`` (default: the process's); return the exit
     status."""
     from ..bench import model
-    parser = command_parser(NAME, __doc__)
-    parser.add_argument("--nodes", nargs="+", default=[str(n) for n in model.SIZES],
-                        metavar="N",
-                        help=f"fabric sizes (default {' '.join(map(str, model.SIZES))})")
-    parser.add_argument("--threads", default=str(model.THREADS), metavar="T",
-                        help=f"threads to time against one (default {model.THREADS}; 1: none)")
-    default = f"{AD_HOC}/{pathlib.PurePath(model.OUT).name}"
-    parser.add_argument("--out", default=default, metavar="FILE",
-                        help=f"JSON file to write (default {default}; make writes {model.OUT})")
 
-    def body(args):
-        sizes = [integer(text, "Node count", topology.check_node_count) for text in args.nodes]
-        threads = integer(args.threads, "Thread count",
-                          lambda value: check_positive_integer(value, "Thread count"))
-        model.benchmark(sizes, pathlib.Path(args.out), threads)
-    return run(NAME, parser, body, argv)
+    def threads(parser):
+        parser.add_argument("--threads", default=str(model.THREADS), metavar="T",
+                            help=f"threads to time against one (default {model.THREADS}; "
+                                 "1: none)")
+        return lambda args: {"threads": integer(
+            args.threads, "Thread count",
+            lambda value: check_positive_integer(value, "Thread count"))}
+    return run_benchmark(NAME, __doc__, model, argv, threads)
 
 
 if __name__ == "__main__":

@@ -322,10 +322,14 @@ def build_options(args):
     return args.synth_opts, checked(check_placer, args.placer), out_dir(args.out)
 
 
-def run_benchmark(name, doc, benchmark, argv):
+def run_benchmark(name, doc, benchmark, argv, options=None):
     """Run ``ihcube <name>``, the command of ``benchmark`` (a module of :mod:`ihcube.bench`):
     its ``benchmark(sizes, out)`` over ``--nodes N ...`` (default its ``SIZES``) into the JSON
-    file ``--out`` (default its ``OUT``'s name in :data:`AD_HOC`); return the exit status."""
+    file ``--out`` (default its ``OUT``'s name in :data:`AD_HOC`); return the exit status.
+
+    ``options``, if given, adds the command's own arguments to the parser and returns a
+    function of the parsed arguments that gives ``benchmark``'s further keyword arguments
+    (checking them: a :class:`UsageError` is the command's one-line error)."""
     parser = command_parser(name, doc)
     parser.add_argument("--nodes", nargs="+", default=[str(n) for n in benchmark.SIZES],
                         metavar="N",
@@ -333,8 +337,9 @@ def run_benchmark(name, doc, benchmark, argv):
     default = f"{AD_HOC}/{pathlib.PurePath(benchmark.OUT).name}"
     parser.add_argument("--out", default=default, metavar="FILE",
                         help=f"JSON file to write (default {default}; make writes {benchmark.OUT})")
+    further = options(parser) if options is not None else (lambda args: {})
 
     def body(args):
-        benchmark.benchmark([integer(text, "Node count", topology.check_node_count)
-                             for text in args.nodes], pathlib.Path(args.out))
+        sizes = [integer(text, "Node count", topology.check_node_count) for text in args.nodes]
+        benchmark.benchmark(sizes, pathlib.Path(args.out), **further(args))
     return run(name, parser, body, argv)
