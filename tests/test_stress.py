@@ -261,11 +261,11 @@ def test_stress_command_bad_link_stages(argv, message, capsys):
 
 def test_payload_check_word():
     ids = np.arange(1000)
-    from ihcube.verify.stress import _ids_of
+    from ihcube.verify.stress import ids_of
     for width in (32, 64):
         payloads = payload_of(ids, width)
-        assert list(_ids_of(payloads, width)) == list(ids)
-        assert (_ids_of(payloads ^ np.uint64(1 << (width - 1)), width) == -1).all()
+        assert list(ids_of(payloads, width)) == list(ids)
+        assert (ids_of(payloads ^ np.uint64(1 << (width - 1)), width) == -1).all()
     with pytest.raises(ValueError, match="do not fit a 32-bit payload"):
         payload_of([1 << 16], 32)
 

@@ -54,6 +54,7 @@ from ..sim.model import DELIVERY, HOP, Model
 from .buffer_count import HELD_WIDTH, counting
 
 __all__ = ["StressConfig", "check_traffic", "StressResult", "Records", "Stall", "payload_of",
+           "ids_of",
            "score", "find_stall", "stall_report", "wait_cycle", "run_model", "run_rtl",
            "PAYLOAD_WIDTH"]
 
@@ -138,8 +139,8 @@ class Records:
     occupancy: tuple = None
 
     def __post_init__(self):
-        self.hop_ids = _ids_of(self.hops["payload"], self.payload_width)
-        self.delivery_ids = _ids_of(self.deliveries["payload"], self.payload_width)
+        self.hop_ids = ids_of(self.hops["payload"], self.payload_width)
+        self.delivery_ids = ids_of(self.deliveries["payload"], self.payload_width)
 
 
 @dataclass
@@ -205,8 +206,9 @@ def payload_of(ids, payload_width):
     return (ids | _check_word(ids, check_bits) << id_bits).astype(np.uint64)
 
 
-def _ids_of(payloads, payload_width):
-    """The message number in each payload, or -1 where the check word does not match."""
+def ids_of(payloads, payload_width):
+    """The message number in each payload, or -1 where the check word does not match: the
+    inverse of :func:`payload_of`, which the scoreboard uses to name what it received."""
     id_bits, check_bits = _split(payload_width)
     payloads = np.asarray(payloads, np.uint64)
     ids = (payloads & np.uint64((1 << id_bits) - 1)).astype(np.int64)
@@ -757,7 +759,7 @@ def run_rtl(config, fabric=None, routing=None, payload_width=32, progress=None):
     injections = np.zeros(len(harness.injected), INJECTION)
     for row, (cycle, node, _request) in zip(injections, harness.injected):
         row["cycle"], row["node"] = cycle, node
-    injections["id"] = _ids_of([request.payload for _, _, request in harness.injected],
+    injections["id"] = ids_of([request.payload for _, _, request in harness.injected],
                                fabric.payload_width)
     hops = np.zeros(len(harness.hops), HOP)
     for row, hop in zip(hops, harness.hops):
