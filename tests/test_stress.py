@@ -348,6 +348,22 @@ def test_rtl_stress_catches_a_stuck_relay():
     assert (placed_counts(stall, 5, 3)[1] == relays).all()
 
 
+def test_a_stall_while_draining_is_reported_as_a_stall():
+    """Relays that stick, and traffic for 3 cycles only, so the fabric stops moving while it
+    drains with copies owed: the watchdog (40 cycles, more than the 16 idle cycles that end
+    a drain that is done) stops the run after the injection phase and the report names the
+    relays the copies wait in, as the model's backend reports a stall while draining. Before
+    the harness kept idle cycles from ending a run with deliveries owed, this run ended 16
+    cycles into the quiet as messages lost, with no stall and no report."""
+    config = StressConfig(5, 1, "msb", cycles=3, seed=5, link_stages=1, watchdog=40)
+    fabric = Fabric(5, 32, 1, router=faulty_router("stuck-relay"), link_stages=1)
+    result = run_rtl(config, fabric=fabric)
+    assert result.counts["lost"] > 0, result.summary()
+    assert result.records.stalled_at is not None and result.records.stalled_at > 3 + 16
+    assert result.problems[0].startswith("no transfer for 40 cycles")
+    assert "relays holding copies:" in result.stall
+
+
 def placed_counts(stall, n, D):
     """The copies the stall places in each input buffer and each relay, as arrays laid out as
     :attr:`Model.occupancy` and :attr:`Model.relay_occupancy`."""

@@ -156,6 +156,9 @@ class FabricHarness:
         delivery: the fabric drains, and the queues are then done. If ``watchdog`` is given,
         the run also stops when no message has crossed a link or reached a PE for that many
         cycles while deliveries are still owed; ``stalled_at`` is then the cycle it stopped.
+        With a watchdog, idle cycles do not end a run while deliveries are owed, so a stall
+        while draining is reported as a stall, as the fast model's stress backend does, not
+        only as messages lost.
         ``progress``, if given, is called with the number of cycles simulated after each cycle
         (a simulation of a large fabric runs a few cycles per second: the caller can show how
         far it is). The signals in ``read_at_end`` are read when the run stops (after its last
@@ -231,7 +234,8 @@ class FabricHarness:
                     if expected_deliveries is not None
                     else draining or not any(any(queues) for queues in self._queues))
             quiet = quiet + 1 if done and not (injected or travelled) else 0
-            if done and quiet >= idle_cycles:
+            owed = watchdog is not None and in_flight > 0
+            if done and quiet >= idle_cycles and not owed:
                 break
             still = 0 if travelled else still + 1
             if watchdog is not None and still >= watchdog and in_flight > 0:
