@@ -117,13 +117,14 @@ _TIMED_OUT = 124
 
 def _limited(build_dir, var, minutes):
     """A script in ``build_dir`` that runs the tool named by environment variable ``var``
-    under coreutils' ``timeout`` for ``minutes``; its path, to stand in for the tool."""
+    under coreutils' ``timeout`` for ``minutes``; its absolute path, to stand in for the tool
+    (the build script runs in ``build_dir``, where a relative path would not lead to it)."""
     script = pathlib.Path(build_dir) / f"{var.lower()}_limited.sh"
     script.write_text("#!/bin/sh\n"
                       f"exec timeout {round(minutes * 60, 1):g} {shlex.quote(os.environ[var])} "
                       '"$@"\n')
     script.chmod(0o755)
-    return str(script)
+    return str(script.resolve())
 
 
 #: What the device calls a LUT, a flip-flop and a RAM block, in nextpnr's report and in
