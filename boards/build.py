@@ -24,7 +24,8 @@ from ..params import check_link_stages
 __all__ = ["FAMILIES", "BOARDS", "PLACERS", "check_family", "check_board", "check_placer",
            "check_pnr_minutes", "synth", "synth_name", "synth_digest", "design_digest",
            "check_clock", "bitstream", "table", "table_jobs", "markdown_table", "summary",
-           "PREVIOUS_DESIGN", "PLACER_OPTIONS", "TABLE_STATIC_FROM", "table_placer"]
+           "PREVIOUS_DESIGN", "PLACER_OPTIONS", "TABLE_STATIC_FROM", "table_placer",
+           "tools_finished"]
 
 #: Synthesis targets of ``synth``: the device of a board, and the clock the placer aims at.
 FAMILIES = {
@@ -113,6 +114,19 @@ def check_pnr_minutes(minutes):
 
 #: The exit status of coreutils' ``timeout`` when it stopped the command.
 _TIMED_OUT = 124
+
+#: Exit statuses of the build script with which the shell could not run a tool (126: not
+#: executable, 127: not found); above 128, or negative, a tool was killed by a signal (out of
+#: memory, a user's Ctrl-C). Such a build says nothing about the design.
+_NOT_RUN = (126, 127)
+
+
+def tools_finished(figures):
+    """Whether a build's figures are the tools' own verdict on the design (it fits, it does
+    not fit, a tool reported an error), not a tool that could not run or was killed: such a
+    build is built again by :func:`table` even if its design is today's."""
+    status = figures.get("exit_status")
+    return status is None or not (status in _NOT_RUN or status < 0 or status > 128)
 
 
 def _limited(build_dir, var, minutes):
@@ -252,6 +266,7 @@ def _build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="", p
         plan.execute_local(str(build_dir), env={**os.environ, **{v: true for v in pnr_vars}})
     except subprocess.CalledProcessError as exc:
         error = f"Yosys failed ({exc})"
+        figures["exit_status"] = exc.returncode
     figures["seconds_yosys"] = round(time.monotonic() - started, 1)
     rpt = build_dir / f"{name}.rpt"
     if error is None and not rpt.exists():
@@ -281,6 +296,7 @@ def _build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="", p
             tail = log.read_text(errors="replace").strip().splitlines()[-3:] \
                 if log.exists() else []
             error = " / ".join(line.strip() for line in tail) or str(exc)
+            figures["exit_status"] = exc.returncode
             if pnr_minutes is not None and exc.returncode == _TIMED_OUT:
                 figures["stopped"] = True
                 last = tail[-1].strip() if tail else "-"
@@ -599,7 +615,8 @@ def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1,
     ``only_kept`` nothing is built and the table shows what is there (the rest as "not
     built"). ``previous`` is the git revision whose ``results/`` give the previous design's
     figures (None: no such columns). ``pnr_minutes`` limits each place and route
-    (:func:`synth`); a row stopped by it is shown as stopped and built again by the next run.
+    (:func:`synth`); a row stopped by it is shown as stopped and built again by the next run,
+    as is a row whose tools could not run or were killed (:func:`tools_finished`).
     """
     synth_opts = synth_options(family, synth_opts)
     pnr_minutes = check_pnr_minutes(pnr_minutes)
@@ -619,7 +636,7 @@ def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1,
         path = pathlib.Path(out) / f"{tag}.json"
         kept = json.loads(path.read_text()) if path.exists() and not redo else None
         if kept is not None and kept.get("design_digest") is not None and \
-                (only_kept or not kept.get("stopped")) and \
+                (only_kept or not kept.get("stopped") and tools_finished(kept)) and \
                 kept["design_digest"] == synth_digest(family=family, synth_opts=synth_opts,
                                                       **args):
             figures = {**kept, "kept": True}

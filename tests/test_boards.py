@@ -423,16 +423,21 @@ def test_synth_table_builds_cheap_rows_first_and_says_why_a_row_cannot_be_built(
     assert not any(job.get("link_stages") for job in staged[:6] + staged[10:])
 
 
-def _fake_builds(monkeypatch, fmax=100.0, stop=()):
+def _fake_builds(monkeypatch, fmax=100.0, stop=(), fail=None):
     """Replace the tools by a fake that records what it builds (and, as the real one does,
     the digest of the plan it was given); builds named in ``stop`` are stopped by the time
-    limit, as :func:`build._build` records one."""
+    limit, as :func:`build._build` records one; builds named in ``fail`` (a dict) fail with
+    that exit status, as a tool that reports an error or cannot run does."""
     built = []
 
     def fake_build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="",
                    placer=None, pnr_minutes=None):
         built.append(name)
         digest = build.design_digest(build._plan(top, name, platform, synth_opts, placer))
+        if fail and name in fail:
+            return {"fits": False, "exit_status": fail[name], "seconds_yosys": 1.0,
+                    "seconds_total": 1.0, "error": f"exit status {fail[name]}",
+                    "design_digest": digest}
         if name in stop:
             assert pnr_minutes is not None
             return {"fits": False, "stopped": True, "cells_estimate": 5000, "yosys_luts": 5000,
@@ -463,6 +468,25 @@ def test_synth_table_builds_a_row_stopped_by_its_time_limit_again(monkeypatch, t
     build.table("ecp5", [2, 3], only_kept=True, **options)
     assert len(built) == 3
     assert "not placed in 30 min (stopped)" in capsys.readouterr().out
+
+
+def test_synth_table_builds_a_row_whose_tool_could_not_run_again(monkeypatch, tmp_path):
+    """A build whose place and route could not start (exit status 127: the tool was not
+    found) or was killed (137) says nothing about the design: the next table builds it again.
+    Negative control: a tool's own error on the design (nextpnr exits 125 when it cannot place;
+    Yosys 1) is a result, kept as a fit is."""
+    assert build.tools_finished({"fits": True})
+    assert build.tools_finished({"exit_status": 125}) and build.tools_finished({"exit_status": 1})
+    for status in (126, 127, 137, -9):
+        assert not build.tools_finished({"exit_status": status}), status
+    built = _fake_builds(monkeypatch, fail={"ihcube_n2_w32": 127, "ihcube_n3_w32": 125,
+                                            "ihcube_n4_w32": 137})
+    options = dict(out=tmp_path, depths=(1,), router_sizes=(), previous=None,
+                   wormhole_fabric=False, link_stages=(0,))
+    build.table("ecp5", [2, 3, 4, 5], **options)
+    assert built == ["ihcube_n2_w32", "ihcube_n3_w32", "ihcube_n4_w32", "ihcube_n5_w32"]
+    build.table("ecp5", [2, 3, 4, 5], **options)
+    assert built[4:] == ["ihcube_n2_w32", "ihcube_n4_w32"]
 
 
 def test_synth_table_places_the_64_node_fabric_with_the_static_placer(monkeypatch, tmp_path,
@@ -544,7 +568,7 @@ def test_place_and_route_over_its_time_limit_is_stopped_and_says_so(monkeypatch,
     monkeypatch.setenv("NEXTPNR_ICE40", _fake_nextpnr(tmp_path, 0, 3))
     failed = build.synth(2, "ice40", out=tmp_path / "results", build_root=tmp_path / "build",
                          pnr_minutes=1)
-    assert not failed["fits"] and "stopped" not in failed
+    assert not failed["fits"] and "stopped" not in failed and failed["exit_status"] == 3
     assert not failed["error"].startswith("stopped")
 
 
