@@ -6,7 +6,9 @@ The command lines are ``ihcube synth``, ``ihcube bitstream`` and ``ihcube synth-
 (:mod:`ihcube.cli.synth`, :mod:`ihcube.cli.bitstream`, :mod:`ihcube.cli.synth_table`).
 """
 
+import contextlib
 import copy
+import fcntl
 import json
 import os
 import pathlib
@@ -25,7 +27,7 @@ __all__ = ["FAMILIES", "BOARDS", "PLACERS", "check_family", "check_board", "chec
            "check_pnr_minutes", "synth", "synth_name", "synth_digest", "design_digest",
            "check_clock", "bitstream", "table", "table_jobs", "markdown_table", "summary",
            "PREVIOUS_DESIGN", "PLACER_OPTIONS", "TABLE_STATIC_FROM", "table_placer",
-           "tools_finished"]
+           "tools_finished", "BuildBusy"]
 
 #: Synthesis targets of ``synth``: the device of a board, and the clock the placer aims at.
 FAMILIES = {
@@ -237,10 +239,31 @@ def _estimate(family, yosys):
     return max(yosys.get("SB_LUT4", 0), ffs)
 
 
+class BuildBusy(Exception):
+    """Another build is using the build folder a build would use (:func:`_build_lock`)."""
+
+
+@contextlib.contextmanager
+def _build_lock(build_dir):
+    """Hold ``<build_dir>.lock`` for a build in ``build_dir``; :class:`BuildBusy` if another
+    process holds it. Two builds of the same design at once (the same names) would empty
+    and overwrite each other's folder, and the results of either could be the other's."""
+    build_dir = pathlib.Path(build_dir)
+    build_dir.parent.mkdir(parents=True, exist_ok=True)
+    lock = build_dir.with_name(build_dir.name + ".lock")
+    with open(lock, "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise BuildBusy(f"Another build is running in {build_dir} (it holds {lock}): "
+                            f"wait for it to end, or stop it") from None
+        yield  # the lock goes with the file's closing
+
+
 def _build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="", placer=None,
            pnr_minutes=None):
-    """Build ``top`` on ``platform`` in ``build_dir`` with Amaranth's build script; return
-    figures.
+    """Build ``top`` on ``platform`` in ``build_dir`` with Amaranth's build script, holding
+    its lock (:class:`BuildBusy` if another build holds it); return figures.
 
     The script runs twice: first with only Yosys real (place and route replaced by ``true``),
     then, if Yosys's cells can fit the device, with only nextpnr and the packer real. So a
@@ -248,9 +271,16 @@ def _build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="", p
     ``pnr_minutes``, nextpnr is stopped after that long and the figures say so (``stopped``,
     Yosys's counts kept).
     """
+    with _build_lock(build_dir):
+        return _build_locked(family, top, name, pathlib.Path(build_dir), platform, shell_ffs,
+                             synth_opts, placer, pnr_minutes)
+
+
+def _build_locked(family, top, name, build_dir, platform, shell_ffs, synth_opts, placer,
+                  pnr_minutes):
+    """:func:`_build`'s work, its folder's lock held."""
     _tools_env()
     cells = _CELLS[family]
-    build_dir = pathlib.Path(build_dir)
     if build_dir.exists():
         shutil.rmtree(build_dir)
     plan = _plan(top, name, platform, synth_opts, placer)

@@ -12,7 +12,7 @@ import sys
 
 from .. import topology
 from ..params import check_depth
-from .options import add_build_options, build_options
+from .options import add_build_options, build_options, one_build_at_a_time
 from .usage import UsageError, checked, command_parser, integer, parse_number, run
 
 __all__ = ["main"]
@@ -52,8 +52,9 @@ def _bitstream(args):
         except ValueError:
             raise UsageError(f"Clock must be a number of MHz, not {args.clock_mhz!r}") from None
         checked(build.check_clock, board, clock_mhz)
-    figures = build.bitstream(board, n, depth, out=out, synth_opts=synth_opts, placer=placer,
-                              clock_mhz=clock_mhz, payload_width=width)
+    with one_build_at_a_time():
+        figures = build.bitstream(board, n, depth, out=out, synth_opts=synth_opts,
+                                  placer=placer, clock_mhz=clock_mhz, payload_width=width)
     print(build.summary(figures))
     return 0 if figures["fits"] else 1
 

@@ -22,7 +22,7 @@ __all__ = ["AD_HOC", "add_fabric_options", "fabric_parameters", "add_ports_optio
            "ints", "floats", "choices", "number", "out_dir", "add_out_option", "node_count",
            "model_depth", "add_run_options", "run_options", "add_cluster_options",
            "cluster_options", "started", "add_build_options", "build_options", "run_benchmark",
-           "add_pnr_minutes_option", "pnr_minutes"]
+           "add_pnr_minutes_option", "pnr_minutes", "one_build_at_a_time"]
 
 
 #: Where the commands write by default. The reference results in ``results/`` are written
@@ -294,6 +294,17 @@ def add_build_options(parser, placer_default):
     parser.add_argument("--placer", default=None,
                         help=f"nextpnr's placer: {', '.join(PLACERS)} (default: {placer_default})")
     add_out_option(parser)
+
+
+@contextlib.contextmanager
+def one_build_at_a_time():
+    """Around an FPGA build: another build already running in its folder
+    (:class:`~ihcube.boards.build.BuildBusy`) is one line, not a traceback."""
+    from ..boards.build import BuildBusy
+    try:
+        yield
+    except BuildBusy as error:
+        raise UsageError(str(error)) from None
 
 
 def add_pnr_minutes_option(parser):

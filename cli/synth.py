@@ -15,7 +15,7 @@ from .. import topology
 from ..params import WORMHOLE, check_depth, check_payload_width, wormhole_parameters
 from .options import (add_build_options, add_link_stages_option, add_pnr_minutes_option,
                       add_ports_option, add_switching_options, build_options, link_stages,
-                      pnr_minutes, ports, switching_options)
+                      one_build_at_a_time, pnr_minutes, ports, switching_options)
 from .usage import UsageError, checked, command_parser, integer, run
 
 __all__ = ["main"]
@@ -66,10 +66,11 @@ def _synth(args):
         wormhole = wormhole_parameters(n, width, **flit_options)
     if args.strapped and (router is None or wormhole is not None):
         raise UsageError("--strapped builds one packet router: give --router NODE")
-    figures = build.synth(n, family, width, depth, out=out, synth_opts=synth_opts,
-                          router=router, placer=placer, ports=pe_ports, wormhole=wormhole,
-                          strapped=args.strapped, link_stages=stages,
-                          pnr_minutes=pnr_minutes(args))
+    with one_build_at_a_time():
+        figures = build.synth(n, family, width, depth, out=out, synth_opts=synth_opts,
+                              router=router, placer=placer, ports=pe_ports, wormhole=wormhole,
+                              strapped=args.strapped, link_stages=stages,
+                              pnr_minutes=pnr_minutes(args))
     print(build.summary(figures))
     return 0 if figures["fits"] else 1
 

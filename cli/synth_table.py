@@ -23,7 +23,7 @@ import sys
 from .. import topology
 from ..params import check_depth, check_positive_integer
 from .options import (add_build_options, add_pnr_minutes_option, build_options,
-                      link_stages_value, pnr_minutes)
+                      link_stages_value, one_build_at_a_time, pnr_minutes)
 from .usage import checked, command_parser, integer, run
 
 __all__ = ["main"]
@@ -84,11 +84,12 @@ def _synth_table(args):
     stages = [] if args.link_stages.strip() == "none" else \
         [link_stages_value(part) for part in args.link_stages.split(",")]
     previous = None if args.previous == "none" else args.previous
-    return build.table(family, sizes, out=out, synth_opts=synth_opts, placer=placer,
-                       depths=depths, router_sizes=routers, flit_widths=widths, vcs=vcs,
-                       wormhole_fabric=not args.no_wormhole_fabric, redo=args.redo,
-                       previous=previous, only_kept=args.kept_only,
-                       link_stages=stages or [0], pnr_minutes=pnr_minutes(args))
+    with one_build_at_a_time():
+        return build.table(family, sizes, out=out, synth_opts=synth_opts, placer=placer,
+                           depths=depths, router_sizes=routers, flit_widths=widths, vcs=vcs,
+                           wormhole_fabric=not args.no_wormhole_fabric, redo=args.redo,
+                           previous=previous, only_kept=args.kept_only,
+                           link_stages=stages or [0], pnr_minutes=pnr_minutes(args))
 
 
 def main(argv=None):

@@ -546,6 +546,30 @@ def _fake_nextpnr(tmp_path, seconds, status):
     return str(script)
 
 
+def test_a_build_whose_folder_another_build_holds_is_one_line(monkeypatch, tmp_path, capsys):
+    """Two builds of the same design at once would share a build folder (each empties it and
+    writes its files): the second stops at once with one line, and its results file is not
+    written. Once the first lets go, the same build runs."""
+    import fcntl
+
+    from ihcube.cli import main
+    monkeypatch.chdir(tmp_path)
+    _, tag = build.synth_name(2, "ice40")
+    (tmp_path / "build").mkdir()
+    lock = tmp_path / "build" / f"{tag}.lock"
+    argv = ["synth", "-n", "2", "--family", "ice40", "--out", str(tmp_path / "results")]
+    with open(lock, "w") as held:  # another build, as far as the lock can tell
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert main(argv) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"ihcube synth: error: Another build is running in build/{tag} (it holds "
+        f"build/{tag}.lock): wait for it to end, or stop it"]
+    assert not (tmp_path / "results" / f"{tag}.json").exists()
+    # Negative control: with the lock free, the same build runs and writes its figures.
+    assert main(argv) == 0, capsys.readouterr().err
+    assert json.loads((tmp_path / "results" / f"{tag}.json").read_text())["fits"]
+
+
 def test_place_and_route_over_its_time_limit_is_stopped_and_says_so(monkeypatch, tmp_path):
     """With ``pnr_minutes`` nextpnr is stopped after that long: the build records
     ``stopped``, why, and Yosys's counts, and its summary says so. The build folder is given
