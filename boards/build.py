@@ -1,5 +1,5 @@
 """FPGA builds: :func:`synth` (utilisation and Fmax of the bare fabric), :func:`bitstream` (a
-board's self-test) and :func:`table` (the README's figures), all through Amaranth's platform
+board's self-test) and :func:`table` (the figures in docs/fpga.md), all through Amaranth's platform
 flow with the YoWASP tools from PyPI.
 
 The command lines are ``ihcube synth``, ``ihcube bitstream`` and ``ihcube synth-table``
@@ -775,7 +775,7 @@ def _figures(f):
 
 
 def markdown_table(rows, saturation=None, previous=None):
-    """The README table of :func:`table`'s rows: LUTs, FFs and Fmax (with the previous
+    """The docs/fpga.md table of :func:`table`'s rows: LUTs, FFs and Fmax (with the previous
     design's beside them when ``previous`` names its revision), LUTs per router, cycles per
     hop and saturation throughput at ``n`` = 1024 from ``saturation`` (:func:`_saturation`:
     ``{depth: (per_hop, messages per node per cycle)}`` for packet rows, keyed by

@@ -1,4 +1,4 @@
-"""Run synth for several builds, one at a time, and print the README's table.
+"""Run synth for several builds, one at a time, and print the table of docs/fpga.md.
 
 ``ihcube synth-table [--family ecp5|ice40] [--nodes 4,8,16,26,32,64] [--depths 1,2]
 [--routers 26] [--flit-widths 8,16,32] [--vcs 1,3] [--no-wormhole-fabric] [--link-stages 0,1]

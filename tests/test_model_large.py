@@ -25,7 +25,7 @@ def test_the_link_table_is_exists_mask_node_by_node(n):
 def test_a_large_fabric_routes_messages_on_their_paths_at_zero_load():
     """Messages across a large incomplete fabric (one at a time, so at zero load) reach
     their destination after their path's hops, one link a cycle: cycle ``t + hops + 1``
-    (README), on the links of ``topology.path``."""
+    (docs/router.md), on the links of ``topology.path``."""
     n = LARGE
     model = Model(n, payload_width=64, depth=1)
     pairs = [(0, n - 1), (n - 1, 0), (5, n - 2), (n - 3, 7), (1 << 17, 3), (12345, 200000)]

@@ -203,7 +203,7 @@ def test_every_source_draws_from_its_own_row():
 
 def test_traffic_source_conserves_and_times_messages():
     """Every generated message is delivered, queued or in a buffer; the generation rate is
-    as asked; at almost no load a message over h hops takes h + 1 cycles (README: taken in
+    as asked; at almost no load a message over h hops takes h + 1 cycles (docs/router.md: taken in
     cycle t, delivered in t + hops + 1, and taken in the cycle it was generated)."""
     n, rate, cycles = 64, 0.002, 20_000
     model = Model(n, payload_width=64, depth=2)

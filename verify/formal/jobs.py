@@ -74,8 +74,8 @@ DRAIN_DEPTH = 20
 #: :data:`FABRIC_DRAINS`, by ABC's BMC at :data:`DRAIN_DEPTH`, so for every stopping cycle up
 #: to ``20 - drain - 2``. One cycle less fails for both (``neg_fabric_s1_drain``,
 #: ``neg_fabric_n4_s1_drain``): 10 where 7 holds without stages for n = 3, 12 where 9 holds
-#: for n = 4. PDR did not prove the 3-node one for every stopping cycle (README "Formal
-#: checks").
+#: for n = 4. PDR did not prove the 3-node one for every stopping cycle (docs/verification.md,
+#: "Formal checks").
 STAGED_FABRIC_DRAINS = {3: (10, "abc bmc3"), 4: (12, "abc bmc3")}
 
 #: The fabric safety proofs by PDR with a relay on every link (``link_stages=1``):
@@ -97,7 +97,7 @@ STAGED_ROUTER_PROOFS = [
 #: messages taken in cycles 1 to 4); 17 fails (``neg_fabric_n4_s1_bound``). For n = 5 (a
 #: message taken in cycle 1) 21 fails at depth 24; 22 at depth 25 was not settled by ABC's
 #: ``bmc3`` in 25 min, smtbmc in 10 min, or ``abc scorr; dc2; bmc3`` (8 min in frame 17 of 25;
-#: README).
+#: docs/verification.md).
 STAGED_FABRIC_CHECKS = {3: (24, 16, "abc bmc3"), 4: (24, 18, "abc bmc3")}
 
 
