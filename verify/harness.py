@@ -234,11 +234,11 @@ class FabricHarness:
                     if expected_deliveries is not None
                     else draining or not any(any(queues) for queues in self._queues))
             quiet = quiet + 1 if done and not (injected or travelled) else 0
-            owed = watchdog is not None and in_flight > 0
-            if done and quiet >= idle_cycles and not owed:
+            watched = watchdog is not None and in_flight > 0  # the watchdog ends this run
+            if done and quiet >= idle_cycles and not watched:
                 break
             still = 0 if travelled else still + 1
-            if watchdog is not None and still >= watchdog and in_flight > 0:
+            if watched and still >= watchdog:
                 self.stalled_at = self.cycles
                 break
 
