@@ -142,6 +142,10 @@ class Model:
     #: Whether the threads' barriers wait; a negative control clears it, and then runs the
     #: threads one after another (what a barrier that does not wait allows).
     _barrier_waits = True
+    #: The number of PE ports for which the compiled loop is the one compiled for one port
+    #: (:mod:`.model_kernel`, One port: ``P`` a constant). The tests set 0 to run the general
+    #: loop, and a negative control 2 (the one-port loop on two ports: slots off by one).
+    _one_port_loop = 1
 
     def __init__(self, n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1,
                  link_stages=0, threads=1):
@@ -304,7 +308,8 @@ class Model:
 
     @property
     def _dims(self):
-        return (self._n, self._D, self._A, self._depth, self._ready_in_reset, self._ports,
+        ports = None if self._ports == self._one_port_loop else self._ports
+        return (self._n, self._D, self._A, self._depth, self._ready_in_reset, ports,
                 self.prefetching)
 
     # Messages: dest, src, travel (A bits each) and kind packed into a header word.
