@@ -93,14 +93,18 @@ this visit: this node is the relay's only reader and writer). Then the moves wri
 relays. A message written into a relay in cycle ``t`` crosses the link in ``t + 1`` at the
 earliest: a cycle more per hop.
 
-One port
---------
-A PE has one port unless asked for more (``Model(ports=P)``), and the benchmarks run one. For
-one port :class:`~ihcube.sim.model.Model` passes ``P`` in ``dims`` as None, which
-:func:`_ports` turns into the constant 1: Numba compiles each kernel a second time for that
-type, and LLVM folds the constant into the loop over the PE's ports, the eject port's ``s
-mod P``, the slot count ``S = D + 1`` and the rows ``a * P + p``. The source is the same for
-every ``P``; only the compiled code differs.
+One port, one message
+---------------------
+A PE has one port and a buffer holds one message unless asked for more (``Model(ports=P,
+depth=...)``), and the benchmarks run that. For one port :class:`~ihcube.sim.model.Model`
+passes ``P`` in ``dims`` as None, and for depth 1 ``depth``; :func:`_count` turns None into
+the constant 1. Numba compiles each kernel again for those types, and LLVM folds the
+constants into the loop over the PE's ports, the eject port's ``s mod P``, the slot count
+``S = D + 1`` and the rows ``a * P + p``, and into the rings (a pointer that is always 0,
+the room ``count != 1``) and the records' sizes (``R64 = 4``: shifts, not multiplications).
+The source is the same for every ``P`` and depth; only the compiled code differs. A model
+that prefetches runs the general loop: there the loop waits on memory, and the specialised
+one was no faster (0.97 times at ``n`` = 2**20, ``docs/scale.md``).
 
 Threads
 -------
@@ -230,19 +234,20 @@ def _select(typingctx, condition, if_true, if_false):
 
 
 @intrinsic
-def _ports(typingctx, ports):
-    """The PE's ports from ``dims``: an integer, or None for one port (One port, in the
-    module's docstring). None is a type of its own, so Numba compiles the caller for it
-    separately, with the constant 1 that LLVM folds into every use."""
-    if isinstance(ports, types.NoneType):
+def _count(typingctx, value):
+    """A count from ``dims`` (the PE's ports, the buffers' depth): an integer, or None for 1
+    (One port, one message, in the module's docstring). None is a type of its own, so Numba
+    compiles the caller for it separately, with the constant 1 that LLVM folds into every
+    use."""
+    if isinstance(value, types.NoneType):
         def codegen(context, builder, signature, args):
             return ir.Constant(ir.IntType(64), 1)
-    elif isinstance(ports, types.Integer):
+    elif isinstance(value, types.Integer):
         def codegen(context, builder, signature, args):
             return context.cast(builder, args[0], signature.args[0], types.int64)
     else:
         return None
-    return types.int64(ports), codegen
+    return types.int64(value), codegen
 
 
 @intrinsic
@@ -389,8 +394,8 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
           deliveries, hops, record_hops, relays, split):
     """Simulate clock cycle ``t`` of the whole fabric.
 
-    ``dims`` is ``(n, D, A, depth, ready_in_reset, P, prefetching)`` (``P`` None for one
-    PE port: One port in the module's docstring), ``tables`` ``(exists, route,
+    ``dims`` is ``(n, D, A, depth, ready_in_reset, P, prefetching)`` (``depth`` and ``P``
+    None for 1: One port, one message, in the module's docstring), ``tables`` ``(exists, route,
     link_set, travel_masks)``, ``state`` ``(cells, cells32, cells16, refused, refused_count,
     requests, posts)`` (``cells32`` and ``cells16`` are views of ``cells``; ``requests`` is
     ``n * (S + 1)`` words, a node's ``requested`` then its outputs' requests; the module's
@@ -419,8 +424,9 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
     and its posts from word ``bounds[k] * S + k``. Without it (None) the compiled loop is
     the one-thread loop from before threads.
     """
-    n, D, A, depth, ready_in_reset, ports, prefetching = dims
-    P = _ports(ports)
+    n, D, A, depth, ready_in_reset, P, prefetching = dims
+    depth = _count(depth)
+    P = _count(P)
     ahead = PREFETCH_NODES if prefetching else 0
     exists, route, link_set, travel_masks = tables
     cells, cells32, cells16, refused, refused_count, requests, posts = state
@@ -780,8 +786,9 @@ def settle(dims, tables, state, t, split):
     them, pops first (a buffer's count is never below zero). Only it writes those buffers'
     counts and stamps in this phase, and the requests of its nodes.
     """
-    n, D, A, depth, ready_in_reset, ports, prefetching = dims
-    P = _ports(ports)
+    n, D, A, depth, ready_in_reset, P, prefetching = dims
+    depth = _count(depth)
+    P = _count(P)
     exists, route, link_set, travel_masks = tables
     cells, cells32, cells16, refused, refused_count, requests, posts = state
     me, bounds, pushes, pops, counts = split
@@ -1064,7 +1071,7 @@ def run_queues(dims, tables, state, t0, cycles, pool, ends, fill, eject_ready, r
     cycle's visits are split (:func:`_phases`), and ``shared`` holds the arrays the threads
     share (:func:`queue_worker`).
     """
-    n, D, A, P = dims[0], dims[1], dims[2], _ports(dims[5])
+    n, D, A, P = dims[0], dims[1], dims[2], _count(dims[5])
     nq = n * P  # source queues: one per node and injection port
     M = max(D, 1)
     threshold, rng, dests, start, cumulative = traffic

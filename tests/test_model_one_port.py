@@ -1,12 +1,15 @@
-"""The model's loop compiled for one PE port against its general loop.
+"""The model's loop compiled for one PE port and one-message buffers against its general loop.
 
-With one PE port (the default) :class:`~ihcube.sim.model.Model` runs the compiled loop
-specialised for ``P = 1`` (``ihcube.sim.model_kernel``, One port): the same source, with the
-ports' count a constant. Every record, total, delivery and buffer must be those of the
-general loop on the same traffic: broadcasts, eject backpressure, depths 1 to 3, both routing
-orders, link stages, several threads, random traffic, :meth:`Model.step` and
-:meth:`Model.run_uniform`. The negative control runs the one-port loop on a two-port model
-(its slot count and eject ports off by one) and must differ from the general loop there.
+With one PE port and buffers of one message (the defaults) :class:`~ihcube.sim.model.Model`
+runs the compiled loop specialised for ``P = 1`` and ``depth = 1``
+(``ihcube.sim.model_kernel``, One port, one message): the same source, with those counts
+constants. Every record, total, delivery and buffer must be those of the general loop on the
+same traffic: broadcasts, destinations that are not nodes, eject backpressure, depths 1 to 3,
+both routing orders, link stages, several threads, random traffic,
+:meth:`Model.step` and :meth:`Model.run_uniform`. The negative controls run the one-port
+loop on a two-port model (its slot count and eject ports off by one) and the one-message
+loop on buffers of two, and must differ from the general loop there. A model that
+prefetches (a large state) runs the general loop.
 """
 
 import numpy as np
@@ -20,15 +23,22 @@ from ihcube.sim.traffic import Pattern
 
 
 class GeneralLoop(Model):
-    """The model on the loop compiled for any number of ports."""
+    """The model on the loop compiled for any number of ports and any depth."""
 
     _one_port_loop = 0
+    _one_message_loop = 0
 
 
 class OnePortLoopOnTwoPorts(Model):
     """Negative control: the loop compiled for one port, run on a two-port model."""
 
     _one_port_loop = 2
+
+
+class OneMessageLoopOnTwo(Model):
+    """Negative control: the loop compiled for one-message buffers, run on buffers of two."""
+
+    _one_message_loop = 2
 
 
 def _offers(n, count, seed, broadcasts, ports):
@@ -108,13 +118,22 @@ def test_one_port_loop_on_threads_as_general_loop(n, depth, order, options):
     assert _differs(_run(Model, n, threads=2, **args), _run(GeneralLoop, n, **args)) is None
 
 
-def test_prefetching_one_port_loop_as_general_loop():
-    """A fabric large enough to prefetch (both loops do), 65,000 nodes."""
-    n = 65_000
-    args = dict(depth=2, cycles=40, broadcasts=0.0)
-    one = Model(n)
-    assert one.prefetching
-    assert _differs(_run(Model, n, **args), _run(GeneralLoop, n, **args)) is None
+class Prefetching(Model):
+    """The model prefetching at any size."""
+
+    _prefetch_from = 0
+
+
+class PrefetchingOneMessageLoopOnTwo(Prefetching):
+    _one_message_loop = 2
+
+
+def test_prefetching_runs_the_general_loop():
+    """A model that prefetches runs the general loop: the one-message loop's fault does not
+    show there (and does without prefetching, below)."""
+    args = dict(depth=2, cycles=60)
+    assert _differs(_run(PrefetchingOneMessageLoopOnTwo, 26, **args),
+                    _run(GeneralLoop, 26, **args)) is None
 
 
 def test_random_traffic_and_step_as_general_loop():
@@ -140,13 +159,14 @@ def test_random_traffic_and_step_as_general_loop():
     assert len(runs[0][1]) > n
 
 
-def test_one_port_loop_is_compiled_for_one_port():
-    """The default model runs the loop compiled for ``P`` None (the constant 1), a model with
-    two ports the general one."""
+def test_one_port_loop_is_compiled_for_one_port_and_one_message():
+    """The default model runs the loop compiled for ``P`` and ``depth`` None (the constant
+    1), the general loop the one for integers."""
     Model(8).run_uniform(0.4, 5)
     GeneralLoop(8).run_uniform(0.4, 5)
-    ports = {type(signature[0].types[5]) for signature in model_kernel.run_uniform.signatures}
-    assert ports >= {types.NoneType, types.Integer}
+    compiled = {(type(signature[0].types[3]), type(signature[0].types[5]))
+                for signature in model_kernel.run_uniform.signatures}
+    assert compiled >= {(types.NoneType, types.NoneType), (types.Integer, types.Integer)}
 
 
 @pytest.mark.parametrize("n,depth,order", [(5, 1, topology.MSB_FIRST),
@@ -159,3 +179,14 @@ def test_one_port_loop_on_two_ports_differs(n, depth, order):
     general = _run(GeneralLoop, n, **args)
     assert len(general[1]) > n
     assert _differs(_run(OnePortLoopOnTwoPorts, n, **args), general) is not None
+
+
+@pytest.mark.parametrize("n,order", [(5, topology.LSB_FIRST), (26, topology.MSB_FIRST),
+                                     (256, topology.LSB_FIRST)])
+def test_one_message_loop_on_two_differs(n, order):
+    """Negative control: the same comparison catches the one-message loop on buffers of two
+    (records and rings of the wrong size)."""
+    args = dict(depth=2, order=order)
+    general = _run(GeneralLoop, n, **args)
+    assert len(general[1]) > n
+    assert _differs(_run(OneMessageLoopOnTwo, n, **args), general) is not None
