@@ -93,6 +93,19 @@ this visit: this node is the relay's only reader and writer). Then the moves wri
 relays. A message written into a relay in cycle ``t`` crosses the link in ``t + 1`` at the
 earliest: a cycle more per hop.
 
+One port, one message
+---------------------
+A PE has one port and a buffer holds one message unless asked for more (``Model(ports=P,
+depth=...)``), and the benchmarks run that. For one port :class:`~ihcube.sim.model.Model`
+passes ``P`` in ``dims`` as None, and for depth 1 ``depth``; :func:`_count` turns None into
+the constant 1. Numba compiles each kernel again for those types, and LLVM folds the
+constants into the loop over the PE's ports, the eject port's ``s mod P``, the slot count
+``S = D + 1`` and the rows ``a * P + p``, and into the rings (a pointer that is always 0,
+the room ``count != 1``) and the records' sizes (``R64 = 4``: shifts, not multiplications).
+The source is the same for every ``P`` and depth; only the compiled code differs. A model
+that prefetches runs the general loop: there the loop waits on memory, and the specialised
+one was no faster (0.97 times at ``n`` = 2**20, ``docs/scale.md``).
+
 Threads
 -------
 On ``T`` threads (``Model(threads=T)``), each thread runs the whole run (:func:`run_uniform`,
@@ -208,10 +221,33 @@ def _select(typingctx, condition, if_true, if_false):
 
     def codegen(context, builder, signature, args):
         test = context.cast(builder, args[0], signature.args[0], types.boolean)
-        return builder.select(test,
-                              context.cast(builder, args[1], signature.args[1], types.int64),
-                              context.cast(builder, args[2], signature.args[2], types.int64))
+        chosen = builder.select(test,
+                                context.cast(builder, args[1], signature.args[1], types.int64),
+                                context.cast(builder, args[2], signature.args[2], types.int64))
+        # Marked unpredictable: else LLVM may turn a select of a value loaded for it alone
+        # back into a branch (CodeGenPrepare), as it did with the injection's PENDING (0.39
+        # mispredicted a node and cycle in Valgrind's count, once no branch on `took`
+        # came before it to predict it from).
+        chosen.set_metadata("unpredictable", builder.module.add_metadata([]))
+        return chosen
     return sig, codegen
+
+
+@intrinsic
+def _count(typingctx, value):
+    """A count from ``dims`` (the PE's ports, the buffers' depth): an integer, or None for 1
+    (One port, one message, in the module's docstring). None is a type of its own, so Numba
+    compiles the caller for it separately, with the constant 1 that LLVM folds into every
+    use."""
+    if isinstance(value, types.NoneType):
+        def codegen(context, builder, signature, args):
+            return ir.Constant(ir.IntType(64), 1)
+    elif isinstance(value, types.Integer):
+        def codegen(context, builder, signature, args):
+            return context.cast(builder, args[0], signature.args[0], types.int64)
+    else:
+        return None
+    return types.int64(value), codegen
 
 
 @intrinsic
@@ -358,7 +394,8 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
           deliveries, hops, record_hops, relays, split):
     """Simulate clock cycle ``t`` of the whole fabric.
 
-    ``dims`` is ``(n, D, A, depth, ready_in_reset, P, prefetching)``, ``tables`` ``(exists, route,
+    ``dims`` is ``(n, D, A, depth, ready_in_reset, P, prefetching)`` (``depth`` and ``P``
+    None for 1: One port, one message, in the module's docstring), ``tables`` ``(exists, route,
     link_set, travel_masks)``, ``state`` ``(cells, cells32, cells16, refused, refused_count,
     requests, posts)`` (``cells32`` and ``cells16`` are views of ``cells``; ``requests`` is
     ``n * (S + 1)`` words, a node's ``requested`` then its outputs' requests; the module's
@@ -388,6 +425,8 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
     the one-thread loop from before threads.
     """
     n, D, A, depth, ready_in_reset, P, prefetching = dims
+    depth = _count(depth)
+    P = _count(P)
     ahead = PREFETCH_NODES if prefetching else 0
     exists, route, link_set, travel_masks = tables
     cells, cells32, cells16, refused, refused_count, requests, posts = state
@@ -482,8 +521,10 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
             header = inj_header[_at(i)]
             took = (inj_valid[_at(i)] != 0) & rooms & (count != depth)
             taken[_at(i)] = took
-            if took and header >> (3 * A) & 1 == 0 and header & address >= n:
-                # A destination that does not exist: taken, dropped, counted.
+            if header & address >= n and header >> (3 * A) & 1 == 0 and took:
+                # A destination that does not exist: taken, dropped, counted. (The rare
+                # outcome is tested first: `took` first was a branch on a random outcome,
+                # mispredicted 0.39 times a node and cycle in Valgrind's count.)
                 refused[_at(a)] = 1
                 if refused_count[_at(a)] != _REFUSED_MAX:
                     refused_count[_at(a)] += 1
@@ -606,7 +647,8 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
             else:
                 link_ready = rooms & ((cells16[_at(arbiter + COUNT)]
                                        + (cells16[_at(arbiter + POPPED)] == stamp)) != depth)
-            eject = eject_ready[_at(a * P + _select(o >= pe, o - pe, 0))] != 0
+            port_ready = a if P == 1 else a * P + _select(o >= pe, o - pe, 0)
+            eject = eject_ready[_at(port_ready)] != 0
             ready = _select(o >= pe, eject, link_ready)
             cells16[_at(arbiter + HELD)] = _select(ready != 0, -1, g)
             cells16[_at(arbiter + LAST)] = _select(ready != 0, g, last)
@@ -745,6 +787,8 @@ def settle(dims, tables, state, t, split):
     counts and stamps in this phase, and the requests of its nodes.
     """
     n, D, A, depth, ready_in_reset, P, prefetching = dims
+    depth = _count(depth)
+    P = _count(P)
     exists, route, link_set, travel_masks = tables
     cells, cells32, cells16, refused, refused_count, requests, posts = state
     me, bounds, pushes, pops, counts = split
@@ -1027,7 +1071,7 @@ def run_queues(dims, tables, state, t0, cycles, pool, ends, fill, eject_ready, r
     cycle's visits are split (:func:`_phases`), and ``shared`` holds the arrays the threads
     share (:func:`queue_worker`).
     """
-    n, D, A, P = dims[0], dims[1], dims[2], dims[5]
+    n, D, A, P = dims[0], dims[1], dims[2], _count(dims[5])
     nq = n * P  # source queues: one per node and injection port
     M = max(D, 1)
     threshold, rng, dests, start, cumulative = traffic
