@@ -13,7 +13,8 @@ __all__ = ["check_positive_integer", "check_at_most", "check_payload_width", "ch
            "check_fabric_payload_width", "check_fabric_depth", "LINK_STAGES",
            "check_link_stages", "SWITCH_STAGES", "check_switch_stages", "max_ports",
            "check_ports",
-           "PACKET", "WORMHOLE", "SWITCHING_MODES", "check_switching", "WORMHOLE_DEFAULTS",
+           "PACKET", "WORMHOLE", "SWITCHING_MODES", "check_switching", "check_model_threads",
+           "WORMHOLE_DEFAULTS",
            "MAX_FLITS", "MAX_VCS", "Wormhole", "header_bits", "routing_bits", "HeadFields",
            "head_fields", "wormhole_parameters",
            "switching_parameters"]
@@ -175,6 +176,17 @@ def check_switching(switching):
     if switching not in SWITCHING_MODES:
         raise ValueError(f"Switching must be one of 'packet' or 'wormhole', not {switching!r}")
     return switching
+
+
+def check_model_threads(threads, switching=PACKET):
+    """Return ``threads``, the threads a fast model is asked to run on (``--threads``), if it
+    is a positive integer, and 1 with wormhole ``switching`` (the wormhole model has one
+    thread); else raise ``TypeError``/``ValueError``."""
+    threads = check_positive_integer(threads, "Thread count")
+    if threads > 1 and switching == WORMHOLE:
+        raise ValueError(f"Thread count must be 1 with wormhole switching (its model runs on "
+                         f"one thread), not {threads!r}")
+    return threads
 
 
 def header_bits(n):

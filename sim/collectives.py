@@ -60,7 +60,7 @@ import numpy as np
 
 from .. import topology
 from ..rtl.message import Kind
-from .model import Model
+from .model import Model, threads_for
 from .schedule import greedy, hops, relays, segment_tree, translated_tree
 
 __all__ = ["COLLECTIVES", "MULTINODE", "link_bound", "port_bound", "relay_bound", "broadcast_bound",
@@ -433,15 +433,17 @@ class Run:
 
 
 def run(n, collective, depth=2, order=topology.MSB_FIRST, max_cycles=None, ports=1,
-        priority=None):
-    """Simulate ``collective`` on a fresh ``n``-node model with ``ports`` PE ports; return a
-    :class:`Run`. With one port each PE offers its messages back to back from cycle 0, on
-    port 0; with more, each message of a :data:`TIMED` collective is offered from the cycle
-    and on the port of :func:`schedule` (``priority``), so that no message waits."""
+        priority=None, threads=1):
+    """Simulate ``collective`` on a fresh ``n``-node model with ``ports`` PE ports, on
+    ``threads`` threads (:func:`~.model.threads_for`); return a :class:`Run`. With one port
+    each PE offers its messages back to back from cycle 0, on port 0; with more, each message
+    of a :data:`TIMED` collective is offered from the cycle and on the port of
+    :func:`schedule` (``priority``), so that no message waits."""
     if collective not in COLLECTIVES:
         raise ValueError(f"Collective must be one of {', '.join(COLLECTIVES)}, "
                          f"not {collective!r}")
-    model = Model(n, payload_width=32, depth=depth, order=order, ports=ports)
+    model = Model(n, payload_width=32, depth=depth, order=order, ports=ports,
+                  threads=threads_for(n, threads))
     if max_cycles is None:
         max_cycles = 4 * (link_bound(n, collective) + port_bound(n, collective, depth)) + 100
     if collective in ("relay", "segment"):
@@ -505,14 +507,16 @@ def route_bound(busiest, depth):
 
 def run_all(task):
     """Every collective (or those named) on ``n`` nodes at ``depth`` (with ``ports`` PE ports,
-    default 1), as rows (for a process pool); ``task`` is ``(n, depth)``, ``(n, depth,
-    ports)`` or ``(n, depth, ports, collectives)``."""
+    default 1; each model on ``threads`` threads, default 1, which changes no row), as rows
+    (for a process pool); ``task`` is ``(n, depth)``, ``(n, depth, ports)``, ``(n, depth,
+    ports, collectives)`` or ``(n, depth, ports, collectives, threads)``."""
     n, depth = task[:2]
     pe_ports = task[2] if len(task) > 2 else 1
     which = task[3] if len(task) > 3 else COLLECTIVES
+    threads = task[4] if len(task) > 4 else 1
     rows = []
     for collective in which:
-        result = run(n, collective, depth, ports=pe_ports)
+        result = run(n, collective, depth, ports=pe_ports, threads=threads)
         links = link_bound(n, collective)
         ports = port_bound(n, collective, depth, pe_ports)
         relayed = relay_bound(n, depth, pe_ports) if collective == "relay" else None

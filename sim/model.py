@@ -38,13 +38,13 @@ import numpy as np
 
 from .. import topology
 from ..params import (check_at_most, check_depth, check_link_stages, check_payload_width,
-                      check_ports)
+                      check_ports, check_positive_integer)
 from ..rtl.message import Kind
 from . import model_kernel
 from .model_kernel import COUNT, HELD, LAST, LINE, MAX_DEPTH, POPPED, Q_COUNT, record_words
 
 __all__ = ["Model", "ModelRun", "RandomTraffic", "DELIVERY", "HOP", "INJECTION",
-           "MAX_PAYLOAD_WIDTH", "MAX_ADDRESS_BITS"]
+           "MAX_PAYLOAD_WIDTH", "MAX_ADDRESS_BITS", "threads_for"]
 
 #: A delivery: a message taken by the PE of ``node`` in ``cycle``, on its eject ``port``.
 DELIVERY = np.dtype([("cycle", np.int64), ("node", np.int64), ("dest", np.int64),
@@ -787,6 +787,13 @@ class Model:
         if errors:
             raise errors[0]
         return result[0]
+
+
+def threads_for(n, threads):
+    """The threads a :class:`Model` of ``n`` nodes runs on when an experiment asks for
+    ``threads`` (``--threads``): at most one a node, since a model takes 1 to ``n``, so that a
+    sweep's small sizes run on fewer. The records are the same on any number."""
+    return min(check_positive_integer(threads, "Thread count"), n)
 
 
 class RandomTraffic:

@@ -28,7 +28,9 @@ directions together) with its mean, its peak and the fraction of links above 1.0
 :func:`sweep` runs a list of points as tasks of a :class:`~.cluster.Cluster` (a Dask cluster,
 local or not) and :func:`write_csv` writes them; each point's random seed is derived from the
 sweep's seed and the point's parameters alone, so the same seed gives the same CSV bytes
-however many workers run the points, wherever, in whatever order.
+however many workers run the points, wherever, in whatever order. ``threads`` (the packet
+model's, :class:`~.model.Model`) is how a point runs, like the workers: it is in no point,
+seed or row, and any number gives the same rows.
 """
 
 import dataclasses
@@ -39,9 +41,9 @@ import zlib
 import numpy as np
 
 from .. import topology
-from ..params import WORMHOLE_DEFAULTS, Wormhole
+from ..params import WORMHOLE, WORMHOLE_DEFAULTS, Wormhole, check_model_threads
 from .cluster import Cluster, Progress
-from .model import Model
+from .model import Model, threads_for
 from .traffic import SPHERE_RADIUS, SPHERE_ZETA, Pattern, TrafficSource, distance_table
 from .wormhole_fast import FastWormholeModel
 from .wormhole_traffic import WormholeTrafficSource
@@ -181,24 +183,28 @@ def link_density(n, link_count, cycles):
     return both / cycles, (a, i)
 
 
-def _source(point, seed):
-    """The traffic source of ``point``: the packet :class:`~.model.Model` or the wormhole
-    :class:`~.wormhole_fast.FastWormholeModel`, fed from the same pattern tables."""
+def _source(point, seed, threads=1):
+    """The traffic source of ``point``: the packet :class:`~.model.Model` on ``threads``
+    threads (:func:`~.model.threads_for`) or the wormhole
+    :class:`~.wormhole_fast.FastWormholeModel` (one thread), fed from the same pattern
+    tables."""
     pattern = _pattern(point.n, point.pattern, point.radius, point.zeta, point.reading)
     if point.wormhole is None:
         model = Model(point.n, payload_width=64, depth=point.depth, order=point.order,
-                      link_stages=point.link_stages)
+                      link_stages=point.link_stages, threads=threads_for(point.n, threads))
         return TrafficSource(model, pattern, point.rate, seed)
     if point.link_stages:
         raise ValueError("Link stages are a packet switching option, not a wormhole one")
+    check_model_threads(threads, WORMHOLE)
     model = FastWormholeModel(point.n, point.wormhole, point.order)
     return WormholeTrafficSource(model, pattern, point.rate, seed)
 
 
-def measure(point, settings=Settings(), keep_links=False):
-    """Run one point; return its CSV row as a dict (and the link densities if ``keep_links``)."""
+def measure(point, settings=Settings(), keep_links=False, threads=1):
+    """Run one point (its packet model on ``threads`` threads); return its CSV row as a dict
+    (and the link densities if ``keep_links``)."""
     seed = point.seed(settings.seed)
-    source = _source(point, seed)
+    source = _source(point, seed, threads)
     source.run(settings.warmup)
     queued_start = source.queued
     D = max(topology.dimensions(point.n), 1)
@@ -301,28 +307,30 @@ def read_csv(path):
 
 
 def _work(task):
-    index, point, settings, keep = task
+    index, point, settings, keep, threads = task
     if keep:
-        row, links = measure(point, settings, keep_links=True)
+        row, links = measure(point, settings, keep_links=True, threads=threads)
         return index, row, links
-    return index, measure(point, settings), None
+    return index, measure(point, settings, threads=threads), None
 
 
 def sweep(point_list, settings=Settings(), jobs=2, keep_links=lambda point: False,
-          progress=True, scheduler=None, cluster=None):
+          progress=True, scheduler=None, cluster=None, threads=1):
     """Measure every point, as tasks of a :class:`~.cluster.Cluster`.
 
     The points run on ``cluster`` if given (an entered :class:`~.cluster.Cluster`), else on
     the Dask scheduler at ``scheduler``, else on ``jobs`` local worker processes (here if
-    ``jobs`` is 1). Returns the rows in the order of ``point_list`` and a dict from point to
-    link densities for the points where ``keep_links(point)`` is true; both are the same
-    wherever the points ran.
+    ``jobs`` is 1), each point's packet model on ``threads`` threads. Returns the rows in the
+    order of ``point_list`` and a dict from point to link densities for the points where
+    ``keep_links(point)`` is true; both are the same wherever and on however many threads the
+    points ran.
     """
     if cluster is None:
         with Cluster(jobs, scheduler) as cluster:
             return sweep(point_list, settings, keep_links=keep_links, progress=progress,
-                         cluster=cluster)
-    tasks = [(k, point, settings, bool(keep_links(point))) for k, point in enumerate(point_list)]
+                         cluster=cluster, threads=threads)
+    tasks = [(k, point, settings, bool(keep_links(point)), threads)
+             for k, point in enumerate(point_list)]
     rows = [None] * len(tasks)
     kept = {}
     for index, row, links in cluster.map(_work, tasks, "sweep", progress):
@@ -333,10 +341,11 @@ def sweep(point_list, settings=Settings(), jobs=2, keep_links=lambda point: Fals
 
 
 def zero_load(n, depth, order=topology.MSB_FIRST, rate=None, cycles=20000, seed=1,
-              wormhole=None, link_stages=0):
+              wormhole=None, link_stages=0, threads=1):
     """Latency per hop at (almost) zero load, uniform traffic (wormhole switching with
     ``wormhole``, a :class:`~ihcube.params.Wormhole`; ``depth`` is then ignored; packet
-    switching with ``link_stages`` relays on the links, :class:`~.model.Model`).
+    switching with ``link_stages`` relays on the links, :class:`~.model.Model`, on
+    ``threads`` threads).
 
     Fits ``latency = overhead + per_hop * hops`` by least squares to every delivered message
     of ``cycles`` cycles at generation rate ``rate`` (default 0.002, in wormhole mode
@@ -351,7 +360,7 @@ def zero_load(n, depth, order=topology.MSB_FIRST, rate=None, cycles=20000, seed=
     if rate is None:  # a flit load of 0.002 per node per cycle either way
         rate = 0.002 if wormhole is None else 0.002 / wormhole.flits
     source = _source(Point(n, depth, order, "uniform", rate, wormhole=wormhole,
-                           link_stages=link_stages), seed)
+                           link_stages=link_stages), seed, threads)
     source.run(cycles // 10)
     got = source.run(cycles)
     count, latency = got["by_hops"]
@@ -373,10 +382,11 @@ def zero_load(n, depth, order=topology.MSB_FIRST, rate=None, cycles=20000, seed=
 
 
 def saturation(n, depth, order=topology.MSB_FIRST, pattern="uniform", settings=Settings(),
-               resolution=None, wormhole=None, link_stages=0):
+               resolution=None, wormhole=None, link_stages=0, threads=1):
     """Saturation throughput, two ways (wormhole switching with ``wormhole``, a
     :class:`~ihcube.params.Wormhole`; ``depth`` is then ignored; packet switching with
-    ``link_stages`` relays on the links, :class:`~.model.Model`). ``resolution`` is in
+    ``link_stages`` relays on the links, :class:`~.model.Model`, on ``threads`` threads
+    for each measurement). ``resolution`` is in
     messages per node per cycle; by default 0.01, or ``0.01 / flits`` in wormhole mode (0.01
     flits per node per cycle).
 
@@ -395,13 +405,14 @@ def saturation(n, depth, order=topology.MSB_FIRST, pattern="uniform", settings=S
         resolution = 0.01 if wormhole is None else 0.01 / wormhole.flits
     backlogged = measure(Point(n, depth, order, pattern, min(1.0, limit), wormhole=wormhole,
                                link_stages=link_stages),
-                         dataclasses.replace(settings, min_windows=settings.max_windows))
+                         dataclasses.replace(settings, min_windows=settings.max_windows),
+                         threads=threads)
     low, high = 0.0, limit
     best = None
     while high - low > resolution:
         rate = round((low + high) / 2, 6)
         row = measure(Point(n, depth, order, pattern, rate, wormhole=wormhole,
-                            link_stages=link_stages), settings)
+                            link_stages=link_stages), settings, threads=threads)
         if row["saturated"]:
             high = rate
         else:

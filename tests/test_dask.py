@@ -1,6 +1,7 @@
 """The experiments' tasks on Dask distributed (:mod:`ihcube.sim.cluster`): a sweep on a
-two-worker cluster writes the bytes of a one-process sweep, a worker killed mid-sweep costs
-nothing but time, and a scheduler that is not there is one line.
+two-worker cluster writes the bytes of a one-process sweep, the model threads asked for reach
+the workers, a worker killed mid-sweep costs nothing but time, and a scheduler that is not
+there is one line.
 
 The interrupt (Ctrl-C to the whole process group, local workers included) is
 ``tests/test_cli.py``'s ``test_ctrl_c_at_a_terminal_stops_every_process_in_one_line``.
@@ -94,6 +95,33 @@ def test_a_worker_killed_mid_sweep_is_not_fatal(tmp_path, monkeypatch, two_worke
     sweep.write_csv(tmp_path / "a.csv", rows)
     sweep.write_csv(tmp_path / "b.csv", expected)
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+
+
+def test_model_threads_travel_to_the_workers(monkeypatch, two_workers):
+    """``threads`` goes with each point to the worker that runs it: two threads give the
+    rows of one, and where the workers' models have barriers that do not wait (the negative
+    control of ``tests/test_model_threads.py``), the rows differ, which they could not if
+    the points ran on one thread there."""
+    points = sweep.points((20, 26), (2,), ("msb",), ("uniform",), (0.1, 0.4))
+    settings = sweep.Settings(warmup=100, window=200, max_windows=3, seed=5)
+    expected, _ = sweep.sweep(points, settings, jobs=1, progress=False)
+    address = two_workers.scheduler_address
+    rows, _ = sweep.sweep(points, settings, scheduler=address, progress=False, threads=2)
+    assert rows == expected
+    original = sweep._work
+
+    def barriers_do_not_wait(task):
+        # Pickled by value (a local function): the worker runs this, not the module's.
+        from ihcube.sim.model import Model
+        Model._barrier_waits = False
+        try:
+            return original(task)
+        finally:
+            Model._barrier_waits = True
+
+    monkeypatch.setattr(sweep, "_work", barriers_do_not_wait)
+    rows, _ = sweep.sweep(points, settings, scheduler=address, progress=False, threads=2)
+    assert rows != expected
 
 
 def test_cluster_map_gives_results_in_order_and_errors_as_they_are(two_workers):

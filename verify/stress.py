@@ -50,7 +50,7 @@ from .. import topology
 from ..deadlock import EJECT, INJECT, Channel, routing_for
 from ..params import check_depth, check_link_stages, check_positive_integer
 from ..rtl.message import Kind
-from ..sim.model import DELIVERY, HOP, Model
+from ..sim.model import DELIVERY, HOP, Model, threads_for
 from .buffer_count import HELD_WIDTH, counting
 
 __all__ = ["StressConfig", "check_traffic", "StressResult", "Records", "Stall", "payload_of",
@@ -589,8 +589,10 @@ def wait_cycle(waits):
 
 # --- Backends ------------------------------------------------------------------------------
 
-def run_model(config, model_class=Model, mutant=None):
-    """Run ``config`` on the fast model; return a :class:`StressResult`.
+def run_model(config, model_class=Model, mutant=None, threads=1):
+    """Run ``config`` on the fast model, on ``threads`` threads
+    (:func:`~ihcube.sim.model.threads_for`: the same records on any number); return a
+    :class:`StressResult`.
 
     The run goes in steps of ``watchdog`` cycles. Before each step of the injection phase the
     PEs' queues are topped up to a message per cycle of the step, so that every PE always has
@@ -601,7 +603,7 @@ def run_model(config, model_class=Model, mutant=None):
         raise ValueError(f"Mutant must be None, 'drop' or 'duplicate', not {mutant!r}")
     n, K = config.n, config.watchdog
     model = model_class(n, PAYLOAD_WIDTH, config.depth, config.order,
-                        link_stages=config.link_stages)
+                        link_stages=config.link_stages, threads=threads_for(n, threads))
     traffic = _Traffic(config)
     backpressure = np.random.default_rng([config.seed, 1])
     queued = np.zeros((4, 0), np.int64)  # rows id, src, dest, kind; each PE's in id order
