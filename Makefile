@@ -18,6 +18,10 @@ VC_DEPTH   ?=
 # Register stages on each link of a packet router (0 or 1, docs/fpga.md "Link stages"):
 # passed only when set, so that its default lives in one place (ihcube.params.LINK_STAGES).
 LINK_STAGES ?=
+# Threads each task's packet model runs on (--threads of sweep, saturation, collectives and
+# stress; docs/scale.md): passed only when set, so that its default lives in one place (the
+# commands' option). The wormhole model has one thread: its targets refuse THREADS above 1.
+THREADS ?=
 # The sizes of make saturation-wormhole (SIZES=... for others).
 WORMHOLE_SIZES = 1024,1048,1114,1818,2048
 JOBS   ?= 2
@@ -53,6 +57,7 @@ help:
 	@echo "make stress-campaign                        every n 1..64 and 100..2047, both depths and orders: results/stress_campaign.json"
 	@echo "make stress-campaign LINK_STAGES=1          its packet runs with a relay on each link: results/stress_campaign_s1.json"
 	@echo "make stress-campaign-wormhole               its wormhole part only: results/stress_campaign_wormhole.json"
+	@echo "  THREADS=2                                 ... (stress, sweeps, saturation, collectives) each packet model on 2 threads, same results: docs/scale.md"
 	@echo "make synth N=26 FAMILY=ecp5|ice40 [PORTS=1 SYNTH_OPTS=.. PLACER=heap|static|sa LINK_STAGES=1 SWITCHING=wormhole VCS=..]  place and route the fabric; LUTs, FFs, RAM, Fmax"
 	@echo "make bitstream BOARD=ulx3s-85f N=26         self-test bitstream (BOARD=icebreaker N=7)"
 	@echo "  CLOCK_MHZ=40                              ... on the board's PLL at 40 MHz"
@@ -123,40 +128,47 @@ stress: $(STAMP)
 		--order='$(ORDER)' --seed='$(SEED)' --backend='$(BACKEND)' \
 		--switching='$(SWITCHING)' $(if $(FLITS),--flits='$(FLITS)') \
 		$(if $(FLIT_WIDTH),--flit-width='$(FLIT_WIDTH)') $(if $(VCS),--vcs='$(VCS)') \
-		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)')
+		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)') $(if $(THREADS),--threads='$(THREADS)')
 
 stress-campaign: $(STAMP)
-	$(BIN)/ihcube stress --campaign --jobs $(JOBS) \
+	$(BIN)/ihcube stress --campaign --jobs $(JOBS) $(if $(THREADS),--threads='$(THREADS)') \
 		$(if $(LINK_STAGES),--link-stages='$(LINK_STAGES)' \
 		--out results/stress_campaign_s$(LINK_STAGES).json,--out results/stress_campaign.json)
 
 stress-campaign-wormhole: $(STAMP)
 	$(BIN)/ihcube stress --campaign --switching wormhole --jobs $(JOBS) \
+		$(if $(THREADS),--threads='$(THREADS)') \
 		--out results/stress_campaign_wormhole.json
 
 formal: $(STAMP) system-tools
 	$(BIN)/ihcube formal --jobs $(JOBS)
 
 sweep: $(STAMP)
-	@$(BIN)/ihcube sweep --set quick --jobs $(JOBS) --out results
+	@$(BIN)/ihcube sweep --set quick --jobs $(JOBS) $(if $(THREADS),--threads='$(THREADS)') \
+		--out results
 	@$(BIN)/ihcube sweep --set wormhole-quick --jobs $(JOBS) --out results --beside results/sweep_quick.csv
 
 sweep-wormhole: $(STAMP)
-	@$(BIN)/ihcube sweep --set wormhole --jobs $(JOBS) --out results --beside results/sweep_full.csv
+	@$(BIN)/ihcube sweep --set wormhole --jobs $(JOBS) $(if $(THREADS),--threads='$(THREADS)') \
+		--out results --beside results/sweep_full.csv
 
 sweep-full: $(STAMP)
-	@$(BIN)/ihcube sweep --set full --jobs $(JOBS) --out results
+	@$(BIN)/ihcube sweep --set full --jobs $(JOBS) $(if $(THREADS),--threads='$(THREADS)') \
+		--out results
 
 saturation: $(STAMP)
-	@$(BIN)/ihcube saturation $(if $(LINK_STAGES),--link-stages='$(LINK_STAGES)') --jobs $(JOBS) --out results
+	@$(BIN)/ihcube saturation $(if $(LINK_STAGES),--link-stages='$(LINK_STAGES)') --jobs $(JOBS) \
+		$(if $(THREADS),--threads='$(THREADS)') --out results
 
 saturation-wormhole: $(STAMP)
 	@$(BIN)/ihcube saturation --switching wormhole --sizes '$(if $(SIZES),$(SIZES),$(WORMHOLE_SIZES))' \
 		$(if $(FLITS),--flits='$(FLITS)') $(if $(VCS),--vcs='$(VCS)') \
-		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)') --jobs $(JOBS) --out results
+		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)') --jobs $(JOBS) \
+		$(if $(THREADS),--threads='$(THREADS)') --out results
 
 collectives: $(STAMP)
-	@$(BIN)/ihcube collectives --ports $(COLLECTIVE_PORTS) --jobs $(JOBS) --out results
+	@$(BIN)/ihcube collectives --ports $(COLLECTIVE_PORTS) --jobs $(JOBS) \
+		$(if $(THREADS),--threads='$(THREADS)') --out results
 
 analysis: $(STAMP)
 	@$(BIN)/ihcube analyze --nodes 1024,1048,1114,1818,2048 --pattern uniform,sphere,decreasing \

@@ -10,9 +10,7 @@ the figures and writes them to the JSON file; it checks nothing.
 
 import sys
 
-from ..params import check_positive_integer
-from .options import run_benchmark
-from .usage import integer
+from .options import run_benchmark, thread_count
 
 __all__ = ["main"]
 
@@ -28,9 +26,7 @@ def main(argv=None):
         parser.add_argument("--threads", default=str(model.THREADS), metavar="T",
                             help=f"threads to time against one (default {model.THREADS}; "
                                  "1: none)")
-        return lambda args: {"threads": integer(
-            args.threads, "Thread count",
-            lambda value: check_positive_integer(value, "Thread count"))}
+        return lambda args: {"threads": thread_count(args.threads)}
     return run_benchmark(NAME, __doc__, model, argv, threads)
 
 

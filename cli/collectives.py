@@ -10,7 +10,8 @@
 table of :func:`ihcube.sim.collectives.table` and writes
 ``<out>/collectives.csv`` and ``<out>/collectives.json``. The sizes run on ``--jobs`` local
 Dask worker processes, or on the cluster of ``--scheduler ADDRESS``
-(:mod:`ihcube.sim.cluster`).
+(:mod:`ihcube.sim.cluster`), each model on ``--threads`` threads (at most one a node; the
+files are the same for any number).
 """
 
 import json
@@ -18,7 +19,8 @@ import sys
 import time
 
 from .. import params
-from .options import add_run_options, choices, ints, model_depth, node_count, run_options, started
+from .options import (add_run_options, choices, ints, model_depth, node_count, run_options,
+                      started, thread_count)
 from .usage import UsageError, checked, command_parser, run
 
 __all__ = ["main"]
@@ -52,6 +54,7 @@ def _collectives(args):
                          f"not {args.dims!r}")
     sizes = ints(args.sizes, "Sizes", node_count, 2) if args.sizes else ()
     depths = ints(args.depths, "Depths", model_depth)
+    threads = thread_count(args.threads)
     cluster, out = run_options(args)
     # A size that is a power of two is a complete cube, run once even if --dims names it too.
     ns = [1 << d for d in dims] + [n for n in sizes if n not in {1 << d for d in dims}]
@@ -66,7 +69,7 @@ def _collectives(args):
         full = params.max_ports(n)
         for count in dict.fromkeys(full if p is None else checked(
                 lambda p, n=n: params.check_ports(n, p), p) for p in ports):
-            tasks += [(n, depth, count, which) for depth in depths]
+            tasks += [(n, depth, count, which, threads) for depth in depths]
     start = time.monotonic()
     with started(cluster):
         results = list(cluster.map(collectives.run_all, tasks, "collectives"))

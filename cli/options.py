@@ -2,8 +2,9 @@
 
 The fabric's parameters (``--nodes --width --depth --order``), comma-separated lists and
 bounded numbers of the experiments, the output directory, where the commands that run many
-tasks run them (``--jobs``, ``--scheduler``: a :class:`~ihcube.sim.cluster.Cluster`), the
-FPGA builds' Yosys options and placer, and the benchmarks' command line. A mistake is a
+tasks run them (``--jobs``, ``--scheduler``: a :class:`~ihcube.sim.cluster.Cluster`) and on
+how many threads each task's model runs (``--threads``), the FPGA builds' Yosys options and
+placer, and the benchmarks' command line. A mistake is a
 :class:`~.usage.UsageError`.
 """
 
@@ -12,13 +13,14 @@ import math
 import pathlib
 
 from .. import topology
-from ..params import (MAX_FABRIC_DEPTH, MAX_FABRIC_NODES, MAX_FABRIC_PAYLOAD_WIDTH, check_depth,
-                      check_fabric_depth, check_fabric_payload_width)
+from ..params import (MAX_FABRIC_DEPTH, MAX_FABRIC_NODES, MAX_FABRIC_PAYLOAD_WIDTH, PACKET,
+                      check_depth, check_fabric_depth, check_fabric_payload_width,
+                      check_model_threads)
 from .usage import UsageError, checked, command_parser, integer, parse_number, run
 
 __all__ = ["AD_HOC", "add_fabric_options", "fabric_parameters", "add_ports_option", "ports",
            "add_switching_options", "switching_options", "add_link_stages_option",
-           "link_stages", "link_stages_value",
+           "link_stages", "link_stages_value", "add_threads_option", "thread_count",
            "ints", "floats", "choices", "number", "out_dir", "add_out_option", "node_count",
            "model_depth", "add_run_options", "run_options", "add_cluster_options",
            "cluster_options", "started", "add_build_options", "build_options", "run_benchmark",
@@ -139,6 +141,24 @@ def link_stages(args, switching):
     return stages
 
 
+def add_threads_option(parser):
+    """Add ``--threads`` (the threads each task's packet model runs on, default 1) to
+    ``parser``; :func:`thread_count` checks it."""
+    parser.add_argument("--threads", default="1", metavar="T",
+                        help="packet switching: threads each task's model runs on (default "
+                             "1; a size of fewer than T nodes runs on one a node); the "
+                             "results are the same bytes for any T; with --jobs J, J x T "
+                             "cores (docs/scale.md)")
+
+
+def thread_count(text, switching=PACKET):
+    """``text`` (``--threads``: :func:`add_threads_option`, ``ihcube bench-model``) as a
+    checked count of model threads (:func:`ihcube.params.check_model_threads`; with
+    wormhole ``switching`` only 1)."""
+    return integer(text, "Thread count",
+                   lambda value: check_model_threads(value, switching))
+
+
 def ints(text, what, check, at_least=1):
     """Comma-separated integers of at least ``at_least``, each validated by ``check``."""
     values = []
@@ -225,10 +245,12 @@ def model_depth(depth):
 
 
 def add_run_options(parser):
-    """Add the experiments' ``--jobs`` and ``--scheduler`` (:func:`add_cluster_options`) and
-    ``--out`` (directory, default :data:`AD_HOC`) to ``parser``; :func:`run_options` checks
-    them."""
+    """Add the experiments' ``--jobs`` and ``--scheduler`` (:func:`add_cluster_options`),
+    ``--threads`` (:func:`add_threads_option`) and ``--out`` (directory, default
+    :data:`AD_HOC`) to ``parser``; :func:`run_options` checks ``--jobs``, ``--scheduler``
+    and ``--out``, :func:`thread_count` ``--threads``."""
     add_cluster_options(parser)
+    add_threads_option(parser)
     add_out_option(parser)
 
 

@@ -12,7 +12,8 @@ Markdown table and writes ``<out>/saturation.json``, each row with its ``link_st
 and writes ``<out>/saturation_wormhole.json`` (other message lengths, virtual channel
 counts and depths: :func:`ihcube.sim.sweep.saturation_results_name`). The measurements run
 on ``--jobs`` local Dask worker processes, or on the cluster of ``--scheduler ADDRESS``
-(:mod:`ihcube.sim.cluster`).
+(:mod:`ihcube.sim.cluster`), each packet model on ``--threads`` threads (at most one a
+node; the file is the same for any number).
 """
 
 import json
@@ -22,7 +23,8 @@ import time
 from .. import topology
 from ..params import PACKET, WORMHOLE
 from .options import (add_link_stages_option, add_run_options, add_switching_options, ints,
-                      link_stages, model_depth, node_count, run_options, started)
+                      link_stages, model_depth, node_count, run_options, started,
+                      thread_count)
 from .sweep import wormhole_of
 from .usage import UsageError, checked, command_parser, run
 
@@ -47,16 +49,20 @@ def _parser():
 
 def _measure(task):
     from ..sim import sweep as sw
-    kind, n, depth, order, wormhole, stages = task
+    kind, n, depth, order, wormhole, stages, threads = task
     if kind == "zero":
-        return sw.zero_load(n, depth, order, wormhole=wormhole, link_stages=stages)
-    return sw.saturation(n, depth, order, wormhole=wormhole, link_stages=stages)
+        return sw.zero_load(n, depth, order, wormhole=wormhole, link_stages=stages,
+                            threads=threads)
+    return sw.saturation(n, depth, order, wormhole=wormhole, link_stages=stages,
+                         threads=threads)
 
 
 def _saturation(args):
     sizes = ints(args.sizes, "Sizes", node_count, 2)
     wormhole = wormhole_of(args, sizes)
-    stages = link_stages(args, PACKET if wormhole is None else WORMHOLE)
+    switching = PACKET if wormhole is None else WORMHOLE
+    stages = link_stages(args, switching)
+    threads = thread_count(args.threads, switching)
     if wormhole is not None:
         if args.depths is not None:
             raise UsageError("Depths (--depths) are packet buffer depths, not taken with "
@@ -66,8 +72,8 @@ def _saturation(args):
         depths = ints("1,2,3" if args.depths is None else args.depths, "Depths", model_depth)
     order = checked(topology.check_routing_order, args.order)
     cluster, out = run_options(args)
-    tasks = [(kind, n, depth, order, wormhole, stages) for kind in ("saturation", "zero")
-             for n in sizes for depth in depths]
+    tasks = [(kind, n, depth, order, wormhole, stages, threads)
+             for kind in ("saturation", "zero") for n in sizes for depth in depths]
     start = time.monotonic()
     with started(cluster):
         results = list(cluster.map(_measure, tasks, "saturation"))

@@ -12,8 +12,11 @@ only those of :func:`wormhole_campaign`) as tasks of a Dask cluster
 (``--jobs`` local worker processes, or the workers of ``--scheduler ADDRESS``), prints a
 table and writes it to ``results/stress_campaign.json``; with ``--link-stages 1`` (``make
 stress-campaign LINK_STAGES=1``) its packet configurations run with a relay on each link, and
-the table goes to ``results/stress_campaign_s1.json``. A wrong parameter is one line on
-standard error and exit status 2.
+the table goes to ``results/stress_campaign_s1.json``. ``--threads T`` runs each packet
+model on ``T`` threads (at most one a node; the same records on any number); the wormhole
+model and the RTL have one, so a single run refuses ``T`` above 1 with them, and a campaign
+runs only its packet model runs on ``T``. A wrong parameter is one line on standard error
+and exit status 2.
 """
 
 import json
@@ -25,8 +28,8 @@ from .. import topology
 from ..extras import MissingExtra
 from ..params import check_depth
 from .options import (AD_HOC, add_cluster_options, add_link_stages_option,
-                      add_switching_options, cluster_options, link_stages, started,
-                      switching_options)
+                      add_switching_options, add_threads_option, cluster_options, link_stages,
+                      started, switching_options, thread_count)
 from .usage import UsageError, command_parser, parse_number, report
 
 __all__ = ["campaign", "wormhole_campaign", "main"]
@@ -115,14 +118,25 @@ def wormhole_campaign(quick=False):
 
 
 def _run(item):
+    """Run one campaign configuration ``(backend, config, threads)`` (:func:`_on_model`)."""
     from ..verify import stress, wormhole_stress
 
-    backend, config = item
+    backend, config, threads = item
     runs = wormhole_stress if isinstance(config, wormhole_stress.WormholeStressConfig) \
         else stress
     started = time.perf_counter()
-    result = (runs.run_model if backend == "model" else runs.run_rtl)(config)
+    result = _on_model(config, threads) if backend == "model" else runs.run_rtl(config)
     return result, time.perf_counter() - started
+
+
+def _on_model(config, threads):
+    """Run ``config`` on its fast model: the packet model on ``threads`` threads, the
+    wormhole model on its one (it has no others)."""
+    from ..verify import stress, wormhole_stress
+
+    if isinstance(config, wormhole_stress.WormholeStressConfig):
+        return wormhole_stress.run_model(config)
+    return stress.run_model(config, threads=threads)
 
 
 def _mode(config):
@@ -131,13 +145,13 @@ def _mode(config):
     return "packet" if flits is None else f"L{flits}V{config.vcs}"
 
 
-def _run_campaign(quick, cluster, out, wormhole_only=False, link_stages=0):
+def _run_campaign(quick, cluster, out, wormhole_only=False, link_stages=0, threads=1):
     configs = wormhole_campaign(quick) if wormhole_only else campaign(quick, link_stages)
     with started(cluster):
-        return _campaign_table(quick, configs, cluster, out)
+        return _campaign_table(quick, configs, cluster, out, threads)
 
 
-def _campaign_table(quick, configs, cluster, out):
+def _campaign_table(quick, configs, cluster, out, threads=1):
     start = time.perf_counter()
     rows = []
     totals = {}
@@ -148,7 +162,7 @@ def _campaign_table(quick, configs, cluster, out):
         print(f"link stages {', '.join(map(str, sorted(stages)))}: a relay on each link")
     print(f"{'backend':<7}{'switch':>7}{'n':>6}{'depth':>6}{'order':>6}{'cycles':>7}{'injected':>10}"
           f"{'owed':>11}{'lost':>6}{'dup':>5}{'bad':>5}{'max lat':>8}{'drain':>6}{'s':>7}")
-    for result, seconds in cluster.map(_run, configs):
+    for result, seconds in cluster.map(_run, [(*item, threads) for item in configs]):
         c, config = result.counts, result.config
         depth = getattr(config, "vc_depth", None) or config.depth
         print(f"{result.backend:<7}{_mode(config):>7}{config.n:>6}{depth:>6}{config.order:>6}"
@@ -224,6 +238,7 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="with --campaign: a small slice")
     add_switching_options(parser)  # --switching, --flits, --flit-width, --vcs, --vc-depth
     add_cluster_options(parser)  # --jobs, --scheduler: with --campaign
+    add_threads_option(parser)
     parser.add_argument("--out", default=None, metavar="FILE",
                         help=f"with --campaign: JSON to write (default "
                              f"{AD_HOC}/stress_campaign.json, or none with --quick; make "
@@ -232,12 +247,13 @@ def main(argv=None):
         args = parser.parse_args(argv)
         if args.campaign:
             stages = link_stages(args, args.switching)
+            threads = thread_count(args.threads, args.switching)
             cluster = cluster_options(args, "Processes")
             name = f"stress_campaign{f'_s{stages}' if stages else ''}.json"
             out = args.out or (None if args.quick else f"{AD_HOC}/{name}")
             return _run_campaign(args.quick, cluster, out,
                                  wormhole_only=args.switching == "wormhole",
-                                 link_stages=stages)
+                                 link_stages=stages, threads=threads)
 
         from ..verify import stress, wormhole_stress
         n = topology.check_node_count(_number(args.nodes, "Node count"))
@@ -252,6 +268,10 @@ def main(argv=None):
                       watchdog=_number(args.watchdog, "Watchdog"))
         cycles = _number(args.cycles, "Cycles")
         stages = link_stages(args, switching)
+        threads = thread_count(args.threads, switching)
+        if threads > 1 and args.backend == "rtl":
+            raise UsageError(f"Thread count must be 1 with the rtl backend (the Amaranth "
+                             f"simulation runs on one thread), not {threads}")
         if switching == "wormhole":
             if args.depth is not None:
                 raise UsageError("Buffer depth (--depth) is a packet option; with wormhole "
@@ -273,7 +293,7 @@ def main(argv=None):
             result = runs.run_rtl(config,
                                   progress=lambda cycle: cycle <= config.cycles and bar.step())
         else:
-            result = runs.run_model(config)
+            result = _on_model(config, threads)
     except (UsageError, MissingExtra, TypeError, ValueError) as error:
         return report(NAME, error)
     print(result.summary())

@@ -10,7 +10,8 @@
 the points run the wormhole fast model (``docs/wormhole.md``, "Experiments"); ``--beside``
 a packet sweep's CSV draws its curves beside the wormhole ones. The points run on ``--jobs``
 local Dask worker processes, or on the cluster of ``--scheduler ADDRESS``
-(:mod:`ihcube.sim.cluster`); the CSV is the same bytes either way.
+(:mod:`ihcube.sim.cluster`), each packet point's model on ``--threads`` threads (at most one
+a node); the CSV is the same bytes either way.
 """
 
 import dataclasses
@@ -22,7 +23,7 @@ import time
 from .. import topology
 from .options import (add_run_options, add_switching_options, choices, floats, ints,
                       model_depth, node_count, number, run_options, started,
-                      switching_options)
+                      switching_options, thread_count)
 from .usage import UsageError, checked, command_parser, run
 
 __all__ = ["main", "wormhole_of"]
@@ -83,6 +84,7 @@ def _sweep(args):
     if args.switching == "packet" and base.get("switching") == "wormhole":
         args.switching = "wormhole"  # the set's switching, as its other parts
     wormhole = wormhole_of(args, sizes)
+    threads = thread_count(args.threads, args.switching)
     if wormhole is not None and args.depths is not None:
         raise UsageError("Depths (--depths) are packet buffer depths, not taken with wormhole "
                          "switching: give --vc-depth")
@@ -140,7 +142,7 @@ def _sweep(args):
                patterns[0])
     start = time.monotonic()
     with started(cluster):
-        rows, kept = sw.sweep(point_list, settings, cluster=cluster,
+        rows, kept = sw.sweep(point_list, settings, cluster=cluster, threads=threads,
                               keep_links=lambda p: (p.n, p.depth, p.order, p.pattern) == picture)
     seconds = time.monotonic() - start
     sw.write_csv(prefix + ".csv", rows)

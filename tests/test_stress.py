@@ -291,7 +291,8 @@ def test_command_line_fails_on_a_deadlock(capsys):
     from ihcube.verify import stress as harness
     real = harness.run_model
     with mock.patch.object(harness, "run_model",
-                           lambda config: real(config, model_class=Algorithm6Model)):
+                           lambda config, **options: real(config, model_class=Algorithm6Model,
+                                                            **options)):
         status = main(["stress", "--nodes", "8", "--order", "lsb", "--broadcast", "0.1",
                        "--cycles", "2000"])
     out = capsys.readouterr().out
