@@ -20,7 +20,8 @@ VC_DEPTH   ?=
 LINK_STAGES ?=
 # Threads each task's packet model runs on (--threads of sweep, saturation, collectives and
 # stress; docs/scale.md): passed only when set, so that its default lives in one place (the
-# commands' option). The wormhole model has one thread: its targets refuse THREADS above 1.
+# commands' option). The wormhole model has one thread: its targets refuse THREADS above 1,
+# and make sweep runs its wormhole slice without it.
 THREADS ?=
 # The sizes of make saturation-wormhole (SIZES=... for others).
 WORMHOLE_SIZES = 1024,1048,1114,1818,2048
