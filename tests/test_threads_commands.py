@@ -38,7 +38,7 @@ STILL = types.SimpleNamespace(monotonic=lambda: 0.0, perf_counter=lambda: 0.0)
 COMMANDS = {
     "sweep": (["sweep", "--sizes", "2,26", "--depths", "1,2", "--patterns",
                "uniform,decreasing", "--rates", "0.1,0.4", "--warmup", "100", "--window",
-               "200", "--max-windows", "3", "--seed", "7"], sweep_command),
+               "200", "--max-windows", "3", "--seed", "7", "--no-plots"], sweep_command),
     "saturation": (["saturation", "--sizes", "5,13", "--depths", "2"], saturation_command),
     "collectives": (["collectives", "--dims", "3", "--sizes", "2,6", "--depths", "2",
                      "--ports", "1,full"], collectives_command),
@@ -77,9 +77,8 @@ def outputs(command, threads, folder, capsys):
     folder.mkdir()
     where = (["--out", str(folder / "campaign.json")] if command.endswith("--campaign")
              else ["--out", str(folder)] if command != "stress" else [])
-    extra = ["--no-plots"] if command == "sweep" else []
     with mock.patch.object(module, "time", STILL), small_work():
-        status = main([*args, *extra, *where, "--jobs", "1", "--threads", str(threads)])
+        status = main([*args, *where, "--jobs", "1", "--threads", str(threads)])
     out = capsys.readouterr().out
     files = {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
     return status, out.replace(str(folder), "<out>"), files
