@@ -15,19 +15,20 @@ class RoundRobinArbiter(wiring.Component):
     Priority starts just after the requester served last, so a requester that keeps its
     request up is granted after at most ``count - 1`` transfers to others: with an output
     that is always ready, within ``count`` cycles. A grant is held while the output is
-    stalled, so what the output presents stays put until it is taken. ``grant`` and
-    ``valid`` do not depend on ``ready``.
+    stalled, so what the output presents stays put until it is taken: a stall moves the
+    priority to start at the stalled requester, which is then chosen again (no register holds
+    the grant). ``grant`` and ``valid`` do not depend on ``ready``.
 
     Parameters
     ----------
     count : int
         Number of requesters.
     hold : bool
-        Hold a grant across a stall (the default). Without, ``grant`` is the round-robin
-        choice among this cycle's requests even while ``ready`` is low (the priority still
-        moves only when a grant is taken, so the fairness bound stands): for a caller that
+        Hold a grant across a stall (the default). Without, the priority moves only when a
+        grant is taken (so the fairness bound stands), and ``grant`` is the round-robin
+        choice among this cycle's requests even while ``ready`` is low: for a caller that
         registers the grant and holds it itself (:class:`~ihcube.rtl.Router`'s
-        ``switch_stages=1``), the hold is logic in the request -> grant path for nothing.
+        ``switch_stages=1``), which masks a staged request while it waits.
 
     Members
     -------
@@ -60,52 +61,46 @@ class RoundRobinArbiter(wiring.Component):
     def hold(self):
         return self._hold
 
+    def after_served(self, grant):
+        """Who comes after the requester of ``grant`` once it is served: bit ``j`` set if the
+        grant is below ``j``, so priority starts just after it (round robin)."""
+        return Cat(*(grant[:j].any() for j in range(self._count)))
+
     def elaborate(self, platform):
         m = Module()
         count = self._count
 
-        # Bit j: requester j comes after the one served last. A mask, not a pointer that the
+        # Bit j: requester j comes after the one served last (after a stall: at or after the
+        # stalled one). Priority starts at its lowest set bit. A mask, not a pointer that the
         # request -> grant path would compare with every requester's number.
         after = Signal(count, init=0)
-        held = Signal(count)                          # grant kept across a stall
-        locked = Signal()
 
         after_last = Signal(count)
         m.d.comb += after_last.eq(self.requests & after)
 
-        fresh = Signal(count)
-        # Lowest set bit of the requests after `last`, else of all requests. Each bit is
-        # written as its own sum of products, not as a chain of "later assignment wins"
-        # multiplexers, which Yosys maps to a LUT level per requester.
+        # Lowest set bit of the requests in `after`, else of all requests. Each bit is written
+        # as its own sum of products, not as a chain of "later assignment wins" multiplexers,
+        # which Yosys maps to a LUT level per requester.
         any_after = after_last.any()
-        m.d.comb += fresh.eq(Cat(*(
-            (after_last[j] & ~after_last[:j].any())
-            | (~any_after & self.requests[j] & ~self.requests[:j].any())
-            for j in range(count))))
-
-        if not self._hold:
-            m.d.comb += [
-                self.grant.eq(fresh),
-                self.valid.eq(self.requests.any()),
-            ]
-            with m.If(self.valid & self.ready):
-                m.d.sync += after.eq(Cat(*(self.grant[:j].any() for j in range(count))))
-            return m
-
         m.d.comb += [
-            self.grant.eq(Mux(locked, held, fresh)),
-            # The same as `grant.any()`, in fewer logic levels: a locked grant is never empty
-            # (it is taken only when `valid`), and `fresh` is empty only with no request.
-            self.valid.eq(locked | self.requests.any()),
+            self.grant.eq(Cat(*(
+                (after_last[j] & ~after_last[:j].any())
+                | (~any_after & self.requests[j] & ~self.requests[:j].any())
+                for j in range(count)))),
+            self.valid.eq(self.requests.any()),
         ]
-        with m.If(self.valid & self.ready):
-            # Bit j of `after` is set if the grant is below j: data, not one constant per
-            # grant bit, which Yosys maps to the flip-flops' set/reset and nextpnr then
-            # places far from the logic that shares it.
-            m.d.sync += [
-                locked.eq(0),
-                after.eq(Cat(*(self.grant[:j].any() for j in range(count)))),
-            ]
-        with m.Elif(self.valid):
-            m.d.sync += [locked.eq(1), held.eq(self.grant)]
+
+        # The next `after` is data, not one constant per grant bit, which Yosys maps to the
+        # flip-flops' set/reset and nextpnr then places far from the logic that shares it.
+        served = self.after_served(self.grant)
+        if not self._hold:
+            with m.If(self.valid & self.ready):
+                m.d.sync += after.eq(served)
+            return m
+        # A stalled grant's requester comes first in the next cycle, and its request stays up
+        # until it is served, so it is granted again: the grant holds with no register (and
+        # no multiplexer in the grant's path) of its own.
+        stalled = Cat(*(self.grant[:j + 1].any() for j in range(count)))  # j at or above it
+        with m.If(self.valid):
+            m.d.sync += after.eq(Mux(self.ready, served, stalled))
         return m

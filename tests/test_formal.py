@@ -48,7 +48,8 @@ def test_every_check_has_a_negative_control():
     on purpose, and that run must fail."""
     negatives = {job.name for job in formal.jobs() if job.expect == "FAIL"}
     assert {"neg_router_drop", "neg_router_duplicate", "neg_router_travel",
-            "neg_router_known_dest", "neg_router_complete_cube", "neg_router_unfair"} <= negatives
+            "neg_router_known_dest", "neg_router_complete_cube", "neg_router_unfair",
+            "neg_router_no_hold"} <= negatives
     assert {"neg_fabric_drop", "neg_fabric_duplicate", "neg_fabric_travel",
             "neg_fabric_bound", "neg_fabric_cover", "neg_fabric_duplicate_proof",
             "neg_fabric_drop_bmc3", "neg_fabric_drain"} <= negatives

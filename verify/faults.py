@@ -37,7 +37,8 @@ __all__ = [
     "ReorderingRelayRouter", "StuckRelayRouter",
     "BrokenTravelRouter", "KnownDestTooFarRouter", "NoTurnUpRouter", "RefuseNothingRouter",
     "CompleteCubeRouter",
-    "FixedPriorityArbiter", "UnfairRouter", "MaskBlindRouteSelect", "MaskBlindRouter",
+    "FixedPriorityArbiter", "UnfairRouter", "ForgetfulArbiter", "ForgetfulRouter",
+    "MaskBlindRouteSelect", "MaskBlindRouter",
     "WEIGHT_PARITY", "weight_parity_router", "only_at",
     "FAULTS", "faulty_router",
     "WORMHOLE_FAULTS", "wormhole_buffer_fault_router", "NoReleaseAllocator",
@@ -459,31 +460,13 @@ class MaskBlindRouter(Router):
 class FixedPriorityArbiter(RoundRobinArbiter):
     """Grants the lowest-numbered requester.
 
-    It holds its grant across a stall like the round-robin arbiter, and keeps registers of the
-    same names (``last``, ``held``, ``locked``) for the formal checks' probes; only fairness is
-    broken.
+    Priority starts at requester 0 again after every transfer instead of just after the
+    requester served; a stall holds the grant as the round-robin arbiter's does (the same mask,
+    which the formal checks' invariants read). Only fairness is broken.
     """
 
-    def elaborate(self, platform):
-        m = Module()
-        count = self.count
-        last = Signal(range(count), init=count - 1)  # never moves
-        held = Signal(count)
-        locked = Signal()
-        fresh = Signal(count)
-        for j in reversed(range(count)):
-            with m.If(self.requests[j]):
-                m.d.comb += fresh.eq(1 << j)
-        m.d.comb += [
-            self.grant.eq(Mux(locked, held, fresh)),
-            self.valid.eq(self.grant.any()),
-        ]
-        m.d.sync += last.eq(last)
-        with m.If(self.valid & self.ready):
-            m.d.sync += locked.eq(0)
-        with m.Elif(self.valid):
-            m.d.sync += [locked.eq(1), held.eq(self.grant)]
-        return m
+    def after_served(self, grant):
+        return 0
 
 
 class UnfairRouter(Router):
@@ -494,6 +477,26 @@ class UnfairRouter(Router):
     router ``depth * (k + 1)`` cycles after it was taken).
     """
     arbiter = FixedPriorityArbiter
+
+
+class ForgetfulArbiter(RoundRobinArbiter):
+    """A round-robin arbiter that does not hold its grant across a stall (``hold=False``):
+    while its output is not ready, a request that comes before the stalled one in the
+    round-robin order takes the grant, and the output changes its message before it is
+    taken."""
+
+    def __init__(self, count, hold=True):
+        super().__init__(count, hold=False)
+
+
+class ForgetfulRouter(Router):
+    """Output arbiters that forget a stalled grant (:class:`ForgetfulArbiter`): a stalled
+    output changes what it offers, against the stream rules.
+
+    Caught by: the formal router proof (``neg_router_no_hold``: an output's message changes
+    before ``ready``).
+    """
+    arbiter = ForgetfulArbiter
 
 
 # --- A routing that can deadlock -----------------------------------------------------------
@@ -566,6 +569,7 @@ FAULTS = {
     "complete-cube": CompleteCubeRouter,
     "mask-blind-route": MaskBlindRouter,
     "unfair-arbiter": UnfairRouter,
+    "forgetful-arbiter": ForgetfulRouter,
     "weight-parity": weight_parity_router,
     "unmasked-stage": UnmaskedStageRouter,
 }

@@ -213,6 +213,8 @@ def jobs():
         Job("neg_router_unfair", _router(6, 1, router=faulty_router("unfair-arbiter"),
                                          outputs_ready=True),
             "prove", 8, expect="FAIL"),
+        Job("neg_router_no_hold", _router(5, 4, router=faulty_router("forgetful-arbiter")),
+            "prove", 4, expect="FAIL", fast=True),
         Job("neg_fabric_drop", _fabric(3, bound=12, router=faulty_router("dropping-buffer")),
             "bmc", 16, expect="FAIL", fast=True),
         Job("neg_fabric_duplicate", _fabric(4, router=faulty_router("duplicating-buffer")),

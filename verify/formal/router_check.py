@@ -29,8 +29,8 @@ assertions:
   every dimension, such as :class:`~ihcube.verify.faults.CompleteCubeRouter`);
 - every output keeps ``valid`` and its message until ``ready`` (stream rules);
 - helper invariants that make the assertions inductive: buffer count, head, tail and ``room``
-  agree; ``done`` is within ``want`` and never all of it; a locked arbiter holds one grant, to
-  an input that still requests that output.
+  agree; ``done`` is within ``want`` and never all of it; after a stall, an output's arbiter
+  starts its priority at the input it stalled, which still requests that output.
 
 With ``link_stages=1`` each outgoing link leaves from a relay (:class:`~ihcube.rtl.Router`'s
 ``link_stages``): a copy is *sent* when the crossbar writes it into its link's relay (or hands
@@ -54,14 +54,11 @@ from amaranth.hdl import (Cat, ClockDomain, ClockSignal, Const, Elaboratable, Fr
 from ... import topology
 from ...rtl import Kind, Router
 from ...rtl.message import message_layout
+from .arbiter_invariants import check_arbiter
 from .environment import hold_constant, popcount
 from .probe import Prebuilt, Probe, free_inputs
 
 __all__ = ["RouterCheck"]
-
-
-def _one_hot_or_zero(value):
-    return (value & (value - 1)) == 0
 
 
 def _unicast_outputs(n, node, order, dims):
@@ -213,7 +210,7 @@ class RouterCheck(Elaboratable):
             tagged.sent = Cat(sent, tagged.left[self._local])
             self._check_relays(m, relays, tagged, started)
         holders = self._check_buffers(m, probe, tagged, started)
-        self._check_arbiters(m, probe, started, crossbar)
+        self._check_arbiters(m, probe, crossbar)
         self._check_unicast_routes(m, self._outputs)
         if relays:
             self._check_unicast_routes(m, crossbar)
@@ -493,38 +490,22 @@ class RouterCheck(Elaboratable):
         return Cat(*(bits[outputs.index(o)] if o in outputs else Const(0, 1)
                      for o in range(self._local + 1)))
 
-    def _check_arbiters(self, m, probe, started, outputs):
+    def _check_arbiters(self, m, probe, outputs):
         """Every output of the crossbar (``outputs``: the links or their relays, then the PE)
         keeps ``valid`` and its message until ``ready`` (stream rules), with the arbiter
-        invariants that make it inductive: a locked grant is one-hot and requested."""
+        invariants that make it inductive (:func:`.arbiter_invariants.check_arbiter`)."""
         local = self._local
         for o, port in enumerate(outputs):
             arbiter = probe.sub(f"arbiter_out{self._dims[o]}" if o < local else "arbiter_out_pe")
-            held, locked = (arbiter.signal(name) for name in ("held", "locked"))
-            requests = arbiter.component.requests
             name = self._output_name(o)
             stalled = Signal(name=f"stalled{o}")
             stalled_msg = Signal(self._message, name=f"stalled_msg{o}")
             m.d.sync += [stalled.eq(port.valid & ~port.ready), stalled_msg.eq(port.payload)]
-            try:  # the round-robin arbiter's mask of requesters after the one served last
-                after = arbiter.signal("after")
-            except LookupError:  # a broken arbiter's pointer
-                last = arbiter.signal("last")
-                m.d.comb += Assert(last < arbiter.component.count,
-                                   f"arbiter of {name}: pointer out of range")
-            else:  # some bits from the top, never bit 0: one requester was served last
-                m.d.comb += Assert(~after[0] & Cat(*(~after[j] | after[j + 1]
-                                                     for j in range(len(after) - 1))).all(),
-                                   f"arbiter of {name}: mask out of range")
-            m.d.comb += [
-                Assert(~locked | ((held != 0) & _one_hot_or_zero(held)
-                                  & ((held & requests) != 0)),
-                       f"arbiter of {name}: a lock on no live request"),
-                Assert(~started | (stalled == locked), f"arbiter of {name}: lock disagrees"),
-                Assert(~stalled | (port.valid
-                                   & (Value.cast(port.payload) == Value.cast(stalled_msg))),
-                       f"{name}: valid dropped or message changed before ready"),
-            ]
+            check_arbiter(m, arbiter, stalled, name)
+            m.d.comb += Assert(~stalled | (port.valid
+                                           & (Value.cast(port.payload)
+                                              == Value.cast(stalled_msg))),
+                               f"{name}: valid dropped or message changed before ready")
 
     def _right_output(self, m, dest, o):
         """Whether output ``o`` is the Algorithm 2 output of a unicast for ``dest``."""

@@ -44,6 +44,7 @@ from ... import topology
 from ...params import header_bits, wormhole_parameters
 from ...rtl import Kind, WormholeRouter
 from ...rtl.flit import header_layout
+from .arbiter_invariants import check_arbiter
 from .environment import popcount
 from .probe import Prebuilt, Probe, free_inputs
 
@@ -352,19 +353,16 @@ class WormholeRouterCheck(Elaboratable):
                                f"{oname} channel {value}: held by two input channels"),
                     ]
 
-        # --- Switch arbiters: only the PE's waits (links take a flit whenever one is offered), and
-        # a grant held across a stall is one live request.
+        # --- Switch arbiters: only the PE's waits (links take a flit whenever one is offered, so
+        # theirs never stall), and a grant held across a stall is one live request.
         for o in range(local + 1):
             oname = f"out{self._dims[o]}" if o < local else "out_pe"
             arbiter = probe.sub(f"sa_{oname}")
-            lock, grant = arbiter.signal("locked"), arbiter.signal("held")
-            requests = arbiter.component.requests
-            if o < local:
-                m.d.comb += Assert(~lock, f"switch arbiter of {oname} locked")
-            else:
-                m.d.comb += Assert(~lock | ((grant != 0) & ((grant & (grant - 1)) == 0)
-                                            & ((grant & requests) != 0)),
-                                   f"switch arbiter of {oname}: a lock on no live request")
+            stalled = Signal(name=f"sa_{oname}_stalled")
+            if o == local:
+                waits = arbiter.component.valid & ~arbiter.component.ready
+                m.d.sync += stalled.eq(waits)
+            check_arbiter(m, arbiter, stalled, f"switch {oname}")
 
         # --- The tagged worm's route and reservation, and the release by its tail -------------
         for c in unicast:
