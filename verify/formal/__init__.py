@@ -14,8 +14,9 @@ One topic a module:
   k-induction (nothing lost, duplicated or altered; routed by the rules; fairness).
 - :mod:`.fabric_check`: :class:`FabricCheck`, a whole fabric, by BMC (delivery bound, drain)
   or PDR (safety for every cycle).
-- :mod:`.probe` (internal registers found by name, for the helper invariants) and
-  :mod:`.environment` (what both checks assume and count with).
+- :mod:`.probe` (internal registers found by name, for the helper invariants),
+  :mod:`.environment` (what both checks assume and count with) and
+  :mod:`.arbiter_invariants` (what the router checks know of an arbiter's state).
 - :mod:`.toolchain`: finding SymbiYosys, its Yosys, the SMT solver and ``yosys-abc``
   (:class:`Toolchain`, :class:`ToolchainMissing`).
 - :mod:`.runner`: a :class:`Job`, its ``.sby`` file, running it (:func:`run_job`,
