@@ -2,6 +2,7 @@
 
 from .message import Kind, message_layout, inject_layout
 from .buffer import LinkBuffer
+from .input_buffer import InputBuffer
 from .arbiter import RoundRobinArbiter
 from .route import RouteSelect
 from .router import Router
@@ -15,7 +16,7 @@ from .wormhole_fabric import WormholeFabric
 
 __all__ = [
     "Kind", "message_layout", "inject_layout",
-    "LinkBuffer", "RoundRobinArbiter", "RouteSelect", "Router", "Fabric",
+    "LinkBuffer", "InputBuffer", "RoundRobinArbiter", "RouteSelect", "Router", "Fabric",
     "flit_layout", "header_layout", "routing_layout", "FlitBuffer", "BroadcastBuffer",
     "VcAllocator", "WormholeRouter", "WormholeFabric",
 ]

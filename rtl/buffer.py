@@ -36,10 +36,14 @@ class LinkBuffer(wiring.Component):
     def __init__(self, layout, depth=1):
         self._layout = layout
         depth = self._depth = check_depth(depth)
-        super().__init__({
+        super().__init__(self._members(layout))
+
+    def _members(self, layout):
+        """The signature's members for entries of ``layout``."""
+        return {
             "w": In(stream.Signature(layout)),
             "r": Out(stream.Signature(layout)),
-        })
+        }
 
     @property
     def depth(self):
@@ -47,11 +51,20 @@ class LinkBuffer(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        depth = self._depth
-
         # Entries are read only while counted, so they need no reset.
         entries = Array(Signal(self._layout, name=f"entry{i}", reset_less=True)
-                        for i in range(depth))
+                        for i in range(self._depth))
+        head, tail, write = self._elaborate_ring(m)
+        m.d.comb += self.r.payload.eq(entries[head])
+        with m.If(write):
+            m.d.sync += entries[tail].eq(self.w.payload)
+        return m
+
+    def _elaborate_ring(self, m):
+        """The ring of ``depth`` entries: its ``count``, ``room`` and the ports' handshakes.
+        Return its ``head`` and ``tail`` and whether ``w`` writes in this cycle (into the
+        entry at ``tail``); the caller keeps the entries."""
+        depth = self._depth
         head = Signal(range(depth))
         tail = Signal(range(depth))
         count = Signal(range(depth + 1))
@@ -64,7 +77,6 @@ class LinkBuffer(wiring.Component):
         m.d.comb += [
             self.w.ready.eq(room),
             self.r.valid.eq(count != 0),
-            self.r.payload.eq(entries[head]),
             count_next.eq(count + write - read),
         ]
         m.d.sync += [
@@ -72,9 +84,7 @@ class LinkBuffer(wiring.Component):
             room.eq(count_next != depth),
         ]
         with m.If(write):
-            m.d.sync += entries[tail].eq(self.w.payload)
             m.d.sync += tail.eq(Mux(tail == depth - 1, 0, tail + 1))
         with m.If(read):
             m.d.sync += head.eq(Mux(head == depth - 1, 0, head + 1))
-        return m
-
+        return head, tail, write

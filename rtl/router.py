@@ -3,8 +3,8 @@
 import operator
 from functools import reduce
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value, unsigned
-from amaranth.lib import data, stream, wiring
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
+from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import topology
@@ -12,6 +12,7 @@ from ..params import check_fabric_depth, check_fabric_payload_width, check_link_
     check_ports, check_switch_stages
 from .arbiter import RoundRobinArbiter
 from .buffer import LinkBuffer
+from .input_buffer import InputBuffer, entry_layout
 from .message import Kind, inject_layout, message_layout
 from .route import RouteSelect
 
@@ -48,9 +49,9 @@ class Router(wiring.Component):
     It has a link port pair for each link that exists from ``node`` (and none for the
     others) and ``ports`` injection and eject ports for its processing element (PE).
 
-    - Each incoming link direction, and each of the PE's injection ports, ends in a
-      :class:`LinkBuffer` of ``depth`` messages. A message waits at the head of its buffer until
-      the buffer at the far end of its output is free, then moves (Katseff, Algorithm 3).
+    - Each incoming link direction, and each of the PE's injection ports, ends in an
+      :class:`InputBuffer` of ``depth`` messages. A message waits at the head of its buffer
+      until the buffer at the far end of its output is free, then moves (Katseff, Algorithm 3).
     - A unicast head is routed by a :class:`RouteSelect`: the first set bit of
       ``(node XOR dest) AND exists`` (Katseff, Algorithm 2), or the PE when
       ``dest == node``. A message for the PE leaves on the eject port
@@ -59,7 +60,9 @@ class Router(wiring.Component):
     - What a message wants here (its route, or its broadcast copies) is decided as it is
       written into its buffer and stored beside it (:meth:`elaborate_wants`), so at the head
       its requests come from flip-flops (lookahead). No cycle changes: the decision depends
-      only on the message and this router's address, never on when it is made.
+      only on the message and this router's address, never on when it is made. The buffer
+      clears a copy's bit as the copy leaves, so the stored bits are the requests as they
+      are, and the head leaves its buffer when none is left.
     - A broadcast head is delivered to the PE (unless this node is its origin) and copied
       to every existing link ``l`` whose travel bit is set, each copy carrying
       ``travel AND travel_mask(l)`` (Katseff, Algorithm 6, mirrored for least-significant-
@@ -158,11 +161,10 @@ class Router(wiring.Component):
     #: The route selector; negative-control variants in the tests replace it.
     route_select = RouteSelect
     #: The input buffer; negative-control variants in the tests replace it.
-    link_buffer = LinkBuffer
-    #: The relay of each outgoing link with ``link_stages=1``; None: ``link_buffer``, so a
-    #: variant that replaces the buffer replaces both. The relay faults of
-    #: :mod:`ihcube.verify.faults` replace the relays alone.
-    relay_buffer = None
+    input_buffer = InputBuffer
+    #: The relay of each outgoing link with ``link_stages=1``; the buffer faults of
+    #: :mod:`ihcube.verify.faults` replace both, the relay faults the relays alone.
+    relay_buffer = LinkBuffer
     #: The output arbiter; negative-control variants in the tests replace it.
     arbiter = RoundRobinArbiter
     #: With ``switch_stages=1``, mask a head's request for an output whose stage holds it
@@ -273,15 +275,14 @@ class Router(wiring.Component):
                      for o in range(links + self._ports)]
 
         # Inputs: one buffer per incoming link, then the PE's injection buffers. Each entry is
-        # the message and what it wants here (:meth:`elaborate_wants`), decided as it is
-        # written, so a head's requests come from flip-flops.
+        # the message and what it still wants here (:meth:`elaborate_wants`), decided as it
+        # is written, so a head's requests come from flip-flops.
         buffers = []
         pe_names = ["pe"] if self._ports == 1 else [f"pe{p}" for p in range(self._ports)]
         names = [str(dim) for dim in self._dims] + [f"_{name}" for name in pe_names]
         for j, name in enumerate(names):
-            entry = data.StructLayout({**{field: shape.shape for field, shape in message},
-                                       "want": unsigned(len(outputs_of[j]))})
-            buffers.append(self.link_buffer(entry, self._depth))
+            entry = entry_layout(message, len(outputs_of[j]))
+            buffers.append(self.input_buffer(entry, self._depth))
             m.submodules[f"in{name}"] = buffers[j]
         # What is written into each buffer, as a stream of messages: a link, or what the PE
         # injects stamped (its own signals, so no bit of an entry is computed from another
@@ -290,23 +291,15 @@ class Router(wiring.Component):
         for name in pe_names:
             writes.append(stream.Signature(message).flip().create(path=(f"written_{name}",)))
         self._elaborate_injection(m, writes[links:], address)
-        written = [w.payload for w in writes]
-        heads = [message(Value.cast(buffer.r.payload)[:message.size]) for buffer in buffers]
-        for w, buffer in zip(writes, buffers):
+        heads = [buffer.r.payload.message for buffer in buffers]
+        for j, (w, buffer) in enumerate(zip(writes, buffers)):
             m.d.comb += [
-                Value.cast(buffer.w.payload)[:message.size].eq(w.payload),
+                buffer.w.payload.message.eq(w.payload),
+                # What it will want: a bit per output it can use, in output order.
+                buffer.w.payload.want.eq(self.elaborate_wants(m, j, w.payload, address)),
                 buffer.w.valid.eq(w.valid),
                 w.ready.eq(buffer.w.ready),
             ]
-
-        # What each head wants: a bit per output it can use, in output order.
-        wants = []
-        for j, buffer in enumerate(buffers):
-            m.d.comb += buffer.w.payload.want.eq(
-                self.elaborate_wants(m, j, written[j], address))
-            want = Signal(len(outputs_of[j]), name=f"want{j}")
-            m.d.comb += want.eq(buffer.r.payload.want)
-            wants.append(want)
 
         # Outputs: an arbiter each over the inputs that can use it, and an AND-OR crossbar
         # on its one-hot grant; with link stages, a link's crossbar writes its relay.
@@ -356,32 +349,30 @@ class Router(wiring.Component):
                     port.payload.travel.eq(0),
                 ]
 
-        # Track the copies each head has sent; it leaves when none is left to send.
-        for j, (buffer, want) in enumerate(zip(buffers, wants)):
-            done = Signal(len(want), name=f"done{j}")
+        # Each head asks for the copies it still wants; the buffer clears them as they leave,
+        # and the head leaves with its last copy.
+        for j, buffer in enumerate(buffers):
+            want = buffer.r.payload.want
             sent = Signal(len(want), name=f"sent{j}")
             for b, o in enumerate(outputs_of[j]):
                 arbiter, i = arbiters[o], inputs_of[o].index(j)
                 if not self._switch_stages:
                     m.d.comb += [
-                        arbiter.requests[i].eq(buffer.r.valid & want[b] & ~done[b]),
+                        arbiter.requests[i].eq(want[b]),
                         sent[b].eq(arbiter.grant[i] & arbiter.ready),
                     ]
                     continue
                 # Staged: the copy is sent when its output takes it from the stage; while
                 # the stage holds it, asking again would send it twice.
                 staged = offers[o] & grants[o][i]
-                pending = ~done[b] & ~staged if self.mask_staged else ~done[b]
                 m.d.comb += [
-                    arbiter.requests[i].eq(buffer.r.valid & want[b] & pending),
+                    arbiter.requests[i].eq(want[b] & ~staged if self.mask_staged else want[b]),
                     sent[b].eq(staged & outputs[o].ready),
                 ]
-            last_copy = (want & ~done & ~sent) == 0
-            m.d.comb += buffer.r.ready.eq(buffer.r.valid & last_copy)
-            with m.If(buffer.r.ready):
-                m.d.sync += done.eq(0)
-            with m.Else():
-                m.d.sync += done.eq(done | sent)
+            m.d.comb += [
+                buffer.sent.eq(sent),
+                buffer.r.ready.eq(buffer.r.valid & ((want & ~sent) == 0)),
+            ]
         return m
 
     def _stage(self, m, name, arbiter, port):
@@ -410,9 +401,8 @@ class Router(wiring.Component):
         if self._link_stages == 0:
             return list(self.links_out)
         writes = []
-        relay_buffer = self.relay_buffer or self.link_buffer
         for dim, port in zip(self._dims, self.links_out):
-            relay = m.submodules[f"relay{dim}"] = relay_buffer(message, self._depth)
+            relay = m.submodules[f"relay{dim}"] = self.relay_buffer(message, self._depth)
             wiring.connect(m, relay.r, wiring.flipped(port))
             writes.append(relay.w)
         return writes

@@ -1,10 +1,15 @@
-"""The link buffer: order, no loss under backpressure, and the rate its registered ready allows."""
+"""The link buffer: order, no loss under backpressure, and the rate its registered ready allows;
+the input buffer: what each head still wants."""
 
 import random
 
 import pytest
+from amaranth.hdl import Module
+from amaranth.lib import wiring
 
-from ihcube.rtl import LinkBuffer
+from ihcube.rtl import InputBuffer, LinkBuffer
+from ihcube.rtl.input_buffer import entry_layout
+from ihcube.rtl.message import message_layout
 from ihcube.verify.harness import simulate
 
 
@@ -60,3 +65,68 @@ def test_two_message_buffer_takes_a_message_every_cycle():
 def test_wrong_depth():
     with pytest.raises(ValueError, match=r"^Buffer depth must be a positive integer, not 0$"):
         LinkBuffer(16, 0)
+
+
+# --- The input buffer: what each head still wants ----------------------------------------
+
+class ForgetfulInputBuffer(InputBuffer):
+    """Negative control: it never clears what its head has sent."""
+
+    def elaborate(self, platform):
+        m = Module()
+        inner = m.submodules.inner = InputBuffer(self.w.payload.shape(), self.depth)
+        wiring.connect(m, wiring.flipped(self.w), inner.w)
+        wiring.connect(m, inner.r, wiring.flipped(self.r))
+        return m  # inner.sent stays 0
+
+
+def run_input_buffer(buffer_class, depth, cycles=400, seed=0):
+    """Write numbered messages with random wants (3 outputs) and send random parts of what
+    the head still wants, taking it when nothing is left, as the router does. Return the
+    (message, want) pairs written, those taken, and the (cycle, want offered, want expected)
+    of every cycle."""
+    buffer = buffer_class(entry_layout(message_layout(4, 8), 3), depth)
+    rng = random.Random(seed)
+    written, taken, seen = [], [], []
+
+    async def testbench(ctx):
+        word, left = 0, []  # left: what each message still held wants, oldest first
+        for cycle in range(cycles):
+            want = rng.randrange(8)
+            offer = rng.random() < 0.6
+            ctx.set(buffer.w.valid, offer)
+            ctx.set(buffer.w.payload.message.payload, word % 256)
+            ctx.set(buffer.w.payload.want, want)
+            head = ctx.get(buffer.r.payload.want)
+            seen.append((cycle, head, left[0] if left else 0))
+            sent = head & rng.randrange(8)
+            ctx.set(buffer.sent, sent)
+            ctx.set(buffer.r.ready, ctx.get(buffer.r.valid) and head & ~sent == 0)
+            if left:
+                left[0] &= ~sent
+            if ctx.get(buffer.r.valid) and ctx.get(buffer.r.ready):
+                taken.append(ctx.get(buffer.r.payload.message.payload))
+                left.pop(0)
+            if offer and ctx.get(buffer.w.ready):
+                written.append(word % 256)
+                left.append(want)
+                word += 1
+            await ctx.tick()
+
+    simulate(buffer, testbench)
+    return written, taken, seen
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_an_input_buffer_clears_what_its_head_has_sent(depth):
+    """The head offers what it was written with less what it has sent, an empty buffer
+    offers nothing, and every message leaves in order once nothing is left."""
+    written, taken, seen = run_input_buffer(InputBuffer, depth, seed=depth)
+    assert len(taken) > 50
+    assert taken == written[:len(taken)]
+    assert all(offered == expected for _, offered, expected in seen)
+
+
+def test_an_input_buffer_that_forgets_what_was_sent_is_caught():
+    _, _, seen = run_input_buffer(ForgetfulInputBuffer, 1, seed=1)
+    assert any(offered != expected for _, offered, expected in seen)

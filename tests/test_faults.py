@@ -10,7 +10,8 @@ import inspect
 import pytest
 from amaranth.hdl import Fragment
 
-from ihcube.rtl import LinkBuffer, Router
+from ihcube.rtl import InputBuffer, LinkBuffer, Router
+from ihcube.rtl.input_buffer import entry_layout
 from ihcube.rtl.message import message_layout
 from ihcube.verify import faults
 from ihcube.verify.harness import simulate
@@ -57,20 +58,30 @@ def expected(fault, sent, every, first, once, bit):
     return out
 
 
-def pass_through(buffer_class, depth, count):
+def pass_through(buffer_class, depth, count, copies=False):
     """Write payloads 1 .. ``count`` into a buffer, reading whenever it offers; return what
-    it hands on."""
-    dut = buffer_class(message_layout(5, 8), depth)
+    it hands on. With ``copies`` it is an input buffer: each message is written wanting two
+    copies, both sent as it is read (so the buffer clears them)."""
+    message = message_layout(5, 8)
+    dut = buffer_class(entry_layout(message, 2) if copies else message, depth)
     received = []
 
     async def testbench(ctx):
         sent = 0
         ctx.set(dut.r.ready, 1)
+        w = dut.w.payload.message if copies else dut.w.payload
+        r = dut.r.payload.message if copies else dut.r.payload
+        if copies:
+            ctx.set(dut.w.payload.want, 0b11)
         for _ in range(20 * count):
             ctx.set(dut.w.valid, sent < count)
-            ctx.set(dut.w.payload.payload, sent + 1)
+            ctx.set(w.payload, sent + 1)
+            if copies:
+                ctx.set(dut.sent, ctx.get(dut.r.payload.want))
             if ctx.get(dut.r.valid):
-                received.append(ctx.get(dut.r.payload.payload))
+                # An input buffer's head wants both copies: what it was written with.
+                assert not copies or ctx.get(dut.r.payload.want) == 0b11
+                received.append(ctx.get(r.payload))
             if ctx.get(dut.w.valid) and ctx.get(dut.w.ready):
                 sent += 1
             await ctx.tick()
@@ -92,17 +103,33 @@ def test_a_faulty_buffer_breaks_the_messages_the_rule_says(fault, depth, every, 
                                                               bit)
 
 
+@pytest.mark.parametrize("fault", sorted(faults.BUFFER_FAULTS))
+@pytest.mark.parametrize("every, first, once, bit", [(3, 1, False, 0), (5, 5, False, 3),
+                                                     (3, 4, True, 0)])
+def test_a_faulty_input_buffer_breaks_the_messages_the_rule_says(fault, every, first, once,
+                                                                 bit):
+    """At depth 1 an input buffer's duplicate (the message written in again, wanting all its
+    copies) hands on what a relay's (the head kept) does."""
+    buffer = faults.faulty_buffer(fault, every=every, first=first, once=once, bit=bit,
+                                  real=InputBuffer)
+    assert issubclass(buffer, InputBuffer)
+    sent = list(range(1, 13))
+    assert pass_through(buffer, 1, len(sent), copies=True) == \
+        expected(fault, sent, every, first, once, bit)
+
+
 def test_the_real_buffer_hands_on_what_it_gets():
-    """The control of the control: the same test bench on the real buffer."""
+    """The control of the control: the same test bench on the real buffers."""
     assert pass_through(LinkBuffer, 1, 12) == list(range(1, 13))
+    assert pass_through(InputBuffer, 1, 12, copies=True) == list(range(1, 13))
 
 
 def test_a_router_variant_by_name_and_options():
     router = faults.faulty_router("corrupting-buffer", every=7, first=7, bit=20)
     assert issubclass(router, Router)
-    buffer = router.link_buffer
-    assert (buffer.fault, buffer.every, buffer.first, buffer.once, buffer.bit) == \
-        ("corrupt", 7, 7, False, 20)
+    for buffer, real in ((router.input_buffer, InputBuffer), (router.relay_buffer, LinkBuffer)):
+        assert (buffer.fault, buffer.every, buffer.first, buffer.once, buffer.bit,
+                buffer.real) == ("corrupt", 7, 7, False, 20, real)
 
 
 @pytest.mark.parametrize("call, error, message", [
@@ -143,23 +170,27 @@ def test_a_relay_fault_breaks_the_relays_only(name):
     relays = {part for sub, part in parts.items() if sub.startswith("relay")}
     inputs = {part for sub, part in parts.items() if sub.startswith("in")}
     assert len(relays) == 1 and issubclass(relays.pop(), faults.FaultyBuffer)
-    assert inputs == {LinkBuffer}
+    assert inputs == {InputBuffer}
     # The control: the real router's relays are real buffers.
     real = submodule_classes(Router(5, 1, 8, 1, "msb", link_stages=1))
     assert {part for sub, part in real.items() if sub.startswith("relay")} == {LinkBuffer}
 
 
 def test_the_buffer_faults_still_break_the_relays_too():
-    """A variant that replaces ``link_buffer`` alone replaces the relays with it (the older
-    negative controls count on it)."""
+    """A buffer fault breaks the input buffers and the relays alike (the older negative
+    controls count on it)."""
     parts = submodule_classes(faults.DroppingRouter(5, 1, 8, 1, "msb", link_stages=1))
     assert {part for sub, part in parts.items() if sub.startswith("relay")} == \
-        {faults.DroppingRouter.link_buffer}
+        {faults.DroppingRouter.relay_buffer}
+    assert {part for sub, part in parts.items() if sub.startswith("in")} == \
+        {faults.DroppingRouter.input_buffer}
+    assert faults.DroppingRouter.relay_buffer.fault == "drop"
+    assert issubclass(faults.DroppingRouter.input_buffer, InputBuffer)
 
 
 def test_a_relay_router_variant_by_name_and_options():
     router = faults.faulty_router("stuck-relay", first=3)
-    assert router.relay_buffer.first == 3 and router.link_buffer is LinkBuffer
+    assert router.relay_buffer.first == 3 and router.input_buffer is InputBuffer
     router = faults.faulty_router("duplicating-relay", every=5, first=2)
     assert (router.relay_buffer.fault, router.relay_buffer.every,
             router.relay_buffer.first) == ("duplicate", 5, 2)

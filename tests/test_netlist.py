@@ -17,7 +17,7 @@ from amaranth.hdl import Module, Mux
 from amaranth.lib import wiring
 
 from ihcube import generate, topology
-from ihcube.rtl import LinkBuffer, Router
+from ihcube.rtl import InputBuffer, Router
 from ihcube.rtl.router import router_signature
 
 #: The fabric size under test: incomplete, with four different link sets.
@@ -193,13 +193,14 @@ def expected_ports(n):
 # Negative controls: the two classic ways to put a combinational path through a buffer. Only
 # their netlists matter; they are not correct buffers.
 
-class PassThroughReadyBuffer(LinkBuffer):
-    """A :class:`LinkBuffer` that also takes a message in the cycle its head leaves:
+class PassThroughReadyBuffer(InputBuffer):
+    """An :class:`InputBuffer` that also takes a message in the cycle its head leaves:
     ``w.ready = room | r.ready``, so ``links_out[*].ready`` reaches ``links_in[*].ready``."""
 
     def elaborate(self, platform):
         m = Module()
-        fifo = m.submodules.fifo = LinkBuffer(self.r.payload.shape(), self.depth)
+        fifo = m.submodules.fifo = InputBuffer(self.r.payload.shape(), self.depth)
+        m.d.comb += fifo.sent.eq(self.sent)
         wiring.connect(m, fifo.r, wiring.flipped(self.r))
         m.d.comb += [
             fifo.w.valid.eq(self.w.valid),
@@ -209,13 +210,14 @@ class PassThroughReadyBuffer(LinkBuffer):
         return m
 
 
-class FallThroughBuffer(LinkBuffer):
-    """A :class:`LinkBuffer` that shows an incoming message at its head while it is empty,
+class FallThroughBuffer(InputBuffer):
+    """An :class:`InputBuffer` that shows an incoming message at its head while it is empty,
     so ``links_in[*].valid`` and ``.payload`` reach ``links_out[*].valid`` and ``.payload``."""
 
     def elaborate(self, platform):
         m = Module()
-        fifo = m.submodules.fifo = LinkBuffer(self.r.payload.shape(), self.depth)
+        fifo = m.submodules.fifo = InputBuffer(self.r.payload.shape(), self.depth)
+        m.d.comb += fifo.sent.eq(self.sent)
         wiring.connect(m, wiring.flipped(self.w), fifo.w)
         m.d.comb += [
             self.r.valid.eq(fifo.r.valid | self.w.valid),
@@ -226,7 +228,7 @@ class FallThroughBuffer(LinkBuffer):
 
 
 class PassThroughReadyRouter(Router):
-    link_buffer = PassThroughReadyBuffer
+    input_buffer = PassThroughReadyBuffer
 
 
 class UnprunedPassThroughReadyRouter(PassThroughReadyRouter):
@@ -244,7 +246,7 @@ class UnprunedPassThroughReadyRouter(PassThroughReadyRouter):
 
 
 class FallThroughRouter(Router):
-    link_buffer = FallThroughBuffer
+    input_buffer = FallThroughBuffer
 
 
 @pytest.fixture(scope="module")

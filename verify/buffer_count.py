@@ -22,7 +22,8 @@ class CountedBuffer(wiring.Component):
 
     Parameters
     ----------
-    buffer : :class:`~ihcube.rtl.LinkBuffer` or a component with its signature
+    buffer : :class:`~ihcube.rtl.LinkBuffer`, :class:`~ihcube.rtl.InputBuffer` or a
+        component with the signature of one
         The buffer that does the work.
     held : Signal
         The count, :data:`HELD_WIDTH` bits, made by the caller (the buffer is made while the
@@ -30,8 +31,8 @@ class CountedBuffer(wiring.Component):
 
     Members
     -------
-    w, r
-        As ``buffer``'s.
+    w, r, sent
+        As ``buffer``'s (``sent`` if it has one).
     """
 
     def __init__(self, buffer, held):
@@ -44,6 +45,8 @@ class CountedBuffer(wiring.Component):
         m.submodules.buffer = buffer = self.buffer
         wiring.connect(m, wiring.flipped(self.w), buffer.w)
         wiring.connect(m, buffer.r, wiring.flipped(self.r))
+        if "sent" in self.signature.members:  # an input buffer: what its head has sent
+            m.d.comb += buffer.sent.eq(self.sent)
         written = self.w.valid & self.w.ready
         read = self.r.valid & self.r.ready
         m.d.sync += self.held.eq(self.held + written - read)
@@ -52,7 +55,7 @@ class CountedBuffer(wiring.Component):
 
 def counting(make, held, made):
     """A buffer factory like ``make`` (called as ``make(layout, depth)``, as
-    :attr:`ihcube.rtl.Router.link_buffer` is) whose buffers are :class:`CountedBuffer` s
+    :attr:`ihcube.rtl.Router.input_buffer` is) whose buffers are :class:`CountedBuffer` s
     counting into the signals of ``held`` in the order made; each is appended to ``made``.
     Its attribute ``uncounted`` is ``make``, so that counting again starts from the real
     factory rather than from a spent one."""

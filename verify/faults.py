@@ -10,7 +10,7 @@ which checks must catch it.
 Each variant works where a :class:`~ihcube.rtl.Router` does: ``Fabric(n, router=...)``,
 ``RouterCheck(n, node, router=...)``, ``fabric_verilog(n, router=...)``,
 ``SelfTest(n, router=...)``. It is a subclass that replaces one of the router's parts
-(``link_buffer``, ``relay_buffer``, ``arbiter``, ``route_select``) or rules (``travel_mask``,
+(``input_buffer``, ``relay_buffer``, ``arbiter``, ``route_select``) or rules (``travel_mask``,
 ``outputs_of``), or a function with the router's constructor's parameters. Pick one by name from
 :data:`FAULTS` with :func:`faulty_router`; the buffer faults take options (how often, from
 which message, which bit), as :func:`buffer_fault_router` does, and so do the relay faults
@@ -26,8 +26,8 @@ from .. import topology
 from ..boards.checker import Checker
 from ..deadlock import FirstSetBitRouting
 from ..params import check_positive_integer, head_fields
-from ..rtl import (BroadcastBuffer, FlitBuffer, LinkBuffer, RoundRobinArbiter, RouteSelect,
-                   Router, VcAllocator, WormholeRouter)
+from ..rtl import (BroadcastBuffer, FlitBuffer, InputBuffer, LinkBuffer, RoundRobinArbiter,
+                   RouteSelect, Router, VcAllocator, WormholeRouter)
 
 __all__ = [
     "BUFFER_FAULTS", "FaultyBuffer", "faulty_buffer", "buffer_fault_router",
@@ -57,7 +57,8 @@ BUFFER_FAULTS = {"drop": "dropping-buffer", "duplicate": "duplicating-buffer",
 
 
 class FaultyBuffer(LinkBuffer):
-    """A :class:`~ihcube.rtl.LinkBuffer` that, on a *strike*, breaks the message it handles.
+    """A :class:`~ihcube.rtl.LinkBuffer` (a relay) or :class:`~ihcube.rtl.InputBuffer` (a
+    router's input) that, on a *strike*, breaks the message it handles.
 
     Make one with :func:`faulty_buffer`, which sets the class attributes. Strikes fall on
     handshakes (writes for ``drop`` and ``corrupt``, reads for ``duplicate``), counted from
@@ -65,7 +66,10 @@ class FaultyBuffer(LinkBuffer):
     strike the buffer
 
     - ``drop``: takes the message (``w.ready`` is high) and forgets it;
-    - ``duplicate``: hands its head on and keeps it, so it leaves again;
+    - ``duplicate``: hands its head on and keeps it, so it leaves again. An input buffer has
+      cleared its head's copies as they left, so a kept head would want nothing: it writes
+      the last message written into it in again instead, as it was written (at depth 1, the
+      message it handed on), in the next cycle, with ``w.ready`` low then;
     - ``corrupt``: stores the message with bit ``bit`` of its payload flipped.
 
     Otherwise it is the real buffer (a submodule ``inner``), so its registers keep their names
@@ -83,10 +87,14 @@ class FaultyBuffer(LinkBuffer):
     once = False
     #: The payload bit that ``corrupt`` flips.
     bit = 0
+    #: The buffer it breaks: :class:`~ihcube.rtl.LinkBuffer` or
+    #: :class:`~ihcube.rtl.InputBuffer` (then it is one too, with its ``sent`` port).
+    real = LinkBuffer
 
     def elaborate(self, platform):
         m = Module()
-        inner = m.submodules.inner = LinkBuffer(self.w.payload.shape(), self.depth)
+        inner = m.submodules.inner = self.real(self.w.payload.shape(), self.depth)
+        copies = self.real is InputBuffer
         if self.fault == "duplicate":
             event = self.r.valid & self.r.ready
         else:
@@ -101,20 +109,44 @@ class FaultyBuffer(LinkBuffer):
             self.r.valid.eq(inner.r.valid),
             inner.r.ready.eq(self.r.ready),
         ]
+        if copies:
+            m.d.comb += inner.sent.eq(self.sent)
         if self.fault == "drop":
             m.d.comb += inner.w.valid.eq(self.w.valid & ~strike)
+        elif self.fault == "duplicate" and copies:
+            self._write_again(m, inner, event & strike)
         elif self.fault == "duplicate":
             m.d.comb += inner.r.ready.eq(self.r.ready & ~strike)
         elif self.fault == "corrupt":
-            payload = self.w.payload.payload
+            written = self.w.payload.message if copies else self.w.payload
+            payload = written.payload
             if self.bit >= len(payload):
                 raise ValueError(f"Payload bit {self.bit} does not exist in a {len(payload)}-bit "
                                  f"payload")
-            m.d.comb += inner.w.payload.payload.eq(payload ^ (strike << self.bit))
+            stored = inner.w.payload.message if copies else inner.w.payload
+            m.d.comb += stored.payload.eq(payload ^ (strike << self.bit))
         else:
             raise ValueError(f"Buffer fault must be one of {', '.join(map(repr, BUFFER_FAULTS))}, "
                              f"not {self.fault!r}")
         return m
+
+    def _write_again(self, m, inner, struck):
+        """``duplicate`` in an input buffer: after the read ``struck``, write the last message
+        written in again, with all it wanted, when there is room (the outside waits)."""
+        last = Signal(self.w.payload.shape(), name="last_written", reset_less=True)
+        again = Signal(name="again")
+        with m.If(self.w.valid & self.w.ready):
+            m.d.sync += last.eq(self.w.payload)
+        with m.If(struck):
+            m.d.sync += again.eq(1)
+        with m.If(again):
+            m.d.comb += [
+                inner.w.payload.eq(last),
+                inner.w.valid.eq(1),
+                self.w.ready.eq(0),
+            ]
+            with m.If(inner.w.ready):
+                m.d.sync += again.eq(0)
 
     def _count_strikes(self, m, event):
         """Count the handshakes ``event``; return whether this one is a strike."""
@@ -131,10 +163,11 @@ class FaultyBuffer(LinkBuffer):
         return strike
 
 
-def faulty_buffer(fault, *, every=3, first=1, once=False, bit=0):
+def faulty_buffer(fault, *, every=3, first=1, once=False, bit=0, real=LinkBuffer):
     """The :class:`FaultyBuffer` class that strikes on the ``first``-th handshake, then on
     every ``every``-th (or never again if ``once``); ``bit`` is the payload bit ``corrupt``
-    flips."""
+    flips; ``real`` the buffer it breaks (:class:`~ihcube.rtl.LinkBuffer` or
+    :class:`~ihcube.rtl.InputBuffer`)."""
     if fault not in BUFFER_FAULTS:
         raise ValueError(f"Buffer fault must be one of {', '.join(map(repr, BUFFER_FAULTS))}, "
                          f"not {fault!r}")
@@ -144,20 +177,32 @@ def faulty_buffer(fault, *, every=3, first=1, once=False, bit=0):
         raise ValueError(f"First strike must be at most the strike period {every}, not {first}")
     if not isinstance(bit, int) or bit < 0:
         raise ValueError(f"Corrupted bit must be a non-negative integer, not {bit!r}")
-    name = {"drop": "Dropping", "duplicate": "Duplicating", "corrupt": "Corrupting"}[fault]
-    return type(f"{name}Buffer", (FaultyBuffer,),
+    name = _buffer_fault_name(fault)
+    if real is InputBuffer:
+        name, bases = f"{name}Input", (FaultyBuffer, InputBuffer)
+    elif real is LinkBuffer:
+        bases = (FaultyBuffer,)
+    else:
+        raise ValueError(f"Faulty buffers break a LinkBuffer or an InputBuffer, not {real!r}")
+    return type(f"{name}Buffer", bases,
                 {"fault": fault, "every": every, "first": first, "once": once, "bit": bit,
-                 "__module__": __name__})
+                 "real": real, "__module__": __name__})
 
 
 def buffer_fault_router(fault, **options):
-    """A :class:`~ihcube.rtl.Router` whose input buffers (every link's and the PE's) are
-    ``faulty_buffer(fault, **options)``."""
-    buffer = faulty_buffer(fault, **options)
-    name = buffer.__name__.removesuffix("Buffer")
-    doc = f"A router whose input buffers are ``faulty_buffer({fault!r}, **{options!r})``."
-    return type(f"{name}Router", (Router,),
-                {"link_buffer": buffer, "__module__": __name__, "__doc__": doc})
+    """A :class:`~ihcube.rtl.Router` whose input buffers (every link's and the PE's) and
+    relays (with ``link_stages=1``) are ``faulty_buffer(fault, **options)``, of an
+    :class:`~ihcube.rtl.InputBuffer` and of a :class:`~ihcube.rtl.LinkBuffer`."""
+    return type(f"{_buffer_fault_name(fault)}Router", (Router,), {
+        "input_buffer": faulty_buffer(fault, real=InputBuffer, **options),
+        "relay_buffer": faulty_buffer(fault, **options),
+        "__module__": __name__,
+        "__doc__": f"A router whose input buffers and relays are "
+                   f"``faulty_buffer({fault!r}, **{options!r})``."})
+
+
+def _buffer_fault_name(fault):
+    return {"drop": "Dropping", "duplicate": "Duplicating", "corrupt": "Corrupting"}[fault]
 
 
 class DroppingRouter(Router):
@@ -169,7 +214,8 @@ class DroppingRouter(Router):
     times"), the stress engine's ``lost`` count and the self-test's ``LOST`` error, with the
     options those tests give.
     """
-    link_buffer = faulty_buffer("drop")
+    input_buffer = faulty_buffer("drop", real=InputBuffer)
+    relay_buffer = faulty_buffer("drop")
 
 
 class DuplicatingRouter(Router):
@@ -180,7 +226,8 @@ class DuplicatingRouter(Router):
     message twice); the scoreboard ("delivered 2 times"), the stress engine's
     ``duplicated`` count and the self-test's ``ORDER`` error (a sequence number seen twice).
     """
-    link_buffer = faulty_buffer("duplicate")
+    input_buffer = faulty_buffer("duplicate", real=InputBuffer)
+    relay_buffer = faulty_buffer("duplicate")
 
 
 class CorruptingRouter(Router):
@@ -189,7 +236,8 @@ class CorruptingRouter(Router):
     Caught by: the self-test's ``CORRUPT`` error (its payload check bits; the board test flips
     bit 20, a check bit), and by any check that compares payloads.
     """
-    link_buffer = faulty_buffer("corrupt")
+    input_buffer = faulty_buffer("corrupt", real=InputBuffer)
+    relay_buffer = faulty_buffer("corrupt")
 
 
 class ReorderingBuffer(FaultyBuffer):
@@ -303,7 +351,7 @@ def relay_fault_router(fault, **options):
     doc = (f"A router whose relays (link stages only) are {buffer.__name__} with "
            f"{options or 'the default strikes'}; its input buffers are real.")
     return type(f"{name}RelayRouter", (Router,),
-                {"relay_buffer": buffer, "link_buffer": LinkBuffer, "__module__": __name__,
+                {"relay_buffer": buffer, "input_buffer": InputBuffer, "__module__": __name__,
                  "__doc__": doc})
 
 

@@ -684,7 +684,7 @@ def _result(config, backend, records, routing):
 
 class _BufferCounts:
     """Counts beside every input buffer and relay of a flat fabric with link stages
-    (:class:`~.buffer_count.CountedBuffer`, put in by its routers' ``link_buffer`` and
+    (:class:`~.buffer_count.CountedBuffer`, put in by its routers' ``input_buffer`` and
     ``relay_buffer`` before the fabric is elaborated), and their values at the end of a run laid
     out as the model's occupancy (:attr:`~ihcube.sim.model.Model.occupancy` and
     :attr:`~ihcube.sim.model.Model.relay_occupancy`)."""
@@ -697,10 +697,10 @@ class _BufferCounts:
         self.signals = []
         self._made = []     # (buffers made, buffers counted) for each router's inputs, relays
         for node, router in enumerate(fabric.routers):
-            makers = {"link_buffer": router.link_buffer,
-                      "relay_buffer": router.relay_buffer or router.link_buffer}
+            makers = {"input_buffer": router.input_buffer,
+                      "relay_buffer": router.relay_buffer}
             for kind, is_relay, columns in (
-                    ("link_buffer", False, [*router.dims, *range(D, D + fabric.ports)]),
+                    ("input_buffer", False, [*router.dims, *range(D, D + fabric.ports)]),
                     ("relay_buffer", True, router.dims)):
                 place = "relay" if is_relay else "in"
                 held = [Signal(HELD_WIDTH, name=f"held_{node}_{place}{column}")

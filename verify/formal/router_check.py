@@ -20,8 +20,8 @@ assertions:
   broadcast the links of ``broadcast_step`` plus the PE unless this node is the origin
   (Katseff, Algorithms 2 and 6);
 - conservation: until every copy has left, exactly one buffer entry holds the tagged message,
-  unchanged, in the buffer of the input it came by, with the copies already sent recorded as
-  ``done``; afterwards none does. So nothing is lost, duplicated or altered;
+  unchanged, in the buffer of the input it came by, with the copies already sent cleared from
+  its ``want``; afterwards none does. So nothing is lost, duplicated or altered;
 - for every message, tagged or not: a unicast leaves on link ``l`` only if it is the Algorithm
   2 link (so the far end exists and bit ``l`` of ``node XOR dest`` is set) and reaches the PE
   only if ``dest == node``; and nothing at all is offered on a link that does not exist (the
@@ -29,12 +29,14 @@ assertions:
   every dimension, such as :class:`~ihcube.verify.faults.CompleteCubeRouter`);
 - every output keeps ``valid`` and its message until ``ready`` (stream rules);
 - helper invariants that make the assertions inductive: buffer count, head, tail and ``room``
-  agree; ``done`` is within ``want`` and never all of it; after a stall, an output's arbiter
+  agree; an entry wants what its message wants (:meth:`~ihcube.rtl.Router.elaborate_wants`),
+  less what it has sent if it is the head, and never nothing once it has sent a copy; an
+  entry not in use wants nothing; after a stall, an output's arbiter
   starts its priority at the input it stalled, which still requests that output.
 
 With ``link_stages=1`` each outgoing link leaves from a relay (:class:`~ihcube.rtl.Router`'s
 ``link_stages``): a copy is *sent* when the crossbar writes it into its link's relay (or hands
-it to the PE) and *leaves* when the relay hands it on. The input buffer's ``done`` then records
+it to the PE) and *leaves* when the relay hands it on. The input buffer's ``want`` then loses
 the copies sent, one buffer entry holds the tagged message until its last copy is sent, and
 each relay holds the tagged copy for its link (at most one entry, unchanged, with the travel
 vector of ``broadcast_step``) from the cycle it is sent until the cycle it leaves, and nothing
@@ -416,8 +418,8 @@ class RouterCheck(Elaboratable):
         """Conservation: until its last copy has left, exactly one buffer entry holds the tagged
         message, unchanged, in the buffer of the input it came by; afterwards none does.
 
-        With the invariants of each buffer and of the router's copy tracking (``want``,
-        ``done``) that make this inductive. Return the holder flags, and the holder-at-head
+        With the invariants of each buffer and of what its entries still want that make this
+        inductive. Return the holder flags, and the holder-at-head
         flags, of every buffer entry.
         """
         depth, local = self.depth, self._local
@@ -431,37 +433,34 @@ class RouterCheck(Elaboratable):
         holders, at_heads = [], []
         for j in range(local + 1):
             buffer = probe.sub(f"in{self._dims[j]}" if j < local else "in_pe")
-            # The router keeps a bit per output that input j can use; spread them out.
+            # An entry keeps a bit per output that input j can use; spread them out.
             outputs = self.router.outputs_of(j)
-            want, done = (self._spread(probe.signal(f"{kind}{j}"), outputs)
-                          for kind in ("want", "done"))
             name = self._input_name(j)
             count, head = self._check_ring(m, buffer, f"buffer of {name}", started)
-            m.d.comb += [
-                Assert((count != 0) | (done == 0), f"{name}: copies recorded with no message"),
-                Assert((done & ~want) == 0, f"{name}: a copy recorded that it does not want"),
-                Assert((done == 0) | ((want & ~done) != 0),
-                       f"{name}: every copy recorded but the message still held"),
-            ]
             for i in range(depth):
-                # An entry is the message, then the bits of what it wants (decided as it was
-                # written); the check reads the message and the wants apart.
-                stored = Value.cast(buffer.signal(f"entry{i}"))
-                entry = self._message(stored[:self._message.size])
-                stored_want = self._spread(stored[self._message.size:], outputs)
+                entry = self._message(buffer.signal(f"entry{i}"))
+                left = self._spread(buffer.signal(f"want{i}"), outputs)  # still to send
                 offset = Mux(i >= head, i - head, i + depth - head)
-                # Tied to its message in every entry in use (an inductive invariant).
+                used, at_head = offset < count, head == i
+                # What its message wants (an inductive invariant ties the two).
                 rule = self._spread(self.router.elaborate_wants(
                     m, j, entry, self.node, name=f"wants_{j}_{i}"), outputs)
-                m.d.comb += Assert((offset >= count) | (stored_want == rule),
-                                   f"buffer of {name}: an entry wants other outputs than "
-                                   f"its message")
+                m.d.comb += [
+                    Assert(used | (left == 0), f"buffer of {name}: an entry not in use wants "
+                                               f"copies"),
+                    Assert(~used | at_head | (left == rule),
+                           f"buffer of {name}: a waiting entry wants other outputs than its "
+                           f"message"),
+                    Assert(~used | ~at_head | ((left & ~rule) == 0),
+                           f"{name}: the head wants an output its message does not"),
+                    Assert(~used | ~at_head | (left != 0) | (left == rule),
+                           f"{name}: every copy sent but the message still held"),
+                ]
                 if j < local:
-                    m.d.comb += Assert((offset >= count) | self._sent_by_rule(j, entry),
+                    m.d.comb += Assert(~used | self._sent_by_rule(j, entry),
                                        f"buffer of {name} holds what no neighbour sends")
                 holds = Signal(name=f"holds_{j}_{i}")
-                at_head = head == i
-                m.d.comb += holds.eq((offset < count) & (entry.payload == self.tag))
+                m.d.comb += holds.eq(used & (entry.payload == self.tag))
                 holders.append(holds)
                 at_heads.append(holds & at_head)
                 m.d.comb += [
@@ -472,13 +471,12 @@ class RouterCheck(Elaboratable):
                            f"input"),
                     Assert(~holds | (Value.cast(entry) == Value.cast(tagged.msg)),
                            f"buffer of {name} holds the tagged message altered"),
-                    Assert(~holds | Mux(at_head, done == tagged.sent, tagged.sent == 0),
-                           f"{name}: copies recorded disagree with copies sent"),
-                    Assert(~holds | ~at_head | (want == tagged.expect),
-                           f"{name}: the router wants other outputs than the topology"),
-                    Assert(~holds | (stored_want == tagged.expect),
-                           f"buffer of {name}: the tagged message is stored wanting other "
-                           f"outputs than the topology"),
+                    Assert(~holds | Mux(at_head, left == (tagged.expect & ~tagged.sent),
+                                        tagged.sent == 0),
+                           f"{name}: copies left to send disagree with copies sent"),
+                    Assert(~holds | (rule == tagged.expect),
+                           f"buffer of {name}: the tagged message wants other outputs than "
+                           f"the topology"),
                 ]
         m.d.comb += Assert((popcount(holders) == pending.as_unsigned())
                            | (idle & (popcount(holders) <= 1)),
