@@ -352,8 +352,7 @@ class Router(wiring.Component):
         # Each head asks for the copies it still wants; the buffer clears them as they leave,
         # and the head leaves with its last copy.
         for j, buffer in enumerate(buffers):
-            want = buffer.r.payload.want
-            sent = Signal(len(want), name=f"sent{j}")
+            want, sent = buffer.r.payload.want, buffer.sent
             for b, o in enumerate(outputs_of[j]):
                 arbiter, i = arbiters[o], inputs_of[o].index(j)
                 if not self._switch_stages:
@@ -369,10 +368,7 @@ class Router(wiring.Component):
                     arbiter.requests[i].eq(want[b] & ~staged if self.mask_staged else want[b]),
                     sent[b].eq(staged & outputs[o].ready),
                 ]
-            m.d.comb += [
-                buffer.sent.eq(sent),
-                buffer.r.ready.eq(buffer.r.valid & ((want & ~sent) == 0)),
-            ]
+            m.d.comb += buffer.r.ready.eq(buffer.r.valid & ((want & ~sent) == 0))
         return m
 
     def _stage(self, m, name, arbiter, port):
