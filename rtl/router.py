@@ -453,10 +453,13 @@ class Router(wiring.Component):
             refusals.append(port.valid & port.ready & nowhere)
         most = (1 << REFUSED_COUNT_WIDTH) - 1
         if len(refusals) == 1:
+            # The increment's carry out says the count is at its top: no comparison needed.
+            counted = Signal(REFUSED_COUNT_WIDTH + 1, name="refused_next")
+            m.d.comb += counted.eq(self.refused_count + 1)
             with m.If(refusals[0]):
                 m.d.sync += self.refused.eq(1)
-                with m.If(self.refused_count != most):
-                    m.d.sync += self.refused_count.eq(self.refused_count + 1)
+                with m.If(~counted[-1]):
+                    m.d.sync += self.refused_count.eq(counted)
             return
         # Several ports can refuse in one cycle: add them all, saturating.
         count = Signal(REFUSED_COUNT_WIDTH + 1, name="refused_next")

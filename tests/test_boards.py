@@ -366,7 +366,10 @@ def test_a_tiny_fabric_synthesises_and_places_on_ice40(tmp_path):
     assert figures["fits"], figures.get("error")
     assert figures["placer"] == "heap"
     # Two one-link routers: their buffers alone hold 2 x 2 x 32 payload bits of flip-flops.
-    assert figures["ffs"] >= 128
+    # The figure is the build's less every port bit's shell flip-flop, and Yosys may remove
+    # the shell's flip-flops of outputs that are constant at n = 2 (no refusals: `refused`
+    # and the 16 bits of `refused_count`; the delivered `dest` and `travel`): up to 19 a node.
+    assert figures["ffs"] >= 2 * 2 * 32 - 2 * 19
     assert figures["luts"] > 100
     assert figures["fmax_mhz"] > 10
     assert (tmp_path / "results" / "synth_ice40_ihcube_n2_w32_heap.json").exists()

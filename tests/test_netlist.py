@@ -17,7 +17,7 @@ from amaranth.hdl import Module, Mux
 from amaranth.lib import wiring
 
 from ihcube import generate, topology
-from ihcube.rtl import InputBuffer, Router
+from ihcube.rtl import InputBuffer, LinkBuffer, Router
 from ihcube.rtl.router import router_signature
 
 #: The fabric size under test: incomplete, with four different link sets.
@@ -193,14 +193,17 @@ def expected_ports(n):
 # Negative controls: the two classic ways to put a combinational path through a buffer. Only
 # their netlists matter; they are not correct buffers.
 
-class PassThroughReadyBuffer(InputBuffer):
-    """An :class:`InputBuffer` that also takes a message in the cycle its head leaves:
-    ``w.ready = room | r.ready``, so ``links_out[*].ready`` reaches ``links_in[*].ready``."""
+class PassThroughReadyBuffer(LinkBuffer):
+    """A :class:`LinkBuffer` that also takes a message in the cycle its head leaves:
+    ``w.ready = room | r.ready``, so ``links_out[*].ready`` reaches ``links_in[*].ready``.
+    :class:`PassThroughReadyInputBuffer` is the same as an input buffer."""
+
+    #: The buffer it wraps.
+    real = LinkBuffer
 
     def elaborate(self, platform):
         m = Module()
-        fifo = m.submodules.fifo = InputBuffer(self.r.payload.shape(), self.depth)
-        m.d.comb += fifo.sent.eq(self.sent)
+        fifo = m.submodules.fifo = _wrap(m, self, self.real)
         wiring.connect(m, fifo.r, wiring.flipped(self.r))
         m.d.comb += [
             fifo.w.valid.eq(self.w.valid),
@@ -210,14 +213,16 @@ class PassThroughReadyBuffer(InputBuffer):
         return m
 
 
-class FallThroughBuffer(InputBuffer):
-    """An :class:`InputBuffer` that shows an incoming message at its head while it is empty,
-    so ``links_in[*].valid`` and ``.payload`` reach ``links_out[*].valid`` and ``.payload``."""
+class FallThroughBuffer(LinkBuffer):
+    """A :class:`LinkBuffer` that shows an incoming message at its head while it is empty,
+    so ``links_in[*].valid`` and ``.payload`` reach ``links_out[*].valid`` and ``.payload``.
+    :class:`FallThroughInputBuffer` is the same as an input buffer."""
+
+    real = LinkBuffer
 
     def elaborate(self, platform):
         m = Module()
-        fifo = m.submodules.fifo = InputBuffer(self.r.payload.shape(), self.depth)
-        m.d.comb += fifo.sent.eq(self.sent)
+        fifo = m.submodules.fifo = _wrap(m, self, self.real)
         wiring.connect(m, wiring.flipped(self.w), fifo.w)
         m.d.comb += [
             self.r.valid.eq(fifo.r.valid | self.w.valid),
@@ -227,8 +232,26 @@ class FallThroughBuffer(InputBuffer):
         return m
 
 
+def _wrap(m, outer, real):
+    """A ``real`` buffer of ``outer``'s shape and depth, with ``outer``'s ``sent`` if it is an
+    input buffer."""
+    fifo = real(outer.r.payload.shape(), outer.depth)
+    if real is InputBuffer:
+        m.d.comb += fifo.sent.eq(outer.sent)
+    return fifo
+
+
+class PassThroughReadyInputBuffer(PassThroughReadyBuffer, InputBuffer):
+    real = InputBuffer
+
+
+class FallThroughInputBuffer(FallThroughBuffer, InputBuffer):
+    real = InputBuffer
+
+
 class PassThroughReadyRouter(Router):
-    input_buffer = PassThroughReadyBuffer
+    input_buffer = PassThroughReadyInputBuffer
+    relay_buffer = PassThroughReadyBuffer
 
 
 class UnprunedPassThroughReadyRouter(PassThroughReadyRouter):
@@ -246,7 +269,8 @@ class UnprunedPassThroughReadyRouter(PassThroughReadyRouter):
 
 
 class FallThroughRouter(Router):
-    input_buffer = FallThroughBuffer
+    input_buffer = FallThroughInputBuffer
+    relay_buffer = FallThroughBuffer
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ from amaranth.hdl import Module
 
 from ihcube import topology
 from ihcube.rtl import RoundRobinArbiter, Router, RouteSelect
+from ihcube.rtl import router as router_module
 from ihcube.verify.harness import simulate
 
 
@@ -168,6 +169,30 @@ def test_refused_injection_is_counted_and_the_pe_is_not_stalled():
             await ctx.tick()
         assert ctx.get(router.refused) == 1
         assert ctx.get(router.refused_count) == 3
+
+    simulate(router, testbench)
+
+
+@pytest.mark.parametrize("ports", [1, 2])
+def test_refused_count_saturates(monkeypatch, ports):
+    """The count stops at its top (a 3-bit counter here, so the top is 7 and 10 refusals
+    reach it): a counter that wrapped would read 10 mod 8 = 2."""
+    monkeypatch.setattr(router_module, "REFUSED_COUNT_WIDTH", 3)
+    router = Router(5, 2, ports=ports)
+    port = router.inject if ports == 1 else router.inject[0]
+    assert len(router.refused_count) == 3
+
+    async def testbench(ctx):
+        ctx.set(port.payload.dest, 6)  # no such node
+        ctx.set(port.valid, 1)
+        refused = 0
+        while refused < 10:
+            if ctx.get(port.ready):
+                refused += 1
+            await ctx.tick()
+        ctx.set(port.valid, 0)
+        await ctx.tick()
+        assert ctx.get(router.refused_count) == 7
 
     simulate(router, testbench)
 
