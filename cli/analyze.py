@@ -16,7 +16,7 @@ import sys
 import time
 
 from .. import topology
-from .options import choices, ints, node_count, number
+from .options import analysis_node_count, choices, ints, number
 from .usage import UsageError, command_parser, run
 
 __all__ = ["main"]
@@ -117,7 +117,7 @@ def _analyze(args):
         return _scan(args, scan)
     if args.nodes is None:
         raise UsageError("the following arguments are required: --nodes (or --scan)")
-    sizes = ints(args.nodes, "Node counts", node_count, 2)
+    sizes = ints(args.nodes, "Node counts", analysis_node_count, 2)
     patterns = choices(args.pattern, "Patterns", PATTERNS)
     orders = choices(args.order, "Orders", topology.ROUTING_ORDERS)
     readings = choices(args.reading, "Readings", READINGS)

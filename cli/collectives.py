@@ -19,8 +19,8 @@ import sys
 import time
 
 from .. import params
-from .options import (add_run_options, choices, ints, model_depth, node_count, run_options,
-                      started, thread_count)
+from .options import (MAX_COLLECTIVE_NODES, add_run_options, choices, collective_node_count,
+                      ints, model_depth, run_options, started, thread_count)
 from .usage import UsageError, checked, command_parser, run
 
 __all__ = ["main"]
@@ -49,10 +49,11 @@ def _parser():
 def _collectives(args):
     from ..sim import collectives
     dims = ints(args.dims, "Dimensions", lambda d: d, 1) if args.dims else ()
-    if any(d > 16 for d in dims):
-        raise UsageError(f"Dimensions must be comma-separated integers from 1 to 16, "
+    most = MAX_COLLECTIVE_NODES.bit_length() - 1  # the largest complete cube it takes
+    if any(d > most for d in dims):
+        raise UsageError(f"Dimensions must be comma-separated integers from 1 to {most}, "
                          f"not {args.dims!r}")
-    sizes = ints(args.sizes, "Sizes", node_count, 2) if args.sizes else ()
+    sizes = ints(args.sizes, "Sizes", collective_node_count, 2) if args.sizes else ()
     depths = ints(args.depths, "Depths", model_depth)
     threads = thread_count(args.threads)
     cluster, out = run_options(args)

@@ -22,6 +22,7 @@ __all__ = ["AD_HOC", "add_fabric_options", "fabric_parameters", "add_ports_optio
            "add_switching_options", "switching_options", "add_link_stages_option",
            "link_stages", "link_stages_value", "add_threads_option", "thread_count",
            "ints", "floats", "choices", "number", "out_dir", "add_out_option", "node_count",
+           "collective_node_count", "analysis_node_count", "MAX_EXPERIMENT_NODES",
            "model_depth", "add_run_options", "run_options", "add_cluster_options",
            "cluster_options", "started", "add_build_options", "build_options", "run_benchmark",
            "add_pnr_minutes_option", "pnr_minutes", "one_build_at_a_time"]
@@ -224,16 +225,36 @@ def out_dir(text):
     return out
 
 
-def node_count(n):
-    """A node count the experiments take: traffic needs two nodes, and at most 65,536 (the
-    model takes 2**20, ``Model.run_uniform`` and ``ihcube bench-model`` run it; the traffic
-    patterns' destination tables have ``n**2`` entries)."""
+#: The most nodes ``ihcube sweep`` and ``saturation`` take. Their traffic patterns draw
+#: by distance class, ``O(n)`` memory (:mod:`ihcube.sim.by_distance`); what bounds them is
+#: a saturated point's source queues, 40 bytes a queued message (``docs/scale.md``,
+#: "The experiments at 65,536 nodes").
+MAX_EXPERIMENT_NODES = 1 << 16
+#: The most nodes ``ihcube collectives`` takes: a total exchange is ``n * (n - 1)``
+#: messages (8,192 nodes took 12.9 GB; ``docs/scale.md``).
+MAX_COLLECTIVE_NODES = 1 << 13
+#: The most nodes ``ihcube analyze --nodes`` takes (it reads ``n x n`` probability tables).
+MAX_ANALYSIS_NODES = 1 << 16
+
+
+def node_count(n, most=MAX_EXPERIMENT_NODES, what="the experiments"):
+    """A node count ``what`` takes: traffic needs two nodes, and at most ``most``."""
     topology.check_node_count(n)
     if n < 2:
         raise ValueError(f"Node count must be at least 2 for traffic, not {n!r}")
-    if n > 1 << 16:
-        raise ValueError(f"Node count must be at most 65536 for the experiments, not {n!r}")
+    if n > most:
+        raise ValueError(f"Node count must be at most {most} for {what}, not {n!r}")
     return n
+
+
+def collective_node_count(n):
+    """:func:`node_count` of ``ihcube collectives``."""
+    return node_count(n, MAX_COLLECTIVE_NODES, "the collectives")
+
+
+def analysis_node_count(n):
+    """:func:`node_count` of ``ihcube analyze``."""
+    return node_count(n, MAX_ANALYSIS_NODES, "the exact analysis")
 
 
 def model_depth(depth):

@@ -18,7 +18,7 @@ __all__ = [
     "MSB_FIRST", "LSB_FIRST", "ROUTING_ORDERS",
     "check_node_count", "check_fabric_node_count", "check_node", "check_routing_order",
     "dimensions", "address_bits", "link_exists", "links", "exists_mask", "neighbor",
-    "first_set_bit", "route_step", "path", "distance", "distances",
+    "first_set_bit", "route_step", "path", "distance", "distances", "diameter",
     "full_travel", "travel_mask", "known_dest_mask", "relayed_dest", "broadcast_step",
     "broadcast_tree",
     "onward_links", "link_set_onward_links", "router_class", "eject_port",
@@ -146,6 +146,17 @@ def distances(n, a):
     """:func:`distance` from ``a`` to every node, as a list indexed by node."""
     check_node(n, a)
     return [bin(a ^ b).count("1") for b in range(n)]
+
+
+def diameter(n):
+    """The largest :func:`distance` between two of the ``n`` nodes: ``D``, as in the complete
+    cube.
+
+    For ``n > 1`` take ``a = n - 1``, whose bit ``D - 1`` is set, and ``b`` its low ``D - 1``
+    bits inverted: ``b < 2**(D - 1) < n`` and ``a XOR b`` has all ``D`` bits set; no two
+    nodes differ in more than their ``D`` address bits.
+    """
+    return dimensions(n)
 
 
 def full_travel(n):

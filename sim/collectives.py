@@ -82,8 +82,7 @@ def _structure(n):
     edges = [sum(1 for a in range(n) if topology.link_exists(n, a, i) and a >> i & 1 == 0)
              for i in range(D)]
     upper = [sum(1 for a in range(n) if a >> i & 1) for i in range(D)]
-    diameter = max(max(topology.distances(n, a)) for a in range(n))
-    return D, degree, edges, upper, diameter
+    return D, degree, edges, upper, topology.diameter(n)
 
 
 def link_bound(n, collective, origin=0):

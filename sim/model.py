@@ -41,6 +41,7 @@ from ..params import (check_at_most, check_depth, check_link_stages, check_paylo
                       check_ports, check_positive_integer)
 from ..rtl.message import Kind
 from . import model_kernel
+from .by_distance import class_sizes
 from .model_kernel import COUNT, HELD, LAST, LINE, MAX_DEPTH, POPPED, Q_COUNT, record_words
 
 __all__ = ["Model", "ModelRun", "RandomTraffic", "DELIVERY", "HOP", "INJECTION",
@@ -601,7 +602,7 @@ class Model:
         elif not isinstance(traffic, RandomTraffic) or traffic.n != n:
             raise ValueError(f"Traffic must be a RandomTraffic for {n} nodes, not {traffic!r}")
         else:
-            generate = (traffic.threshold, traffic.rng, *traffic.tables)
+            generate = (traffic.threshold, traffic.rng, *traffic.tables, traffic.classes)
         see_hops = bool(record_hops or count_links)
         nq = n * self._ports
         shared = None  # the arrays the threads share (model_kernel.queue_worker)
@@ -826,11 +827,17 @@ class RandomTraffic:
         probability is not 0 must have nodes.
     state : int
         The SplitMix64 state the draws start from, from 0 to ``2**64 - 1``.
+    classes : array of int, shape ``(K, 2)``, optional
+        Classes by distance instead of ``dests`` (then None): class ``k`` of every source
+        ``a`` is the nodes ``b < n`` ``classes[k, 0]`` to ``classes[k, 1]`` hops from ``a``
+        (at least 1), by node number, drawn without a table
+        (:func:`~ihcube.sim.by_distance.class_member`); ``start`` must count them.
 
-    :class:`ihcube.sim.traffic.Pattern` builds the tables of the sweeps' patterns.
+    :class:`ihcube.sim.traffic.Pattern` builds the tables of the sweeps' patterns, and
+    :meth:`~ihcube.sim.traffic.Pattern.traffic` their classes by distance.
     """
 
-    def __init__(self, n, rate, dests, start, cumulative, state=0):
+    def __init__(self, n, rate, dests, start, cumulative, state=0, classes=None):
         self.n = topology.check_node_count(n)
         rate = np.asarray(rate, np.float64)
         if rate.shape not in ((), (n,)) or not ((rate >= 0) & (rate <= 1)).all():
@@ -839,32 +846,59 @@ class RandomTraffic:
         rate = np.broadcast_to(rate, (n,))
         # P(53-bit draw < threshold) = rate; rate 1 always generates.
         self.threshold = np.round(rate * (1 << 53)).astype(np.int64)
-        dests = np.ascontiguousarray(dests, np.int32)
+        by_distance = classes is not None
+        if by_distance and dests is not None:
+            raise ValueError("Destinations come from a table or from classes by distance, "
+                             "not both")
+        dests = (np.zeros((n, 0), np.int32) if by_distance
+                 else np.ascontiguousarray(dests, np.int32))
         start = np.ascontiguousarray(start, np.int64)
         cumulative = np.ascontiguousarray(cumulative, np.float64)
-        classes = cumulative.shape[-1] if cumulative.ndim == 2 else 0
-        if (dests.ndim != 2 or len(dests) != n or cumulative.shape != (n, classes)
-                or classes == 0 or start.shape != (n, classes + 1)):
+        K = cumulative.shape[-1] if cumulative.ndim == 2 else 0
+        if (dests.ndim != 2 or len(dests) != n or cumulative.shape != (n, K)
+                or K == 0 or start.shape != (n, K + 1)):
             raise ValueError(f"Destination tables must have shapes (n, m), (n, K + 1) and "
                              f"(n, K) with n = {n}")
         below = np.concatenate([np.zeros((n, 1)), cumulative[:, :-1]], axis=1)
         if ((start[:, 0] < 0).any() or (np.diff(start, axis=1) < 0).any()
-                or (start[:, -1] > dests.shape[1]).any() or (cumulative[:, -1] < 1).any()
+                or (not by_distance and (start[:, -1] > dests.shape[1]).any())
+                or (cumulative[:, -1] < 1).any()
                 or ((cumulative > below) & (np.diff(start, axis=1) == 0)).any()):
             raise ValueError("Destination tables must have increasing class starts within "
                              "the rows, cumulative probabilities up to at least 1 and nodes "
                              "in every class with a probability")
-        used = dests[:, :max(int(start[:, -1].max()), 0)] if n else dests
-        if used.size and (used.min() < 0 or used.max() >= 1 << topology.address_bits(n)):
-            raise ValueError(f"Destinations must be from 0 to "
-                             f"{(1 << topology.address_bits(n)) - 1}")
+        if by_distance:
+            classes = _checked_classes(n, classes, start)
+        else:
+            classes = np.zeros((0, 2), np.int64)
+            used = dests[:, :max(int(start[:, -1].max()), 0)] if n else dests
+            if used.size and (used.min() < 0 or used.max() >= 1 << topology.address_bits(n)):
+                raise ValueError(f"Destinations must be from 0 to "
+                                 f"{(1 << topology.address_bits(n)) - 1}")
         self.tables = dests, start, cumulative
+        self.classes = classes
         self.rng = np.array([state], np.uint64)
+
+
+def _checked_classes(n, classes, start):
+    """``classes`` (:class:`RandomTraffic`'s) as an int64 array, if it has a row for every
+    class, from 1 hop up, and ``start`` counts their nodes; else raise."""
+    classes = np.ascontiguousarray(classes, np.int64)
+    K = start.shape[1] - 1
+    if (classes.shape != (K, 2) or (classes[:, 0] < 1).any()
+            or (classes[:, 1] < classes[:, 0]).any()):
+        raise ValueError(f"Classes by distance must be {K} rows of the least and most hops, "
+                         f"from 1 up")
+    if (start[:, 0] != 0).any() or (np.diff(start, axis=1)
+                                    != class_sizes(n, classes)).any():
+        raise ValueError("Class starts must count the nodes at each class's distances")
+    return classes
 
 
 #: advance's traffic when there is none: empty tables of the types it takes.
 _NO_TRAFFIC = (np.zeros(0, np.int64), np.zeros(1, np.uint64), np.zeros((0, 0), np.int32),
-               np.zeros((0, 1), np.int64), np.zeros((0, 0), np.float64))
+               np.zeros((0, 1), np.int64), np.zeros((0, 0), np.float64),
+               np.zeros((0, 2), np.int64))
 
 #: The most records :meth:`Model.advance` makes room for before it runs (it grows them if
 #: more come): room untouched costs address space, not memory.

@@ -144,6 +144,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .by_distance import class_member
+
 __all__ = ["COUNT", "HEAD", "TAIL", "POPPED", "PENDING", "LAST", "HELD", "ENTRIES", "MAX_DEPTH",
            "Q_HEADER", "Q_PAYLOAD", "Q_AT", "Q_ID", "Q_NEXT", "Q_FIRST", "Q_LAST", "Q_COUNT",
            "record_words", "cycle", "enqueue", "run_queues", "splitmix", "unit", "draw_dest",
@@ -1023,15 +1025,22 @@ def unit(bits):
 
 
 @njit(cache=True, inline="always")
-def draw_dest(dests, start, cumulative, a, u, v):
+def draw_dest(dests, start, cumulative, classes, a, u, v):
     """A destination for source ``a`` from its row of a destination table and two uniform
     numbers, ``u`` choosing the class (the first whose ``cumulative`` exceeds it) and ``v``
-    a node of it (:class:`ihcube.sim.traffic.Pattern` describes the table)."""
+    the ``j``-th node of it, ``j = int((start[a, k + 1] - start[a, k]) * v)``
+    (:class:`ihcube.sim.traffic.Pattern` describes the table). The node is ``dests[a,
+    start[a, k] + j]``, or, if ``classes`` has rows (then ``dests`` is not read), the
+    ``j``-th node ``b < n`` by number ``classes[k, 0]`` to ``classes[k, 1]`` hops from ``a``
+    (:func:`~ihcube.sim.by_distance.class_member`): the same node as the table's."""
     k = 0
     while u >= cumulative[a, k]:
         k += 1
     lo = start[a, k]
-    return dests[a, lo + np.int64((start[a, k + 1] - lo) * v)]
+    j = np.int64((start[a, k + 1] - lo) * v)
+    if len(classes):
+        return class_member(len(start), a, classes[k, 0], classes[k, 1], j)
+    return dests[a, lo + j]
 
 
 @njit(cache=True, nogil=True)
@@ -1049,16 +1058,16 @@ def run_queues(dims, tables, state, t0, cycles, pool, ends, fill, eject_ready, r
     early at the end of the first cycle after which it has made ``until`` deliveries, if
     ``until >= 0``.
 
-    ``traffic`` is ``(threshold, rng, dests, start, cumulative)`` (:class:`~ihcube.sim.model.
-    RandomTraffic`), or has an empty ``threshold`` for none; only with ``P = 1``. With it, every
-    cycle, node by
-    node, before the heads are offered: SplitMix64 from ``rng[0]`` draws once, and if the
-    draw's top 53 bits are below ``threshold[a]`` draws twice more for a destination
-    (:func:`draw_dest`); the unicast, its payload the cycle (cut to ``payload_mask``), goes
-    to the end of the node's queue with the next id from ``first_id``. Generating here, in
-    the pass that offers the heads, spares a pass of its own, the arrays between and
-    :func:`enqueue`'s checks: a sweep point took 1.18 to 1.41 times the CPU time of the
-    fused loop that preceded the source queues with those, about 1.15 with this.
+    ``traffic`` is ``(threshold, rng, dests, start, cumulative, classes)``
+    (:class:`~ihcube.sim.model.RandomTraffic`), or has an empty ``threshold`` for none; only
+    with ``P = 1``. With it, every cycle, node by node, before the heads are offered:
+    SplitMix64 from ``rng[0]`` draws once, and if the draw's top 53 bits are below
+    ``threshold[a]`` draws twice more for a destination (:func:`draw_dest`); the unicast,
+    its payload the cycle (cut to ``payload_mask``), goes to the end of the node's queue
+    with the next id from ``first_id``. Generating here, in the pass that offers the heads,
+    spares a pass of its own, the arrays between and :func:`enqueue`'s checks: a sweep point
+    took 1.18 to 1.41 times the CPU time of the fused loop that preceded the source queues
+    with those, about 1.15 with this.
 
     ``injections``, ``deliveries`` and ``hops`` are structured arrays of INJECTION, DELIVERY
     and HOP records (:mod:`ihcube.sim.model`) to write into (they are grown as needed);
@@ -1074,7 +1083,7 @@ def run_queues(dims, tables, state, t0, cycles, pool, ends, fill, eject_ready, r
     n, D, A, P = dims[0], dims[1], dims[2], _count(dims[5])
     nq = n * P  # source queues: one per node and injection port
     M = max(D, 1)
-    threshold, rng, dests, start, cumulative = traffic
+    threshold, rng, dests, start, cumulative, classes = traffic
     generating = len(threshold) != 0
     see_hops = record_hops or count_links
     if threads is None:
@@ -1111,8 +1120,8 @@ def run_queues(dims, tables, state, t0, cycles, pool, ends, fill, eject_ready, r
                     x, v = splitmix(x)
                     r = fill[0]
                     fill[0] = r + 1
-                    pool[_at(r), Q_HEADER] = draw_dest(dests, start, cumulative, a, unit(u),
-                                                       unit(v))
+                    pool[_at(r), Q_HEADER] = draw_dest(dests, start, cumulative, classes, a,
+                                                       unit(u), unit(v))
                     pool[_at(r), Q_PAYLOAD] = t & payload_mask
                     pool[_at(r), Q_AT] = t
                     pool[_at(r), Q_ID] = next_id

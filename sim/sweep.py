@@ -44,7 +44,7 @@ from .. import topology
 from ..params import WORMHOLE, WORMHOLE_DEFAULTS, Wormhole, check_model_threads
 from .cluster import Cluster, Progress
 from .model import Model, threads_for
-from .traffic import SPHERE_RADIUS, SPHERE_ZETA, Pattern, TrafficSource, distance_table
+from .traffic import SPHERE_RADIUS, SPHERE_ZETA, Pattern, TrafficSource
 from .wormhole_fast import FastWormholeModel
 from .wormhole_traffic import WormholeTrafficSource
 
@@ -136,7 +136,7 @@ def injection_limit(depth, wormhole=None):
 
 def points(sizes, depths, orders, patterns, rates, radius=SPHERE_RADIUS, zeta=SPHERE_ZETA,
            reading="literal", wormhole=None):
-    """The points of a sweep, grouped by size (so that a process reuses its tables);
+    """The points of a sweep, grouped by size (so that a process reuses its patterns);
     ``reading`` is :class:`~.traffic.Pattern`'s. With ``wormhole`` (a
     :class:`~ihcube.params.Wormhole`) the points are wormhole points and ``depths`` is
     ignored (the depth is its ``vc_depth``)."""
@@ -154,22 +154,26 @@ def points(sizes, depths, orders, patterns, rates, radius=SPHERE_RADIUS, zeta=SP
     return out
 
 
-@functools.lru_cache(maxsize=1)
-def _distances(n):
-    return distance_table(n)
-
-
 @functools.lru_cache(maxsize=3)
 def _pattern(n, name, radius, zeta, reading="literal"):
-    return Pattern(n, name, radius, zeta, distances=_distances(n), reading=reading)
+    return Pattern(n, name, radius, zeta, reading=reading)
 
 
 @functools.lru_cache(maxsize=2)
 def _links(n):
-    """The undirected links of ``n`` nodes as arrays ``(a, i)`` with ``a < a XOR 2**i``."""
-    pairs = [(a, i) for a in range(n) for i in topology.links(n, a)
-             if a < topology.neighbor(a, i)]
-    return (np.array([a for a, _ in pairs], np.int64), np.array([i for _, i in pairs], np.int64))
+    """The undirected links of ``n`` nodes as arrays ``(a, i)`` with ``a < a XOR 2**i``, by
+    ``a`` and then ``i``.
+
+    :func:`ihcube.topology.link_exists` holds elementwise on an array of nodes, a dimension
+    at a time (a Python loop over every node took about 20 s at ``2**20``)."""
+    nodes = np.arange(n, dtype=np.int64)
+    D = topology.dimensions(n)
+    upper = np.zeros((n, D), bool)
+    for i in range(D):
+        far = topology.neighbor(nodes, i)
+        upper[:, i] = np.asarray(topology.link_exists(n, nodes, i), bool) & (nodes < far)
+    a, i = np.nonzero(upper)
+    return a.astype(np.int64), i.astype(np.int64)
 
 
 def link_density(n, link_count, cycles):
@@ -186,8 +190,8 @@ def link_density(n, link_count, cycles):
 def _source(point, seed, threads=1):
     """The traffic source of ``point``: the packet :class:`~.model.Model` on ``threads``
     threads (:func:`~.model.threads_for`) or the wormhole
-    :class:`~.wormhole_fast.FastWormholeModel` (one thread), fed from the same pattern
-    tables."""
+    :class:`~.wormhole_fast.FastWormholeModel` (one thread), fed from the same
+    :class:`~.traffic.Pattern`."""
     pattern = _pattern(point.n, point.pattern, point.radius, point.zeta, point.reading)
     if point.wormhole is None:
         model = Model(point.n, payload_width=64, depth=point.depth, order=point.order,

@@ -1,11 +1,15 @@
 """Random traffic for the network experiments (Tzeng and Kumar, Section 5.1; SPEC section 6).
 
-A destination pattern is a table per source: the other nodes sorted into *classes* by their
+A destination pattern is, per source, the other nodes sorted into *classes* by their
 distance (:func:`ihcube.topology.distances`, the unicast path length), each class with a
 probability, and a destination is drawn by picking a class and then a node of it uniformly.
-The tables are NumPy arrays that the compiled loop of
-:meth:`Model.advance <ihcube.sim.model.Model.advance>` reads
-(:class:`~ihcube.sim.model.RandomTraffic`).
+A class is a range of distances, the same for every source; the compiled loop of
+:meth:`Model.advance <ihcube.sim.model.Model.advance>` (:class:`~ihcube.sim.model.
+RandomTraffic`) finds the ``j``-th node of a class, in node-number order, from the source,
+``n`` and the range (:mod:`.by_distance`), so that a pattern takes ``O(n * K)`` memory. The
+same draws from a table of every source's nodes, class by class (:attr:`Pattern.dests`,
+``n * (n - 1)`` entries), give the same nodes; the table is built only when asked for
+(small ``n``: the exact analysis and the tests).
 
 Patterns (``name``, classes):
 
@@ -47,12 +51,12 @@ import numpy as np
 from numba import njit
 
 from .. import topology
+from .by_distance import class_sizes, hops
 from .model import RandomTraffic
 from .model_kernel import draw_dest, splitmix, unit
 
 __all__ = ["PATTERNS", "DECREASING", "READINGS", "check_pattern", "check_reading", "Pattern",
-           "distance_table",
-           "TrafficSource", "sample"]
+           "distance_table", "TrafficSource", "sample", "draw"]
 
 PATTERNS = ("uniform", "sphere", "decreasing")
 #: Decreasing probability: 1, 2, 3, 4 hops away, then everything farther.
@@ -103,7 +107,7 @@ def distance_table(n):
 
 
 class Pattern:
-    """The destination table of a traffic pattern on ``n`` nodes.
+    """The destination classes of a traffic pattern on ``n`` nodes.
 
     Parameters
     ----------
@@ -114,25 +118,31 @@ class Pattern:
     radius, zeta :
         The sphere of locality's ``B`` and ``zeta`` (ignored by the other patterns).
     distances : ndarray, optional
-        :func:`distance_table` of ``n``, if already at hand.
+        :func:`distance_table` of ``n``, if already at hand (for :attr:`distances`).
     reading : str
         One of :data:`READINGS`: where the remainder of sphere and decreasing goes (ignored
         by uniform).
 
     Members
     -------
-    dests : ndarray of int32, shape ``(n, n - 1)``
-        Row ``a``: the nodes other than ``a``, class by class (by node number in a class).
+    classes : ndarray of int64, shape ``(K, 2)``
+        Class ``k`` of every source ``a`` is the nodes ``classes[k, 0]`` to
+        ``classes[k, 1]`` hops from ``a``.
     start : ndarray of int64, shape ``(n, K + 1)``
-        Class ``k`` of source ``a`` is ``dests[a, start[a, k]:start[a, k + 1]]``.
+        Running sums of the class sizes: class ``k`` of source ``a`` has
+        ``start[a, k + 1] - start[a, k]`` nodes.
     cumulative : ndarray of float64, shape ``(n, K)``
         Running sums of the class probabilities; 2.0 from the last nonempty class on.
     probability : ndarray of float64, shape ``(n, K)``
         Each class's probability (0 for an empty class).
     exact : ndarray of Fraction, shape ``(n, K)``
         The same probabilities exactly; :attr:`probability` is them rounded.
+    dests : ndarray of int32, shape ``(n, n - 1)``
+        Row ``a``: the nodes other than ``a``, class by class (by node number in a class),
+        so that class ``k`` is ``dests[a, start[a, k]:start[a, k + 1]]``; built when first
+        read (``n * (n - 1)`` entries: small ``n``).
     distances : ndarray of int8, shape ``(n, n)``
-        :func:`distance_table` of ``n``.
+        :func:`distance_table` of ``n``; built when first read.
     """
 
     def __init__(self, n, name, radius=SPHERE_RADIUS, zeta=SPHERE_ZETA, distances=None,
@@ -143,26 +153,27 @@ class Pattern:
         self.n, self.name = n, check_pattern(name)
         self.radius, self.zeta = _check_radius(radius), _check_zeta(zeta)
         self.reading = check_reading(reading)
-        hops = distance_table(n) if distances is None else distances
+        self._distances, self._dests = distances, None
+        D = topology.dimensions(n)
         # Weights as written in decimal, so that 0.8 is 4/5 and 1 - 0.8 is 1/5 exactly.
         exact = [Fraction(str(w)) for w in DECREASING]
         if name == "uniform":
             local, spread = [Fraction(0)], Fraction(1)
-            key = np.zeros((n, n), np.int64)
+            ranges = [(1, D)]
         elif name == "sphere":
             zeta = Fraction(str(self.zeta))
             local, spread = [zeta, Fraction(0)], 1 - zeta
-            key = (hops > radius).astype(np.int64)
+            inner = min(radius, D)  # a radius beyond the diameter leaves nothing outside
+            ranges = [(1, inner), (inner + 1, max(D, inner + 1))]
         else:
             local, spread = exact[:-1] + [Fraction(0)], exact[-1]
-            key = np.minimum(hops, len(DECREASING)).astype(np.int64) - 1
+            last = len(DECREASING)
+            ranges = [(h, h) for h in range(1, last)] + [(last, max(D, last))]
         if reading == "exclusive":
             local[-1], spread = local[-1] + spread, Fraction(0)
         classes = len(local)
-        np.fill_diagonal(key, classes)  # the source itself sorts last and is cut off
-        order = np.argsort(key, axis=1, kind="stable")
-        self.dests = np.ascontiguousarray(order[:, :n - 1], np.int32)
-        sizes = np.stack([(key == k).sum(axis=1) for k in range(classes)], axis=1)
+        self.classes = np.array(ranges, np.int64)
+        sizes = class_sizes(n, self.classes)
         self.start = np.zeros((n, classes + 1), np.int64)
         self.start[:, 1:] = np.cumsum(sizes, axis=1)
         # Per source: a class's weight if it has nodes, plus the spread's share of its nodes;
@@ -181,11 +192,36 @@ class Pattern:
         last = classes - 1 - np.argmax((sizes > 0)[:, ::-1], axis=1)
         cumulative[np.arange(classes) >= last[:, None]] = 2.0  # no rounding gap at the end
         self.cumulative = cumulative
-        self.distances = hops
+
+    @property
+    def distances(self):
+        if self._distances is None:
+            self._distances = distance_table(self.n)
+        return self._distances
+
+    @property
+    def dests(self):
+        if self._dests is None:
+            n, hops_of = self.n, self.distances
+            key = np.full((n, n), len(self.classes), np.int64)  # no class: sorts last
+            for k, (lo, hi) in enumerate(self.classes.tolist()):
+                key[(hops_of >= lo) & (hops_of <= hi)] = k
+            order = np.argsort(key, axis=1, kind="stable")
+            self._dests = np.ascontiguousarray(order[:, :n - 1], np.int32)
+        return self._dests
 
     @property
     def tables(self):
+        """``(dests, start, cumulative)``, :class:`~ihcube.sim.model.RandomTraffic`'s tables
+        (:attr:`dests` is built: small ``n``)."""
         return self.dests, self.start, self.cumulative
+
+    def traffic(self, rate, state=0):
+        """A :class:`~ihcube.sim.model.RandomTraffic` of this pattern at generation ``rate``
+        from SplitMix64 ``state``, drawing by :attr:`classes` (no table): the same
+        destinations as one of :attr:`tables`."""
+        return RandomTraffic(self.n, rate, None, self.start, self.cumulative, state,
+                             classes=self.classes)
 
     def matrix(self, exact=False):
         """The probability that source ``a`` sends to ``d``, as an ``(n, n)`` array ``[a, d]``.
@@ -211,21 +247,47 @@ class Pattern:
 
 
 @njit(cache=True)
-def _sample(dests, start, cumulative, sources, rng):
-    out = np.empty(len(sources), np.int64)
+def _uniforms(count, rng):
+    """``count`` pairs ``(u, v)`` of uniform numbers from SplitMix64 at ``rng[0]``, as the
+    compiled loop draws them for a message (:func:`~.model_kernel.draw_dest`)."""
+    u = np.empty(count, np.float64)
+    v = np.empty(count, np.float64)
     x = rng[0]
-    for i in range(len(sources)):
-        x, u = splitmix(x)
-        x, v = splitmix(x)
-        out[i] = draw_dest(dests, start, cumulative, sources[i], unit(u), unit(v))
+    for i in range(count):
+        x, bits = splitmix(x)
+        u[i] = unit(bits)
+        x, bits = splitmix(x)
+        v[i] = unit(bits)
     rng[0] = x
+    return u, v
+
+
+@njit(cache=True)
+def _draw(dests, start, cumulative, classes, sources, u, v):
+    out = np.empty(len(sources), np.int64)
+    for i in range(len(sources)):
+        out[i] = draw_dest(dests, start, cumulative, classes, sources[i], u[i], v[i])
     return out
+
+
+def draw(pattern, sources, u, v, table=False):
+    """The destinations :func:`~.model_kernel.draw_dest` draws for ``sources`` from
+    ``pattern`` (a :class:`Pattern`) with the uniform numbers ``u`` (class) and ``v`` (node):
+    by its classes, or from its :attr:`~Pattern.tables` if ``table`` (small ``n``)."""
+    if table:
+        forms = (*pattern.tables, np.zeros((0, 2), np.int64))
+    else:
+        forms = (np.zeros((0, 0), np.int32), pattern.start, pattern.cumulative,
+                 pattern.classes)
+    sources = np.ascontiguousarray(sources, np.int64)
+    return _draw(*forms, sources, np.ascontiguousarray(u, np.float64),
+                 np.ascontiguousarray(v, np.float64))
 
 
 def sample(pattern, sources, seed=0):
     """Draw one destination for each entry of ``sources`` from ``pattern`` (a :class:`Pattern`)."""
-    rng = np.array([seed], np.uint64)
-    return _sample(*pattern.tables, np.ascontiguousarray(sources, np.int64), rng)
+    u, v = _uniforms(len(sources), np.array([seed], np.uint64))
+    return draw(pattern, sources, u, v)
 
 
 #: Cycles a :meth:`Model.advance <ihcube.sim.model.Model.advance>` call of the traffic
@@ -234,14 +296,14 @@ CHUNK = 64
 
 
 @njit(cache=True)
-def _tally(deliveries, hops_of, stats, by_hops):
+def _tally(deliveries, stats, by_hops):
     """Add the latencies (the delivery's cycle less the generation cycle in its payload) and
     hops of ``deliveries`` (DELIVERY records) to ``stats`` (:data:`STATS`) and
     ``by_hops``."""
     for k in range(len(deliveries)):
         delivery = deliveries[k]
         latency = delivery.cycle - np.int64(delivery.payload)
-        h = hops_of[delivery.src, delivery.node]
+        h = hops(np.int64(delivery.src), np.int64(delivery.node))
         stats[3] += latency
         stats[4] += h
         stats[5] = max(stats[5], latency)
@@ -254,7 +316,7 @@ class TrafficSource:
 
     The model's payload must be 64 bits wide: the payload carries the generation cycle.
     Successive :meth:`run` calls continue the same traffic (queues and random stream). The
-    messages are a :class:`~ihcube.sim.model.RandomTraffic` of the pattern's tables, which
+    messages are a :class:`~ihcube.sim.model.RandomTraffic` of the pattern's classes, which
     :meth:`~ihcube.sim.model.Model.advance` generates into the PEs' source queues in its
     compiled loop, :data:`CHUNK` cycles a call.
 
@@ -276,8 +338,7 @@ class TrafficSource:
             raise ValueError(f"Generation rate must be from 0 to 1, not {rate!r}")
         self.model, self.pattern, self.rate = model, pattern, float(rate)
         mixed = (int(seed) * 0x2545F4914F6CDD1D ^ 0x6A09E667F3BCC909) & ((1 << 64) - 1)
-        self._traffic = RandomTraffic(model.n, self.rate, *pattern.tables, state=mixed)
-        self._hops_of = np.ascontiguousarray(pattern.distances, np.int8)
+        self._traffic = pattern.traffic(self.rate, mixed)
         self._columns = max(topology.dimensions(model.n), 1)
         self._taken_late = 0  # taken in the last cycle of the previous call
 
@@ -312,7 +373,7 @@ class TrafficSource:
             stats[0] += model.offered - offered
             stats[1] += len(run.injections)
             stats[2] += len(run.deliveries)
-            _tally(run.deliveries, self._hops_of, stats, by_hops)
+            _tally(run.deliveries, stats, by_hops)
             if model.cycle == end:
                 self._taken_late = int((run.injections["cycle"] == end - 1).sum())
                 stats[1] -= self._taken_late

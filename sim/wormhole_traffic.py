@@ -3,7 +3,7 @@
 :class:`WormholeTrafficSource` is :class:`~.traffic.TrafficSource` for a
 :class:`~.wormhole_fast.FastWormholeModel`: each node generates a unicast with probability
 ``rate`` per cycle (messages per node per cycle), its destination drawn from the same
-:class:`~.traffic.Pattern` tables by the same sampler (:func:`~.traffic.sample`), into the
+:class:`~.traffic.Pattern` by the same sampler (:func:`~.traffic.sample`), into the
 PE's unbounded source queue (:meth:`~.wormhole_fast.FastWormholeModel.offer`, the message's
 ``at`` cycle its generation cycle). A message is ``flits`` flits; every PE takes a flit every
 cycle.
@@ -54,7 +54,6 @@ class WormholeTrafficSource:
         self.model, self.pattern, self.rate = model, pattern, float(rate)
         n, wh = model.n, model.wormhole
         self._rng = np.random.Generator(np.random.PCG64(int(seed)))
-        self._hops_of = np.ascontiguousarray(pattern.distances, np.int64)
         self._columns = max(topology.dimensions(n), 1)
         self._routing = header_bits(n)
         # The tag's place: the tail's payload, or above the routing fields of a lone head.
@@ -158,7 +157,8 @@ class WormholeTrafficSource:
         if len(tails):
             ids = self._match(tails)
             latency = tails["cycle"] - self._born[ids]
-            h = self._hops_of[self._src[ids], self._dest[ids]]
+            # ihcube.topology.distance: the bits set in source XOR destination.
+            h = np.bitwise_count(self._src[ids] ^ self._dest[ids]).astype(np.int64)
             stats[3], stats[4], stats[5] = latency.sum(), h.sum(), latency.max()
             np.add.at(by_hops[0], h, 1)
             np.add.at(by_hops[1], h, latency)

@@ -263,6 +263,7 @@ def test_command_scan(tmp_path, capsys):
      "Orders must be comma-separated names from msb, lsb, not 'mid'"),
     ([], "the following arguments are required: --nodes (or --scan)"),
     (["--nodes", "6", "--scan", "9"], "Give --nodes or --scan, not both"),
+    (["--nodes", "65537"], "Node count must be at most 65536 for the exact analysis, not 65537"),
 ])
 def test_command_errors(argv, message, capsys):
     assert main(["analyze", *argv]) == 2

@@ -149,6 +149,12 @@ def test_collectives_command(tmp_path, capsys):
     assert main(["collectives", "--depths", "0"]) == 2
     assert capsys.readouterr().err == ("ihcube collectives: error: Depths must be comma-separated "
                                        "integers of at least 1, not '0'\n")
+    assert main(["collectives", "--dims", "3,14"]) == 2
+    assert capsys.readouterr().err == ("ihcube collectives: error: Dimensions must be "
+                                       "comma-separated integers from 1 to 13, not '3,14'\n")
+    assert main(["collectives", "--sizes", "26,8193"]) == 2
+    assert capsys.readouterr().err == ("ihcube collectives: error: Node count must be at most "
+                                       "8192 for the collectives, not 8193\n")
 
 
 # All-port nodes (issue 15): PE ports from 2 to D + 1, scatter and total exchange timed by

@@ -290,6 +290,15 @@ def test_incomplete_cube_densities_use_existing_links():
     assert ((a ^ (1 << i)) < n).all() and (density == 2).all()
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 26, 64, 100, 1048])
+def test_links_are_the_topologys_in_order(n):
+    """The undirected links, built a dimension at a time, are those of ``topology.links``
+    from the lower end, by node and then dimension (the order the densities are summed in)."""
+    a, i = sweep._links(n)
+    assert list(zip(a.tolist(), i.tolist())) == [
+        (x, d) for x in range(n) for d in topology.links(n, x) if x < topology.neighbor(x, d)]
+
+
 def test_same_seed_same_csv_bytes(tmp_path):
     points = sweep.points((26, 32), (1, 2), ("msb",), ("uniform", "decreasing"), (0.1, 0.4))
     settings = sweep.Settings(warmup=100, window=200, max_windows=3, seed=7)

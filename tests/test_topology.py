@@ -61,6 +61,19 @@ def test_distance_is_the_route_length_and_the_shortest_path(n):
                 assert len(topology.path(n, src, dest, order)) - 1 == row[dest]
 
 
+def test_diameter_is_the_largest_distance():
+    """The closed form against every pair, n = 1 to 100; a wrong one (the diameter of the
+    largest complete cube inside, ``floor(log2 n)``) differs wherever n is not a power of
+    two."""
+    wrong = []
+    for n in range(1, 101):
+        largest = max(max(topology.distances(n, a)) for a in range(n))
+        assert topology.diameter(n) == largest
+        if (n.bit_length() - 1) != largest:
+            wrong.append(n)
+    assert len(wrong) == 100 - 7  # all but 1, 2, 4, ..., 64
+
+
 def test_msb_route_takes_highest_usable_bit():
     # n = 26, node 12 to node 16: bits 4, 3, 2 differ; 12 XOR 16 = 28 does not exist,
     # 12 XOR 8 = 4 does, so link 3. Least-significant-first takes link 2 (to node 8).
