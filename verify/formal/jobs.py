@@ -199,7 +199,7 @@ def jobs():
         Job("neg_router_drop", _router(5, 4, router=faulty_router("dropping-buffer")),
             "prove", 4, expect="FAIL", fast=True),
         Job("neg_router_duplicate", _router(5, 4, router=faulty_router("duplicating-buffer")),
-            "prove", 4, expect="FAIL"),
+            "prove", 6, expect="FAIL", fast=True),
         Job("neg_router_travel", _router(6, 1, router=faulty_router("broken-travel")),
             "prove", 4, expect="FAIL", fast=True),
         Job("neg_router_known_dest", _router(6, 1, router=faulty_router(
