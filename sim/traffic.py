@@ -117,8 +117,6 @@ class Pattern:
         One of :data:`PATTERNS`.
     radius, zeta :
         The sphere of locality's ``B`` and ``zeta`` (ignored by the other patterns).
-    distances : ndarray, optional
-        :func:`distance_table` of ``n``, if already at hand (for :attr:`distances`).
     reading : str
         One of :data:`READINGS`: where the remainder of sphere and decreasing goes (ignored
         by uniform).
@@ -145,15 +143,14 @@ class Pattern:
         :func:`distance_table` of ``n``; built when first read.
     """
 
-    def __init__(self, n, name, radius=SPHERE_RADIUS, zeta=SPHERE_ZETA, distances=None,
-                 reading="literal"):
+    def __init__(self, n, name, radius=SPHERE_RADIUS, zeta=SPHERE_ZETA, reading="literal"):
         topology.check_node_count(n)
         if n < 2:
             raise ValueError(f"Node count must be at least 2 for traffic, not {n!r}")
         self.n, self.name = n, check_pattern(name)
         self.radius, self.zeta = _check_radius(radius), _check_zeta(zeta)
         self.reading = check_reading(reading)
-        self._distances, self._dests = distances, None
+        self._distances, self._dests = None, None
         D = topology.dimensions(n)
         # Weights as written in decimal, so that 0.8 is 4/5 and 1 - 0.8 is 1/5 exactly.
         exact = [Fraction(str(w)) for w in DECREASING]
