@@ -674,7 +674,8 @@ def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1,
             figures = {**kept, "kept": True}
         elif only_kept:
             figures = {"nodes": job["n"], "depth": job["depth"], "router_only": job["router"],
-                       "placer": args["placer"], "fits": False,
+                       "link_stages": job.get("link_stages", 0), "placer": args["placer"],
+                       "fits": False,
                        "error": "not run yet (make synth-table resumes)", "kept": True}
             if job.get("wormhole") is not None:
                 figures.update(_wormhole_figures(job["wormhole"]))

@@ -639,6 +639,14 @@ def test_synth_table_resumes_and_rebuilds_what_the_sources_no_longer_make(monkey
     assert len(built) == 6
     assert "| 4 nodes, fabric, depth 1 | not built: not run yet (make synth-table resumes) |" \
         in capsys.readouterr().out
+    # A missing row with link stages says so too (it read as the row without them).
+    build.table("ecp5", [2], out=tmp_path, depths=(1,), router_sizes=(2,), flit_widths=(),
+                previous=None, link_stages=(0, 1), only_kept=True)
+    assert len(built) == 6
+    shown = capsys.readouterr().out
+    for row in ("2 nodes, router 0, depth 1, 1 link stage", "2 nodes, fabric, depth 1, "
+                "1 link stage"):
+        assert f"| {row} | not built: not run yet" in shown
 
 
 class _Plan:
