@@ -1,12 +1,24 @@
 """The message buffer at the receiving end of a link direction."""
 
-from amaranth.hdl import Array, Module, Mux, Signal
+from typing import NamedTuple
+
+from amaranth.hdl import Array, Module, Mux, Signal, Value
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from ..params import check_depth
 
-__all__ = ["LinkBuffer"]
+__all__ = ["LinkBuffer", "Ring"]
+
+
+class Ring(NamedTuple):
+    """The ring of a :class:`LinkBuffer`'s entries, as :meth:`LinkBuffer._elaborate_ring`
+    made it."""
+    head: Value
+    tail: Value
+    write: Value
+    read: Value
+    empty_next: Value
 
 
 class LinkBuffer(wiring.Component):
@@ -54,16 +66,19 @@ class LinkBuffer(wiring.Component):
         # Entries are read only while counted, so they need no reset.
         entries = Array(Signal(self._layout, name=f"entry{i}", reset_less=True)
                         for i in range(self._depth))
-        head, tail, write = self._elaborate_ring(m)
-        m.d.comb += self.r.payload.eq(entries[head])
-        with m.If(write):
-            m.d.sync += entries[tail].eq(self.w.payload)
+        ring = self._elaborate_ring(m)
+        m.d.comb += self.r.payload.eq(entries[ring.head])
+        with m.If(ring.write):
+            m.d.sync += entries[ring.tail].eq(self.w.payload)
         return m
 
     def _elaborate_ring(self, m):
         """The ring of ``depth`` entries: its ``count``, ``room`` and the ports' handshakes.
-        Return its ``head`` and ``tail`` and whether ``w`` writes in this cycle (into the
-        entry at ``tail``); the caller keeps the entries."""
+        Return a :class:`Ring`: its ``head`` and ``tail``, whether ``w`` writes in this cycle
+        (into the entry at ``tail``), whether ``r`` reads (the entry at ``head``) and
+        whether the ring is empty in the next cycle; the caller keeps the entries.
+        ``w.ready`` is low while the ring is full, so a write and a read never meet in one
+        entry."""
         depth = self._depth
         head = Signal(range(depth))
         tail = Signal(range(depth))
@@ -87,4 +102,4 @@ class LinkBuffer(wiring.Component):
             m.d.sync += tail.eq(Mux(tail == depth - 1, 0, tail + 1))
         with m.If(read):
             m.d.sync += head.eq(Mux(head == depth - 1, 0, head + 1))
-        return head, tail, write
+        return Ring(head, tail, write, read, count_next == 0)
