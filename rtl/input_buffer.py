@@ -31,9 +31,9 @@ class InputBuffer(LinkBuffer):
     At depth 1 the head's stored ``want`` bits are cleared as its copies leave, so a request
     is a flip-flop as it is. From depth :data:`HEAD_DONE_FROM` on the stored bits stay as
     written until the head leaves, and a register ``done`` records the head's copies sent
-    (``r.want`` is ``want & ~done``): an entry's bits then only load (at the tail) or clear
-    (at the head), which the flip-flops' enable and reset do without a LUT, where clearing
-    bits one by one took two LUTs a bit and entry.
+    (``r.want`` is ``want & ~done``), all ones while the buffer is empty. An entry's bits
+    then only load (at the tail), with the flip-flops' enable and no LUT, where bits both
+    written and cleared one by one took two LUTs a bit and entry.
 
     Parameters
     ----------
@@ -82,7 +82,7 @@ class InputBuffer(LinkBuffer):
                 m.d.sync += done.eq(ring.empty_next.replicate(copies))
             with m.Else():
                 m.d.sync += done.eq(done | self.sent)
-        with m.If(ring.write):  # into an entry not in use (a write wins over its clearing)
+        with m.If(ring.write):  # into an entry not in use (at depth 1, wins over its clearing)
             m.d.sync += [
                 messages[tail].eq(self.w.payload.message),
                 wants[tail].eq(self.w.payload.want),

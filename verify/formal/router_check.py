@@ -455,7 +455,7 @@ class RouterCheck(Elaboratable):
                     left = Mux(at_head, stored & ~done, Mux(used, stored, 0))
                     m.d.comb += [
                         Assert(~used | (stored == rule),
-                               f"buffer of {name}: an entry's wants changed while it waits"),
+                               f"buffer of {name}: an entry's stored wants are not its message's"),
                         Assert(used | ~at_head | (done == self._spread(
                             Const((1 << len(outputs)) - 1, len(outputs)), outputs)),
                                f"buffer of {name}: empty, but its head's copies are not done"),
