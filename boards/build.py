@@ -579,13 +579,14 @@ def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_
     3. the wormhole router of node 0 of each of ``router_sizes`` for each flit width and
        virtual channel count (one is three to eight packet routers: 3,635 LUTs at F = 16,
        V = 1);
-    4. the wormhole fabric of each of ``router_sizes`` (if ``wormhole_fabric``) at each flit
-       width and virtual channel count, as the routers (one that cannot fit the device costs
-       a Yosys run only: :func:`synth` checks Yosys's cell count first);
-    5. for each of ``link_stages`` but 0, the router of node 0 and the fabric of each of
+    4. for each of ``link_stages`` but 0, the router of node 0 and the fabric of each of
        ``router_sizes`` at each depth with that many link stages;
-    6. the other packet fabrics, by size, then depth (the 64-node fabric last: it may not
-       finish placing).
+    5. the other packet fabrics, by size, then depth (the 64-node fabric last of them: it
+       may not finish placing);
+    6. the wormhole fabric of each of ``router_sizes`` (if ``wormhole_fabric``) at each flit
+       width and virtual channel count, as the routers: last, because each costs 10 to 40
+       minutes and most do not fit the 85F (one that cannot fit costs a Yosys run only:
+       :func:`synth` checks Yosys's cell count first).
     """
     from ..params import wormhole_parameters
     routers, wormhole_routers, wormhole_fabrics = [], [], []
@@ -609,7 +610,7 @@ def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_
     staged = [{"n": n, "depth": depth, "router": router, "link_stages": stages}
               for stages in link_stages if stages for n in router_sizes
               for router in (0, None) for depth in depths]
-    return routers + first + wormhole_routers + wormhole_fabrics + staged + rest
+    return routers + first + wormhole_routers + staged + rest + wormhole_fabrics
 
 
 #: The smallest fabric that :func:`table` places with the electrostatic placer when no placer

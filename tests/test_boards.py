@@ -401,11 +401,11 @@ def test_synth_table_builds_cheap_rows_first_and_says_why_a_row_cannot_be_built(
         (4, 1, None, None, None, False), (26, 1, None, None, None, False),
         (26, 1, 0, 5, 1, False), (26, 1, 0, 5, 3, False),
         (26, 1, 0, 16, 1, True), (26, 1, 0, 16, 3, True),
-        # the wormhole fabrics, as the routers (the 5-bit one says why it is not built)
-        (26, 1, None, 5, 1, False), (26, 1, None, 5, 3, False),
-        (26, 1, None, 16, 1, True), (26, 1, None, 16, 3, True),
         (4, 2, None, None, None, False), (26, 2, None, None, None, False),
         (32, 1, None, None, None, False), (32, 2, None, None, None, False),
+        # last, the wormhole fabrics, as the routers (the 5-bit one says why it is not built)
+        (26, 1, None, 5, 1, False), (26, 1, None, 5, 3, False),
+        (26, 1, None, 16, 1, True), (26, 1, None, 16, 3, True),
     ]
     # A 5-bit flit cannot hold the 6-bit routing fields of a 26-node fabric: the row says so.
     assert jobs[4]["error"] == ("Flit width must be an integer from 6 (the head flit's "
@@ -413,17 +413,17 @@ def test_synth_table_builds_cheap_rows_first_and_says_why_a_row_cannot_be_built(
                                 "message: header 11 + payload 32 bits) for 26 nodes, not 5")
     # An 8-bit flit holds them (src runs on into the second flit): the table's rows are built.
     assert not any("error" in job for job in build.table_jobs([], router_sizes=(26,)))
-    assert jobs[8]["error"] == jobs[4]["error"]
+    assert jobs[12]["error"] == jobs[4]["error"]
     assert jobs[6]["wormhole"].flit_width == 16 and jobs[7]["wormhole"].vcs == 3
-    assert jobs[10]["wormhole"] == jobs[6]["wormhole"]
+    assert jobs[14]["wormhole"] == jobs[6]["wormhole"]
     # With link stages, the router of node 0 and the fabric come again, staged, after the
-    # wormhole rows and before the large packet fabrics.
+    # wormhole routers and before the large packet fabrics.
     staged = build.table_jobs([4, 26, 32], depths=(1, 2), router_sizes=(26,),
                               flit_widths=(16,), vcs=(1,), link_stages=(0, 1))
     assert [(job["n"], job["depth"], job["router"], job.get("link_stages"))
-            for job in staged[6:10]] == [(26, 1, 0, 1), (26, 2, 0, 1),
+            for job in staged[5:9]] == [(26, 1, 0, 1), (26, 2, 0, 1),
                                          (26, 1, None, 1), (26, 2, None, 1)]
-    assert not any(job.get("link_stages") for job in staged[:6] + staged[10:])
+    assert not any(job.get("link_stages") for job in staged[:5] + staged[9:])
 
 
 def _fake_builds(monkeypatch, fmax=100.0, stop=(), fail=None):
