@@ -260,7 +260,7 @@ def _build_lock(build_dir):
         yield  # the lock goes with the file's closing
 
 
-def _build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="", placer=None,
+def _build(family, top, name, build_dir, platform, synth_opts="", placer=None,
            pnr_minutes=None):
     """Build ``top`` on ``platform`` in ``build_dir`` with Amaranth's build script, holding
     its lock (:class:`BuildBusy` if another build holds it); return figures.
@@ -269,16 +269,19 @@ def _build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="", p
     then, if Yosys's cells can fit the device, with only nextpnr and the packer real. So a
     design that cannot fit costs no place-and-route run, and the two times are apart. With
     ``pnr_minutes``, nextpnr is stopped after that long and the figures say so (``stopped``,
-    Yosys's counts kept).
+    Yosys's counts kept). When ``top`` is a :class:`~ihcube.boards.shell.SynthShell`, the
+    flip-flops are the component's: the shell's, counted in Yosys's netlist
+    (:meth:`~ihcube.boards.shell.SynthShell.ffs_in_netlist`, figure ``shell_ffs``), are left
+    out.
     """
     with _build_lock(build_dir):
-        return _build_locked(family, top, name, pathlib.Path(build_dir), platform, shell_ffs,
+        return _build_locked(family, top, name, pathlib.Path(build_dir), platform,
                              synth_opts, placer, pnr_minutes)
 
 
-def _build_locked(family, top, name, build_dir, platform, shell_ffs, synth_opts, placer,
-                  pnr_minutes):
+def _build_locked(family, top, name, build_dir, platform, synth_opts, placer, pnr_minutes):
     """:func:`_build`'s work, its folder's lock held."""
+    from .shell import SynthShell
     _tools_env()
     cells = _CELLS[family]
     if build_dir.exists():
@@ -301,6 +304,10 @@ def _build_locked(family, top, name, build_dir, platform, shell_ffs, synth_opts,
     rpt = build_dir / f"{name}.rpt"
     if error is None and not rpt.exists():
         error = "Yosys wrote no report"
+    shell_ffs = 0
+    if error is None and isinstance(top, SynthShell):
+        shell_ffs = top.ffs_in_netlist(build_dir / f"{name}.json")
+        figures["shell_ffs_declared"] = top.shell_ffs
     figures["shell_ffs"] = shell_ffs
     if error is None:
         # A report of a failed run is partial (or an earlier run's): no figures from it.
@@ -458,7 +465,7 @@ def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root
                        flit_width=wormhole.flit_width, vcs=wormhole.vcs,
                        vc_depth=wormhole.vc_depth, depth=None, ports=1)
     figures.update(_build(family, shell, name, pathlib.Path(build_root) / tag,
-                          platform, shell_ffs=shell.shell_ffs, synth_opts=synth_opts,
+                          platform, synth_opts=synth_opts,
                           placer=placer, pnr_minutes=pnr_minutes))
     nodes = range(n) if router is None else [router]
     router_ports = sum(len(topology.links(n, node)) + (ports if wormhole is None else 1)

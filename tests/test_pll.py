@@ -114,7 +114,7 @@ def test_board_top_runs_on_the_pll(board, mhz, primitive, constraint):
 def test_bitstream_name_and_figures_carry_the_clock(monkeypatch, tmp_path):
     built = []
 
-    def fake_build(family, top, name, build_dir, platform, shell_ffs=0, synth_opts="",
+    def fake_build(family, top, name, build_dir, platform, synth_opts="",
                    placer=None):
         built.append((name, top.pll))
         return {"fits": False}
