@@ -18,7 +18,7 @@ class Ring(NamedTuple):
     tail: Value
     write: Value
     read: Value
-    empty_next: Value
+    count: Value
 
 
 class LinkBuffer(wiring.Component):
@@ -75,8 +75,8 @@ class LinkBuffer(wiring.Component):
     def _elaborate_ring(self, m):
         """The ring of ``depth`` entries: its ``count``, ``room`` and the ports' handshakes.
         Return a :class:`Ring`: its ``head`` and ``tail``, whether ``w`` writes in this cycle
-        (into the entry at ``tail``), whether ``r`` reads (the entry at ``head``) and
-        whether the ring is empty in the next cycle; the caller keeps the entries.
+        (into the entry at ``tail``), whether ``r`` reads (the entry at ``head``) and the
+        ``count`` of entries in use in this cycle; the caller keeps the entries.
         ``w.ready`` is low while the ring is full, so a write and a read never meet in one
         entry."""
         depth = self._depth
@@ -102,4 +102,4 @@ class LinkBuffer(wiring.Component):
             m.d.sync += tail.eq(Mux(tail == depth - 1, 0, tail + 1))
         with m.If(read):
             m.d.sync += head.eq(Mux(head == depth - 1, 0, head + 1))
-        return Ring(head, tail, write, read, count_next == 0)
+        return Ring(head, tail, write, read, count)

@@ -12,8 +12,8 @@ It mirrors, register for register:
 - each input buffer (:class:`~ihcube.rtl.LinkBuffer`): a ring of ``depth`` messages with
   ``head``, ``tail``, ``count``; its ``room`` register (low in the first cycle after reset,
   then ``count != depth``); its head is valid when ``count != 0``;
-- each input's ``done`` mask of the copies its head has sent (kept as the copies still to
-  send, ``want & ~done``);
+- what each input's head still wants to send (the :class:`~ihcube.rtl.InputBuffer`'s head
+  ``want`` at depth 1, its ``head_want`` from depth 2);
 - each output's :class:`~ihcube.rtl.RoundRobinArbiter` (``last``, ``locked``, ``held``);
 - each node's ``refused`` flag and saturating ``refused_count``;
 - with ``link_stages=1``, each link output's relay (a :class:`~ihcube.rtl.LinkBuffer` of

@@ -32,9 +32,9 @@ word and a payload word each. The fields:
 - ``LAST``, ``HELD`` (int16): the row's output's arbiter (RoundRobinArbiter): ``last`` (a
   slot; the PE after reset) and the input it is locked on (-1 when not locked). They sit
   with the far buffer's count, which the same visit reads.
-- ``PENDING`` (int32): the copies the head still has to send, the Router's
-  ``want & ~done``. It is set when a message becomes the head and loses a bit with each
-  copy sent, so the RTL's ``done`` is ``want & ~PENDING``.
+- ``PENDING`` (int32): the copies the head still has to send, the InputBuffer's ``r.want``
+  (its head's stored ``want`` at depth 1, ``head_want`` from depth 2). It is set when a
+  message becomes the head and loses a bit with each copy sent.
 
 Per node, ``S + 1`` int32 words of ``requests``: first the mask of its outputs with a
 request (``requested``), then for each slot, as an output, the mask of the inputs whose valid

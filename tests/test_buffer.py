@@ -129,6 +129,6 @@ def test_an_input_buffer_clears_what_its_head_has_sent(depth):
 
 @pytest.mark.parametrize("depth", [1, 2, 3])
 def test_an_input_buffer_that_forgets_what_was_sent_is_caught(depth):
-    # From depth 2 the buffer keeps what was sent in `done`, not in the entries: both forms.
+    # From depth 2 what the head still wants is a register of its own: both forms.
     _, _, seen = run_input_buffer(ForgetfulInputBuffer, depth, seed=depth)
     assert any(offered != expected for _, offered, expected in seen)

@@ -55,7 +55,7 @@ from amaranth.hdl import (Cat, ClockDomain, ClockSignal, Const, Elaboratable, Fr
 
 from ... import topology
 from ...rtl import Kind, Router
-from ...rtl.input_buffer import HEAD_DONE_FROM
+from ...rtl.input_buffer import HEAD_WANT_FROM
 from ...rtl.message import message_layout
 from .arbiter_invariants import check_arbiter
 from .environment import hold_constant, popcount
@@ -424,7 +424,7 @@ class RouterCheck(Elaboratable):
         flags, of every buffer entry.
         """
         depth, local = self.depth, self._local
-        keeps_done = depth >= HEAD_DONE_FROM
+        keeps_head = depth >= HEAD_WANT_FROM
         pending = self._unsent(tagged)
         # A message with no copy to send (a broadcast in a one-node fabric) still passes through
         # its buffer for a cycle.
@@ -439,7 +439,8 @@ class RouterCheck(Elaboratable):
             outputs = self.router.outputs_of(j)
             name = self._input_name(j)
             count, head = self._check_ring(m, buffer, f"buffer of {name}", started)
-            done = self._spread(buffer.signal("done"), outputs) if keeps_done else None
+            head_want = self._spread(buffer.signal("head_want"), outputs) if keeps_head \
+                else None
             for i in range(depth):
                 entry = self._message(buffer.signal(f"entry{i}"))
                 offset = Mux(i >= head, i - head, i + depth - head)
@@ -448,18 +449,14 @@ class RouterCheck(Elaboratable):
                 rule = self._spread(self.router.elaborate_wants(
                     m, j, entry, self.node, name=f"wants_{j}_{i}"), outputs)
                 stored = self._spread(buffer.signal(f"want{i}"), outputs)
-                if keeps_done:
-                    # The stored bits stay as written; the head's copies sent are in `done`,
-                    # all ones while the buffer is empty; an entry not in use and not the
-                    # head is never read.
-                    left = Mux(at_head, stored & ~done, Mux(used, stored, 0))
-                    m.d.comb += [
-                        Assert(~used | (stored == rule),
-                               f"buffer of {name}: an entry's stored wants are not its message's"),
-                        Assert(used | ~at_head | (done == self._spread(
-                            Const((1 << len(outputs)) - 1, len(outputs)), outputs)),
-                               f"buffer of {name}: empty, but its head's copies are not done"),
-                    ]
+                if keeps_head:
+                    # The stored bits stay as written; what the head still wants is in
+                    # `head_want` (zero while the buffer is empty, by the first assertion
+                    # below); an entry not in use and not the head is never read.
+                    left = Mux(at_head, head_want, Mux(used, stored, 0))
+                    m.d.comb += Assert(~used | (stored == rule),
+                                       f"buffer of {name}: an entry's stored wants are not "
+                                       f"its message's")
                 else:
                     left = stored  # still to send
                 m.d.comb += [
