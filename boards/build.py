@@ -27,7 +27,7 @@ __all__ = ["FAMILIES", "BOARDS", "PLACERS", "check_family", "check_board", "chec
            "check_pnr_minutes", "synth", "synth_name", "synth_digest", "design_digest",
            "check_clock", "bitstream", "table", "table_jobs", "markdown_table", "summary",
            "PREVIOUS_DESIGN", "PLACER_OPTIONS", "TABLE_STATIC_FROM", "table_placer",
-           "tools_finished", "BuildBusy"]
+           "tools_finished", "merge_table_rows", "BuildBusy"]
 
 #: Synthesis targets of ``synth``: the device of a board, and the clock the placer aims at.
 FAMILIES = {
@@ -656,7 +656,8 @@ def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1,
     built"). ``previous`` is the git revision whose ``results/`` give the previous design's
     figures (None: no such columns). ``pnr_minutes`` limits each place and route
     (:func:`synth`); a row stopped by it is shown as stopped and built again by the next run,
-    as is a row whose tools could not run or were killed (:func:`tools_finished`).
+    as is a row whose tools could not run or were killed (:func:`tools_finished`). The JSON
+    file keeps the rows of earlier runs that this one did not cover (:func:`merge_table_rows`).
     """
     synth_opts = synth_options(family, synth_opts)
     pnr_minutes = check_pnr_minutes(pnr_minutes)
@@ -699,11 +700,36 @@ def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1,
             print(f"{_label(figures)}: {figures['error']}", flush=True)
         rows.append(figures)
     saturation = _saturation(out)
-    _write(out, f"synth_table_{family}{_options_tag(synth_opts, placer)}.json",
-           [{key: value for key, value in row.items() if key != "wormhole"} for row in rows])
+    name = f"synth_table_{family}{_options_tag(synth_opts, placer)}.json"
+    _write(out, name, merge_table_rows(
+        _read_rows(pathlib.Path(out) / name),
+        [{key: value for key, value in row.items() if key != "wormhole"} for row in rows]))
     print()
     print(markdown_table(rows, saturation, previous))
     return 0
+
+
+def merge_table_rows(old, new):
+    """The rows of a table file after a run of :func:`table`: the file's ``old`` rows, each
+    replaced by the ``new`` row of the same build (``tag``) in its place, then the new builds.
+    A run for a few sizes or depths thus adds to the table of an earlier, larger run instead
+    of replacing it; each row records the ``design_digest`` it was built from."""
+    def key(row):
+        return row.get("tag") or _label(row)  # a row that cannot be built has no tag
+    fresh = {key(row): row for row in new}
+    merged = [fresh.pop(key(row), row) for row in old]
+    return merged + [row for row in new if key(row) in fresh]
+
+
+def _read_rows(path):
+    """The rows of table file ``path``, or none if there is no such file or it is not a
+    table (a list of rows)."""
+    try:
+        rows = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return []
+    return rows if isinstance(rows, list) and all(isinstance(row, dict) for row in rows) \
+        else []
 
 
 def _wormhole_figures(wormhole):

@@ -518,6 +518,38 @@ def test_synth_table_builds_a_row_stopped_by_its_time_limit_again(monkeypatch, t
     assert "not placed in 30 min (stopped)" in capsys.readouterr().out
 
 
+def test_synth_table_file_keeps_the_rows_of_earlier_runs(monkeypatch, tmp_path):
+    """A run for a few sizes adds its rows to the table file of an earlier run, each build's
+    row in its place, instead of replacing the file (a complete table took a day of place and
+    route). A file that is not a table is replaced."""
+    built = _fake_builds(monkeypatch)
+    options = dict(out=tmp_path, depths=(1,), router_sizes=(), previous=None,
+                   wormhole_fabric=False, link_stages=(0,))
+    path = tmp_path / "synth_table_ecp5_nowidelut.json"
+
+    def tags():
+        return [row["tag"] for row in json.loads(path.read_text())]
+
+    build.table("ecp5", [2, 3], **options)
+    assert tags() == ["synth_ecp5_ihcube_n2_w32_nowidelut", "synth_ecp5_ihcube_n3_w32_nowidelut"]
+    build.table("ecp5", [4], **options)
+    assert tags() == ["synth_ecp5_ihcube_n2_w32_nowidelut", "synth_ecp5_ihcube_n3_w32_nowidelut",
+                      "synth_ecp5_ihcube_n4_w32_nowidelut"]
+    # Built again with another outcome: the row changes in its place, the others stay.
+    _fake_builds(monkeypatch, fmax=50.0)
+    build.table("ecp5", [3], redo=True, **options)
+    rows = json.loads(path.read_text())
+    assert [row["fmax_mhz"] for row in rows] == [100.0, 50.0, 100.0]
+    assert built == ["ihcube_n2_w32", "ihcube_n3_w32", "ihcube_n4_w32"]
+    path.write_text("{not a table")
+    build.table("ecp5", [2], only_kept=True, **options)
+    assert tags() == ["synth_ecp5_ihcube_n2_w32_nowidelut"]
+    # A row that cannot be built has no tag: its label is its key.
+    old = [{"nodes": 26, "router_only": 0, "flit_width": 5, "vcs": 1, "error": "too narrow"}]
+    assert build.merge_table_rows(old, [{**old[0], "error": "still"}]) == [
+        {**old[0], "error": "still"}]
+
+
 def test_synth_table_builds_a_row_whose_tool_could_not_run_again(monkeypatch, tmp_path):
     """A build whose place and route could not start (exit status 127: the tool was not
     found) or was killed (137) says nothing about the design: the next table builds it again.
