@@ -28,6 +28,9 @@ at ``n = 2048``.
   by ``(a XOR d) AND exists_mask(a)`` (``exists_mask`` from
   :func:`ihcube.deadlock.link_tables`). The tests check the two against each other and the
   routes against :func:`ihcube.topology.route_step` for every pair.
+- :func:`pattern_loads`: :func:`link_loads` of a pattern from its distance classes, each
+  source's share of a destination worked out as the flow is, without the ``n x n`` table
+  (what :func:`analyze` uses when not exact).
 - :func:`pair_counts`: the number of (source, destination) pairs routed over each link
   direction, integers; the uniform pattern's load is these over ``n - 1``, which
   :func:`scan` uses for every ``n`` up to 4096 without building ``n * n`` tables.
@@ -43,10 +46,11 @@ import numpy as np
 from numba import njit
 
 from .. import deadlock, topology
+from .by_distance import hops
 from .traffic import SPHERE_RADIUS, SPHERE_ZETA, Pattern, check_reading
 
-__all__ = ["Analysis", "analyze", "exact_loads", "link_loads", "pair_counts", "route_selector",
-           "undirected", "scan", "LITERATURE_SIZES"]
+__all__ = ["Analysis", "analyze", "exact_loads", "link_loads", "pattern_loads", "pair_counts",
+           "route_selector", "undirected", "scan", "LITERATURE_SIZES"]
 
 #: Tzeng and Kumar's sizes (SPEC section 6).
 LITERATURE_SIZES = (1024, 1048, 1114, 1818, 2048)
@@ -68,17 +72,39 @@ def route_selector(n, order=topology.MSB_FIRST):
 
 
 @njit(cache=True)
-def _flow(n, dims, exists, select, weight, unit, loads):
-    """Add the flow of every destination's route tree to ``loads`` (``(n, max(D, 1))``).
+def _flow(n, dims, exists, select, weight, share, classes, loads, received):
+    """Add the flow of every destination's route tree to ``loads`` (``(n, max(D, 1))``), and
+    what each destination receives to ``received``.
 
-    ``weight[d, s]`` is what ``s`` sends to ``d`` (transposed, so that a destination's
-    column is contiguous), or, if ``unit``, 1 from every ``s != d`` (``weight`` unused).
+    What ``s`` sends to ``d``: ``weight[d, s]`` if ``weight`` has rows (transposed, so that
+    a destination's column is contiguous); else, if ``share`` has rows, ``share[s, k]`` for
+    the class ``k`` of :class:`~.traffic.Pattern` whose distance range ``classes[k]`` holds
+    ``d``'s distance from ``s`` (no ``n x n`` table); else 1 from every ``s != d``.
     Returns False if a step did not clear a bit of ``a XOR d`` (the order would be wrong).
     """
     flow = np.empty(n, np.float64)
     for d in range(n):
+        total = lost = 0.0  # compensated (Neumaier): n shares of 1 / (n - 1) add up to 1
         for s in range(n):
-            flow[s] = (1.0 if s != d else 0.0) if unit else weight[d, s]
+            if s == d:
+                sent = 0.0
+            elif weight.shape[0]:
+                sent = weight[d, s]
+            elif share.shape[0]:
+                sent = 0.0
+                h = hops(s, d)
+                for k in range(classes.shape[0]):
+                    if classes[k, 0] <= h <= classes[k, 1]:
+                        sent = share[s, k]
+                        break
+            else:
+                sent = 1.0
+            flow[s] = sent
+            added = total + sent
+            lost += (total - added) + sent if abs(total) >= abs(sent) else \
+                (sent - added) + total
+            total = added
+        received[d] += total + lost
         for x in range((1 << dims) - 1, 0, -1):
             a = d ^ x
             if a >= n:
@@ -91,13 +117,20 @@ def _flow(n, dims, exists, select, weight, unit, loads):
     return True
 
 
-def _run_flow(n, order, weight, unit):
+def _run_flow(n, order, weight=None, share=None, classes=None):
+    """:func:`_flow` of ``weight``, or of ``share`` and ``classes``, or of one message from
+    each source to each other node: ``(loads, received)``."""
     exists, select = route_selector(n, order)
     dims = topology.dimensions(n)
     loads = np.zeros((n, max(dims, 1)), np.float64)
-    if not _flow(n, dims, exists, select, weight, unit, loads):  # pragma: no cover
+    received = np.zeros(n, np.float64)
+    none = np.zeros((0, 0), np.float64)
+    if not _flow(n, dims, exists, select, none if weight is None else weight,
+                 none if share is None else share,
+                 np.zeros((0, 2), np.int64) if classes is None else classes,
+                 loads, received):  # pragma: no cover
         raise AssertionError(f"a route step did not clear a bit of a XOR d (n={n}, {order})")
-    return loads
+    return loads, received
 
 
 def link_loads(n, probability, order=topology.MSB_FIRST):
@@ -111,14 +144,24 @@ def link_loads(n, probability, order=topology.MSB_FIRST):
     weight = np.ascontiguousarray(np.asarray(probability, np.float64).T)
     if weight.shape != (n, n):
         raise ValueError(f"Probability table must be {n} by {n}, not {weight.shape}")
-    return _run_flow(n, order, weight, False)
+    return _run_flow(n, order, weight=weight)[0]
+
+
+def pattern_loads(pattern, order=topology.MSB_FIRST):
+    """:func:`link_loads` of a :class:`~ihcube.sim.traffic.Pattern` from its classes, without
+    its ``n x n`` :meth:`~ihcube.sim.traffic.Pattern.matrix`: ``(loads, received)``, the
+    latter what each node receives per cycle per unit rate (a column sum of the matrix).
+    Memory ``O(n * D)``; time ``O(n * 2**D)``, as :func:`link_loads`."""
+    share = pattern.probability / np.maximum(np.diff(pattern.start, axis=1), 1)
+    return _run_flow(pattern.n, order, share=np.ascontiguousarray(share),
+                     classes=np.ascontiguousarray(pattern.classes, np.int64))
 
 
 def pair_counts(n, order=topology.MSB_FIRST):
     """How many (source, destination) pairs are routed over each link direction, int64
     ``(n, max(D, 1))``; the uniform pattern's :func:`link_loads` times ``n - 1``."""
     topology.check_node_count(n)
-    counts = _run_flow(n, order, np.zeros((1, 1)), True)
+    counts, _ = _run_flow(n, order)
     return np.rint(counts).astype(np.int64)  # sums of ones: exact in float64 below 2**53
 
 
@@ -270,11 +313,10 @@ def analyze(n, pattern="uniform", order=topology.MSB_FIRST, reading="literal",
         link_mask = both_q == exact_values["peak_link"]
         ejection = float(exact_values["ejection"])
     else:
-        probability = table.matrix()
-        loads = link_loads(n, probability, order)
+        loads, received = pattern_loads(table, order)
         exact_values = None
         # Rounded: a column sum of float64 shares that is 1 exactly may come out 1 + 1e-15.
-        ejection = round(float(probability.sum(axis=0).max()), 12)
+        ejection = round(float(received.max()), 12)
     both, a, i = undirected(n, loads)
     if not exact:
         # Ties within rounding count as ties (a complete cube's links are all equal).

@@ -146,6 +146,36 @@ def test_float_loads_equal_exact_loads(n, order, name, reading):
                                                          exact.peak_link_count)
 
 
+@pytest.mark.parametrize("n", [2, 100, 300])
+@pytest.mark.parametrize("order", topology.ROUTING_ORDERS)
+@pytest.mark.parametrize("name, reading", [("uniform", "literal"), ("sphere", "literal"),
+                                           ("sphere", "exclusive"), ("decreasing", "literal")])
+def test_loads_from_classes_equal_loads_from_the_table(n, order, name, reading):
+    """:func:`analysis.pattern_loads` (each source's share worked out from the classes, no
+    ``n x n`` table) against :func:`analysis.link_loads` of the pattern's table, and what
+    each node receives against the table's column sums."""
+    pattern = Pattern(n, name, radius=2, reading=reading)
+    table = pattern.matrix()
+    loads, received = analysis.pattern_loads(pattern, order)
+    assert loads == pytest.approx(analysis.link_loads(n, table, order), rel=1e-12, abs=1e-15)
+    assert received == pytest.approx(table.sum(axis=0), rel=1e-12)
+
+
+def test_analysis_builds_no_table(monkeypatch):
+    """Beyond the exact sizes :func:`analysis.analyze` reads no ``n x n`` table (the
+    experiments' sizes go to 65,536 nodes): the same figures with the tables made to fail."""
+    want = analysis.analyze(300, "decreasing", exact=False).summary()
+
+    def no_table(*args, **kwargs):
+        raise AssertionError("an n x n table was built")
+    monkeypatch.setattr(Pattern, "matrix", no_table)
+    monkeypatch.setattr(Pattern, "dests", property(no_table))
+    monkeypatch.setattr(Pattern, "distances", property(no_table))
+    assert analysis.analyze(300, "decreasing", exact=False).summary() == want
+    with pytest.raises(AssertionError, match="table was built"):
+        analysis.analyze(30, "decreasing", exact=True)
+
+
 @pytest.mark.parametrize("n", [1, 2, 3, 6, 26, 70])
 @pytest.mark.parametrize("order", topology.ROUTING_ORDERS)
 def test_route_selector_is_the_route_step(n, order):
