@@ -60,6 +60,7 @@ import numpy as np
 
 from .. import topology
 from ..rtl.message import Kind
+from .by_distance import class_size
 from .model import Model, threads_for
 from .schedule import greedy, hops, relays, segment_tree, translated_tree
 
@@ -147,12 +148,11 @@ def relay_bound(n, depth=2, ports=1):
     D, degree, _, _, _ = _structure(n)
     best = 0
     for x in range(n):
-        far = np.bincount(topology.distances(n, x), minlength=D + 1)[::-1].cumsum()[::-1]
         reached = len({topology.eject_port(n, ports, l) for l in topology.links(n, x)})
         for k in range(1, D + 1):
-            if far[k]:
-                w = max(math.ceil(far[k] / reached),
-                        gap * (math.ceil(far[k] / degree[x]) - 1) + 1)
+            far = int(class_size(n, x, k, D))  # counted, not listed: O(n D**2) in all
+            if far:
+                w = max(math.ceil(far / reached), gap * (math.ceil(far / degree[x]) - 1) + 1)
                 best = max(best, w + 3 * k - 3)
     return best
 

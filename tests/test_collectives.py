@@ -285,6 +285,24 @@ def _relay_bound_by_hand(d):
                for k in range(1, d + 1))
 
 
+@pytest.mark.parametrize("n, depth, ports", [(5, 2, 1), (13, 1, 4), (26, 2, 5), (100, 2, 3),
+                                            (263, 1, 9)])
+def test_relay_bound_on_incomplete_cubes(n, depth, ports):
+    """relay_bound counts the nodes k or more hops away without listing them: against the
+    bound worked out from every node's list of distances."""
+    gap = 2 if depth == 1 else 1
+    want = 0
+    for x in range(n):
+        hops = topology.distances(n, x)
+        links = topology.links(n, x)
+        reached = len({topology.eject_port(n, ports, link) for link in links})
+        for k in range(1, max(hops) + 1):
+            far = sum(1 for h in hops if h >= k)
+            w = max(math.ceil(far / reached), gap * (math.ceil(far / len(links)) - 1) + 1)
+            want = max(want, w + 3 * k - 3)
+    assert collectives.relay_bound(n, depth, ports) == want
+
+
 def test_relay_bound():
     """d = 4: the 11 messages from 2 or more hops come from cycle 5 on, 4 a cycle: C >= 6; the
     5 from 3 or 4 hops from cycle 8: C >= 8; the antipode's from cycle 11: C >= 10. n = 3 (the
