@@ -176,7 +176,6 @@ class Model:
         self._threads = check_at_most(threads, n, "Thread count")
         self._tables = self._build_tables()
         self._links = int(sum(bin(int(mask)).count("1") for mask in self._tables[0]))
-        self._relayed_cache = {}
         self.reset()
 
     n             = property(lambda self: self._n)
@@ -399,24 +398,16 @@ class Model:
         these records, as the RTL does (the kernel carries a message's header unchanged):
         a delivered message's ``dest`` is its node and its ``travel`` 0, and a broadcast
         copy's ``dest`` on a link is :func:`ihcube.topology.relayed_dest` (a unicast's
-        known ``dest`` bits already are what the router drives)."""
+        known ``dest`` bits already are what the router drives), worked out in compiled code
+        from the model's tables (``model_kernel.relayed_dests``: a loop in Python over the
+        copies took most of a broadcast stress run's time)."""
         delivered["dest"] = delivered["node"]
         delivered["travel"] = 0
-        for k in np.flatnonzero(hopped["kind"] == Kind.BROADCAST.value):
-            hop = hopped[k]
-            keep, known = self._relayed(int(hop["src"]), int(hop["node"]), int(hop["dim"]))
-            hopped["dest"][k] = int(hop["dest"]) & keep | known
-
-    def _relayed(self, src, node, dim):
-        """``(keep, known)``: a broadcast copy from ``src`` sent by ``node`` on link ``dim``
-        has ``dest & keep | known`` (:func:`ihcube.topology.relayed_dest`), cached."""
-        key = (src, node, dim)
-        if key not in self._relayed_cache:
-            known = topology.relayed_dest(self._n, src, node, dim, 0, self._order)
-            ones = topology.relayed_dest(self._n, src, node, dim, (1 << self._A) - 1,
-                                         self._order)
-            self._relayed_cache[key] = (ones & ~known, known)
-        return self._relayed_cache[key]
+        copies = np.flatnonzero(hopped["kind"] == Kind.BROADCAST.value)
+        if len(copies):
+            hop = hopped[copies]
+            hopped["dest"][copies] = model_kernel.relayed_dests(
+                self._tables, self._D, hop["src"], hop["node"], hop["dim"], hop["dest"])
 
     def run(self, cycles, requests=(), eject_ready=None, record_hops=False):
         """Simulate ``cycles`` cycles with each PE offering a queue of requests.

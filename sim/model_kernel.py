@@ -156,7 +156,7 @@ __all__ = ["COUNT", "HEAD", "TAIL", "POPPED", "PENDING", "LAST", "HELD", "ENTRIE
            "record_words", "cycle", "enqueue", "run_queues", "splitmix", "unit", "draw_dest",
            "run_uniform", "uniform_stream",
            "uniform_draw", "uniform_threshold", "uniform_dest", "lowest_bit", "LINE", "SPINS",
-           "meet", "settle", "queue_worker"]
+           "meet", "settle", "queue_worker", "relayed_dests"]
 
 #: A row's fields: int16 words of its record, and an int32 word, then int64 words.
 COUNT, HEAD, TAIL, POPPED = range(4)
@@ -815,6 +815,35 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
         counts[_at(me * LINE)] = n_pushes - lo * max(D, 1)
         counts[_at(me * LINE + 1)] = n_pops - lo * S
     return n_deliveries - d0, n_hops - h0
+
+
+@njit(cache=True)
+def relayed_dests(tables, D, src, node, dim, dest):
+    """The ``dest`` fields that broadcast copies carry as the RTL drives them
+    (:func:`ihcube.topology.relayed_dest`): copy ``k`` from ``src[k]``, sent by ``node[k]``
+    on link ``dim[k]``, whose origin gave ``dest[k]``. Every router on the unicast path from
+    the origin, and ``node[k]`` itself, drives the bits of an outgoing link's ``dest`` that
+    the route selector has already decided (those the link's travel mask clears) with the
+    far end's address. The path and masks come from the model's ``tables`` (``cycle``):
+    ``O(D)`` steps a copy."""
+    exists, route, link_set, travel_masks = tables
+    masks = max(D, 1)
+    full = (1 << D) - 1
+    out = np.empty(len(src), np.int64)
+    for k in range(len(src)):
+        here = src[k]
+        got = dest[k]
+        while True:  # each hop of the path to node[k], then node[k]'s own link dim[k]
+            last = here == node[k]
+            step = dim[k] if last else np.int64(route[(here ^ node[k]) & exists[here]])
+            there = here ^ (1 << step)
+            known = full & ~travel_masks[link_set[here] * masks + step]
+            got = got & ~known | there & known
+            if last:
+                break
+            here = there
+        out[k] = got
+    return out
 
 
 @njit(cache=True, nogil=True)

@@ -284,8 +284,10 @@ class BroadcastDestAsGiven(Model):
     """Negative control: a broadcast copy's ``dest`` on a link is what its origin's PE gave,
     not what the routers drive (:func:`ihcube.topology.relayed_dest`)."""
 
-    def _relayed(self, src, node, dim):
-        return (1 << self._A) - 1, 0
+    def _as_driven(self, delivered, hopped):
+        given = hopped["dest"].copy()
+        super()._as_driven(delivered, hopped)
+        hopped["dest"] = given
 
 
 class DeliveredHeaderAsCarried(Model):
@@ -307,6 +309,24 @@ def test_lockstep_catches_a_broken_model(variant, at_cycle):
     assert difference is not None
     if at_cycle is not None:
         assert difference.startswith(f"cycle {at_cycle}, ")
+
+
+@pytest.mark.parametrize("n", [2, 3, 6, 13, 26, 64])
+@pytest.mark.parametrize("order", topology.ROUTING_ORDERS)
+def test_relayed_dests_are_what_the_routers_drive(n, order):
+    """The compiled ``dest`` of broadcast copies (``model_kernel.relayed_dests``, from the
+    model's tables) against :func:`ihcube.topology.relayed_dest` (the path step by step),
+    for every origin, sender and link, with random given ``dest`` bits."""
+    model = Model(n, order=order)
+    D = topology.dimensions(n)
+    copies = np.array([(src, a, link) for src in range(n) for a in range(n)
+                       for link in topology.links(n, a)], np.int64).reshape(-1, 3)
+    given = np.random.default_rng(n).integers(0, 1 << max(D, 1), len(copies))
+    got = model_kernel.relayed_dests(model._tables, D, copies[:, 0], copies[:, 1],
+                                     copies[:, 2], given)
+    assert got.tolist() == [topology.relayed_dest(n, int(src), int(a), int(link), int(dest),
+                                                  order)
+                            for (src, a, link), dest in zip(copies, given)]
 
 
 #: Lockstep configurations with several PE ports (docs/ports.md): (n, depth, order, width,
