@@ -152,8 +152,7 @@ def pattern_loads(pattern, order=topology.MSB_FIRST):
     its ``n x n`` :meth:`~ihcube.sim.traffic.Pattern.matrix`: ``(loads, received)``, the
     latter what each node receives per cycle per unit rate (a column sum of the matrix).
     Memory ``O(n * D)``; time ``O(n * 2**D)``, as :func:`link_loads`."""
-    share = pattern.probability / np.maximum(np.diff(pattern.start, axis=1), 1)
-    return _run_flow(pattern.n, order, share=np.ascontiguousarray(share),
+    return _run_flow(pattern.n, order, share=np.ascontiguousarray(pattern.share),
                      classes=np.ascontiguousarray(pattern.classes, np.int64))
 
 

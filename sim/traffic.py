@@ -133,6 +133,8 @@ class Pattern:
         Running sums of the class probabilities; 2.0 from the last nonempty class on.
     probability : ndarray of float64, shape ``(n, K)``
         Each class's probability (0 for an empty class).
+    share : ndarray of float64, shape ``(n, K)``
+        What a source sends to each node of a class: its probability over its size.
     exact : ndarray of Fraction, shape ``(n, K)``
         The same probabilities exactly; :attr:`probability` is them rounded.
     dests : ndarray of int32, shape ``(n, n - 1)``
@@ -220,6 +222,14 @@ class Pattern:
         return RandomTraffic(self.n, rate, None, self.start, self.cumulative, state,
                              classes=self.classes)
 
+    @property
+    def share(self):
+        """What source ``a`` sends to each node of its class ``k``, float64 ``(n, K)``: the
+        class's probability over its size (0 for an empty class). :meth:`matrix` spreads it
+        over the nodes; :func:`ihcube.sim.analysis.pattern_loads` reads it without the
+        table."""
+        return self.probability / np.maximum(np.diff(self.start, axis=1), 1)
+
     def matrix(self, exact=False):
         """The probability that source ``a`` sends to ``d``, as an ``(n, n)`` array ``[a, d]``.
 
@@ -237,7 +247,7 @@ class Pattern:
             out = np.zeros((n, n), dtype=object)
             out[:] = Fraction(0)
         else:
-            share = self.probability / np.maximum(sizes, 1)
+            share = self.share
             out = np.zeros((n, n), np.float64)
         out[source, self.dests] = share[source, of]
         return out
