@@ -3,8 +3,11 @@ switch (spike)"): an ad hoc benchmark, not reachable from ``ihcube`` or the Make
 the fast model does not implement the option.
 
 ``.venv/bin/python -m ihcube.bench.switch_stages --nodes 26 [--router 0] [--placer static]
-[--link-stages 1]`` builds what ``ihcube synth`` builds with the same options, every router
-with a registered grant, in ``build/switch_stages/`` and writes its figures to
+[--link-stages 1] [--eject-stages 1]`` builds what ``ihcube synth`` builds with the same
+options, every router with a registered grant (and with ``--eject-stages 1`` a relay on each
+eject port: ``docs/fpga.md``, "Every output staged"), in ``build/switch_stages/`` (with eject
+stages ``build/switch_stages/eject_stages/`` unless ``--variant`` names another) and writes its
+figures to
 ``build/results/switch_stages/`` (never ``results/``: the names are ``ihcube synth``'s, so
 that the figures of the design without the option are not overwritten). It prints the same
 one line as ``ihcube synth``.
@@ -20,20 +23,23 @@ __all__ = ["switch_staged", "main"]
 
 
 @contextlib.contextmanager
-def switch_staged():
+def switch_staged(eject_stages=0):
     """While open, :mod:`ihcube.rtl`'s ``Router`` and ``Fabric`` build with
-    ``switch_stages=1`` unless told otherwise (what :func:`ihcube.boards.build.synth` looks
-    up when it builds)."""
+    ``switch_stages=1`` (and ``eject_stages``) unless told otherwise (what
+    :func:`ihcube.boards.build.synth` looks up when it builds)."""
     router, fabric = rtl.Router, rtl.Fabric
+    ejects = eject_stages
 
     class StagedRouter(router):
-        def __init__(self, *args, switch_stages=1, **kwargs):
-            super().__init__(*args, switch_stages=switch_stages, **kwargs)
+        def __init__(self, *args, switch_stages=1, eject_stages=ejects, **kwargs):
+            super().__init__(*args, switch_stages=switch_stages, eject_stages=eject_stages,
+                             **kwargs)
 
     class StagedFabric(fabric):
-        def __init__(self, *args, switch_stages=1, **kwargs):
+        def __init__(self, *args, switch_stages=1, eject_stages=ejects, **kwargs):
             kwargs.setdefault("router", StagedRouter)
-            super().__init__(*args, switch_stages=switch_stages, **kwargs)
+            super().__init__(*args, switch_stages=switch_stages, eject_stages=eject_stages,
+                             **kwargs)
 
     rtl.Router, rtl.Fabric = StagedRouter, StagedFabric
     try:
@@ -43,7 +49,7 @@ def switch_staged():
 
 
 def backlogged_throughput(n, switch_stages, link_stages=0, depth=1, cycles=600, warmup=150,
-                          seed=1):
+                          seed=1, eject_stages=0):
     """Deliveries per node per cycle of the RTL ``n``-node fabric with every PE backlogged
     with uniform random unicasts (to any node but itself), counted from cycle ``warmup`` to
     ``cycles``: the RTL's saturation throughput, since the fast model does not implement
@@ -51,7 +57,8 @@ def backlogged_throughput(n, switch_stages, link_stages=0, depth=1, cycles=600, 
     import random
 
     from ..verify.harness import FabricHarness, Request
-    fabric = rtl.Fabric(n, depth=depth, link_stages=link_stages, switch_stages=switch_stages)
+    fabric = rtl.Fabric(n, depth=depth, link_stages=link_stages, switch_stages=switch_stages,
+                        eject_stages=eject_stages)
     harness = FabricHarness(fabric)
     rng = random.Random(seed)
     for node in range(n):
@@ -70,6 +77,7 @@ def main(argv=None):
     parser.add_argument("--router", type=int, default=None)
     parser.add_argument("--placer", default=None, choices=("heap", "static", "sa"))
     parser.add_argument("--link-stages", type=int, default=0, choices=(0, 1))
+    parser.add_argument("--eject-stages", type=int, default=0, choices=(0, 1))
     parser.add_argument("--depth", type=int, default=1, choices=(1, 2, 3))
     parser.add_argument("--variant", default=None, metavar="NAME",
                         help="build in build/switch_stages/NAME and write to "
@@ -77,25 +85,28 @@ def main(argv=None):
                              "another version of the design apart)")
     parser.add_argument("--throughput", action="store_true",
                         help="instead of a build: the RTL's backlogged throughput with and "
-                             "without the stage (--nodes, --link-stages)")
+                             "without the stage (--nodes, --link-stages, --eject-stages)")
     args = parser.parse_args(argv)
     if args.throughput:
         for stages in (0, 1):
             rate, counted = backlogged_throughput(args.nodes, stages, args.link_stages,
-                                                  args.depth)
+                                                  args.depth, eject_stages=args.eject_stages)
             print(f"n = {args.nodes}, depth = {args.depth}, link_stages = {args.link_stages}, "
-                  f"switch_stages = "
+                  f"eject_stages = {args.eject_stages}, switch_stages = "
                   f"{stages}: {rate:.3f} deliveries per node per cycle ({counted} counted)")
         return 0
     from ..boards import build
-    with switch_staged():
-        where = "switch_stages" + (f"/{args.variant}" if args.variant else "")
+    variant = args.variant or ("eject_stages" if args.eject_stages else None)
+    with switch_staged(args.eject_stages):
+        where = "switch_stages" + (f"/{variant}" if variant else "")
         figures = build.synth(args.nodes, "ecp5", depth=args.depth,
                               out=f"build/results/{where}",
                               build_root=f"build/{where}", router=args.router,
                               placer=args.placer, link_stages=args.link_stages)
     figures["switch_stages"] = 1
-    print(build.summary(figures) + " (switch_stages=1)")
+    figures["eject_stages"] = args.eject_stages
+    print(build.summary(figures) + " (switch_stages=1"
+          + (", eject_stages=1)" if args.eject_stages else ")"))
     return 0 if figures["fits"] else 1
 
 

@@ -11,7 +11,8 @@ import operator
 __all__ = ["check_positive_integer", "check_at_most", "check_payload_width", "check_depth",
            "MAX_FABRIC_NODES", "MAX_FABRIC_PAYLOAD_WIDTH", "MAX_FABRIC_DEPTH",
            "check_fabric_payload_width", "check_fabric_depth", "LINK_STAGES",
-           "check_link_stages", "SWITCH_STAGES", "check_switch_stages", "max_ports",
+           "check_link_stages", "SWITCH_STAGES", "check_switch_stages", "EJECT_STAGES",
+           "check_eject_stages", "max_ports",
            "check_ports",
            "PACKET", "WORMHOLE", "SWITCHING_MODES", "check_switching", "check_model_threads",
            "WORMHOLE_DEFAULTS",
@@ -119,6 +120,18 @@ def check_switch_stages(stages):
     """Return ``stages`` if it is one of :data:`SWITCH_STAGES`, else raise
     ``TypeError``/``ValueError``."""
     return _check_stages(stages, SWITCH_STAGES, "Switch stages")
+
+
+#: Relays on a router's eject ports (:class:`ihcube.rtl.Router`'s ``eject_stages``): 0 (the
+#: default) or 1 (a relay between each eject port's crossbar and the PE, a cycle more per
+#: delivery; RTL only, ``docs/fpga.md``, "Every output staged").
+EJECT_STAGES = (0, 1)
+
+
+def check_eject_stages(stages):
+    """Return ``stages`` if it is one of :data:`EJECT_STAGES`, else raise
+    ``TypeError``/``ValueError``."""
+    return _check_stages(stages, EJECT_STAGES, "Eject stages")
 
 
 def max_ports(n):

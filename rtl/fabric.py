@@ -5,8 +5,8 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import deadlock, topology
-from ..params import check_fabric_depth, check_fabric_payload_width, check_link_stages, \
-    check_ports, check_switch_stages
+from ..params import check_eject_stages, check_fabric_depth, check_fabric_payload_width, \
+    check_link_stages, check_ports, check_switch_stages
 from .message import inject_layout, message_layout
 from .router import REFUSED_COUNT_WIDTH, Router, router_signature
 
@@ -104,6 +104,9 @@ class Fabric(wiring.Component):
         0 (the default) or 1: every router's grant registered (:class:`Router`'s
         ``switch_stages``), a cycle more per router. RTL only: the fast model and the
         generated Verilog do not take it.
+    eject_stages : int
+        0 (the default) or 1: a relay on each eject port of every router (:class:`Router`'s
+        ``eject_stages``), a cycle more per delivery. RTL only, as ``switch_stages``.
 
     Members
     -------
@@ -123,7 +126,8 @@ class Fabric(wiring.Component):
     """
 
     def __init__(self, n, payload_width=32, depth=1, order=topology.MSB_FIRST, router=Router,
-                 router_modules=None, routing=None, ports=1, link_stages=0, switch_stages=0):
+                 router_modules=None, routing=None, ports=1, link_stages=0, switch_stages=0,
+                 eject_stages=0):
         n = self._n = topology.check_fabric_node_count(n)
         payload_width = self._payload_width = check_fabric_payload_width(payload_width)
         depth = self._depth = check_fabric_depth(depth)
@@ -131,8 +135,12 @@ class Fabric(wiring.Component):
         ports = self._ports = check_ports(n, ports)
         link_stages = self._link_stages = check_link_stages(link_stages)
         switch_stages = self._switch_stages = check_switch_stages(switch_stages)
+        eject_stages = self._eject_stages = check_eject_stages(eject_stages)
         if switch_stages and router_modules is not None:
             raise ValueError("Switch stages are built from the routers' Amaranth, not taken "
+                             "with router_modules")
+        if eject_stages and router_modules is not None:
+            raise ValueError("Eject stages are built from the routers' Amaranth, not taken "
                              "with router_modules")
         # A cycle of channel dependencies can deadlock the fabric: refuse to build it.
         deadlock.check_deadlock_free(n, order, routing)
@@ -143,6 +151,8 @@ class Fabric(wiring.Component):
                 extra["link_stages"] = link_stages
             if switch_stages:
                 extra["switch_stages"] = switch_stages
+            if eject_stages:
+                extra["eject_stages"] = eject_stages
             self.routers = [router(n, node, payload_width, depth, order, strap=True, **extra)
                             for node in range(n)]
         else:
@@ -157,6 +167,7 @@ class Fabric(wiring.Component):
     ports         = property(lambda self: self._ports)
     link_stages   = property(lambda self: self._link_stages)
     switch_stages = property(lambda self: self._switch_stages)
+    eject_stages  = property(lambda self: self._eject_stages)
 
     def injects(self, node):
         """The injection ports of ``node``, as a list (one with ``ports=1``)."""

@@ -8,8 +8,8 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import topology
-from ..params import check_fabric_depth, check_fabric_payload_width, check_link_stages, \
-    check_ports, check_switch_stages
+from ..params import check_eject_stages, check_fabric_depth, check_fabric_payload_width, \
+    check_link_stages, check_ports, check_switch_stages
 from .arbiter import RoundRobinArbiter
 from .buffer import LinkBuffer
 from .input_buffer import InputBuffer, entry_layout
@@ -154,15 +154,24 @@ class Router(wiring.Component):
         output that has it staged is masked, so it is not granted twice. The stage holds
         what the output presents, so the arbiters are built without their own hold
         (:class:`RoundRobinArbiter`'s ``hold=False``). A message spends
-        two cycles in each router instead of one. With 0 the Verilog is the same as before
-        the parameter existed.
+        two cycles in each router instead of one. A refused injection is counted a cycle
+        after it is taken (``refused`` and ``refused_count`` follow a cycle later): the
+        count's enable from the injected ``dest`` was the staged fabric's longest path. With
+        0 the Verilog is the same as before the parameter existed.
+    eject_stages : int
+        0 (the default) or 1 (:func:`ihcube.params.check_eject_stages`; RTL only, like
+        ``switch_stages``; ``docs/fpga.md``, "Every output staged"). With 1, each eject port
+        is driven by a relay, as a link is with ``link_stages=1``: the PE's ``ready`` then
+        reaches no arbiter and no buffer in the cycle it is read, at the price of a cycle
+        per delivery. With 0 the Verilog is the same as before the parameter existed.
     """
 
     #: The route selector; negative-control variants in the tests replace it.
     route_select = RouteSelect
     #: The input buffer; negative-control variants in the tests replace it.
     input_buffer = InputBuffer
-    #: The relay of each outgoing link with ``link_stages=1``; the buffer faults of
+    #: The relay of each outgoing link with ``link_stages=1`` (and of each eject port with
+    #: ``eject_stages=1``); the buffer faults of
     #: :mod:`ihcube.verify.faults` replace both, the relay faults the relays alone.
     relay_buffer = LinkBuffer
     #: The output arbiter; negative-control variants in the tests replace it.
@@ -172,7 +181,7 @@ class Router(wiring.Component):
     mask_staged = True
 
     def __init__(self, n, node, payload_width=32, depth=1, order=topology.MSB_FIRST, *,
-                 strap=False, ports=1, link_stages=0, switch_stages=0):
+                 strap=False, ports=1, link_stages=0, switch_stages=0, eject_stages=0):
         n = self._n = topology.check_fabric_node_count(n)
         node = self._node = topology.check_node(n, node)
         payload_width = self._payload_width = check_fabric_payload_width(payload_width)
@@ -183,6 +192,7 @@ class Router(wiring.Component):
         self._ports = check_ports(n, ports)
         self._link_stages = check_link_stages(link_stages)
         self._switch_stages = check_switch_stages(switch_stages)
+        self._eject_stages = check_eject_stages(eject_stages)
 
         super().__init__(router_signature(n, node, payload_width, strap=self._strap,
                                           ports=self._ports))
@@ -196,6 +206,7 @@ class Router(wiring.Component):
     ports         = property(lambda self: self._ports)
     link_stages   = property(lambda self: self._link_stages)
     switch_stages = property(lambda self: self._switch_stages)
+    eject_stages  = property(lambda self: self._eject_stages)
 
     @property
     def injects(self):
@@ -302,8 +313,9 @@ class Router(wiring.Component):
             ]
 
         # Outputs: an arbiter each over the inputs that can use it, and an AND-OR crossbar
-        # on its one-hot grant; with link stages, a link's crossbar writes its relay.
-        outputs = [*self._relays(m, message), *self.ejects]
+        # on its one-hot grant; with link (eject) stages, a link's (eject port's) crossbar
+        # writes its relay.
+        outputs = [*self._relays(m, message), *self._eject_relays(m, message)]
         arbiters = []
         grants = []   # per output: the one-hot grant its crossbar follows
         offers = []   # per output: whether it presents a message
@@ -403,6 +415,19 @@ class Router(wiring.Component):
             writes.append(relay.w)
         return writes
 
+    def _eject_relays(self, m, message):
+        """What each eject port's crossbar drives: the port itself, or with
+        ``eject_stages=1`` the write side of a relay buffer whose read side drives it."""
+        if self._eject_stages == 0:
+            return list(self.ejects)
+        writes = []
+        for p, port in enumerate(self.ejects):
+            name = "eject_relay" if self._ports == 1 else f"eject_relay{p}"
+            relay = m.submodules[name] = self.relay_buffer(message, self._depth)
+            wiring.connect(m, relay.r, wiring.flipped(port))
+            writes.append(relay.w)
+        return writes
+
     def elaborate_wants(self, m, j, msg, address, name=None):
         """What message ``msg``, written into input ``j``'s buffer, will want at the head: a
         bit per output of :meth:`outputs_of` ``(j)``, in the same order. The logic goes into
@@ -451,6 +476,12 @@ class Router(wiring.Component):
                 port.ready.eq(buffer.ready),
             ]
             refusals.append(port.valid & port.ready & nowhere)
+        if self._switch_stages:
+            # Counted a cycle later: a flip-flop between the injected dest and the count.
+            seen = [Signal(name="refusal_seen" if len(refusals) == 1 else f"refusal_seen{p}")
+                    for p in range(len(refusals))]
+            m.d.sync += [late.eq(refusal) for late, refusal in zip(seen, refusals)]
+            refusals = seen
         most = (1 << REFUSED_COUNT_WIDTH) - 1
         if len(refusals) == 1:
             # The increment's carry out says the count is at its top: no comparison needed.

@@ -1,6 +1,8 @@
-"""The pipelined switch (``switch_stages=1``, ``docs/fpga.md``, "Pipelined switch (spike)") in
-the Amaranth simulator: every message delivered once, along its path, in order per (src,
-dest), and what it costs in cycles; and the same checks catching a stage without its mask."""
+"""The pipelined switch (``switch_stages=1``, ``docs/fpga.md``, "Pipelined switch (spike)") and
+the eject ports' relays (``eject_stages=1``, "Every output staged") in the Amaranth simulator:
+every message delivered once, along its path, in order per (src, dest), and what they cost in
+cycles; the refusal counted a cycle later with the stage; and the same checks catching a
+stage without its mask, and eject relays that drop."""
 
 import re
 from collections import defaultdict
@@ -9,8 +11,8 @@ import pytest
 from amaranth.back import verilog
 
 from ihcube.rtl import Fabric, Kind, Router
-from ihcube.verify.faults import UnmaskedStageRouter
-from ihcube.verify.harness import Request
+from ihcube.verify.faults import UnmaskedStageRouter, relay_fault_router
+from ihcube.verify.harness import Request, simulate
 
 from test_fabric import all_pairs, broadcasts, problems_of, random_traffic, run_fabric
 
@@ -140,3 +142,105 @@ def test_switch_stages_are_not_taken_with_written_router_modules():
     with pytest.raises(ValueError, match=r"^Switch stages are built from the routers' "
                                          r"Amaranth, not taken with router_modules$"):
         Fabric(5, switch_stages=1, router_modules={node: "r" for node in range(5)})
+
+
+def test_zero_load_latency_with_every_stage_is_three_per_hop_and_one_more():
+    """Switch, link and eject stages together (the spike that placed 26 nodes at 153.9 MHz):
+    3 hops + 3 cycles; an eject relay alone adds one cycle to a delivery, hops + 2."""
+    staged = latencies(Fabric(26, switch_stages=1, link_stages=1, eject_stages=1))
+    assert [cycles for hops, cycles in staged] == [3 * hops + 3 for hops, _ in staged]
+    relayed = latencies(Fabric(26, eject_stages=1))
+    assert [cycles for hops, cycles in relayed] == [hops + 2 for hops, _ in relayed]
+
+
+@pytest.mark.parametrize("n, depth, switch_stages, link_stages, ports", [
+    (5, 1, 1, 1, 1), (13, 1, 1, 1, 1), (13, 2, 1, 1, 1), (5, 1, 0, 0, 3), (13, 1, 1, 0, 2),
+])
+def test_eject_stages_deliver_everything_once(n, depth, switch_stages, link_stages, ports):
+    """With a relay on every eject port (alone, or with the other stages, deeper buffers and
+    several PE ports) every unicast and broadcast still arrives once."""
+    harness = run_fabric(Fabric(n, depth=depth, switch_stages=switch_stages,
+                                link_stages=link_stages, eject_stages=1, ports=ports),
+                         all_pairs(n) + broadcasts(n))
+    assert problems_of(harness) == []
+    assert len(harness.deliveries) == n * n + n * (n - 1)
+
+
+@pytest.mark.parametrize("n, eject_ready", [(13, 0.3), (26, 0.5)])
+def test_every_stage_under_eject_backpressure(n, eject_ready):
+    """An eject relay holds its message while the PE's ``ready`` is low: nothing lost,
+    duplicated, altered or reordered per (src, dest)."""
+    requests = random_traffic(n, 12 * n, seed=n)
+    harness = run_fabric(Fabric(n, switch_stages=1, link_stages=1, eject_stages=1), requests,
+                         eject_ready=eject_ready, seed=n)
+    assert problems_of(harness) == []
+    assert len(harness.injected) == len(requests)
+    assert out_of_order(harness) == []
+
+
+@pytest.mark.parametrize("fault, complaint", [("drop", r" was delivered 0 times"),
+                                              ("duplicate", r" was delivered 2 times")])
+def test_checks_catch_eject_relays_that_drop_or_duplicate(fault, complaint):
+    """Negative control: relays that drop or repeat every third message, on the eject ports
+    only (no link stages), are caught by the same checks."""
+    router = relay_fault_router(fault)
+    harness = run_fabric(Fabric(5, router=router, eject_stages=1), all_pairs(5),
+                         max_cycles=2_000)
+    assert any(re.search(complaint, problem) for problem in problems_of(harness))
+    clean = run_fabric(Fabric(5, router=router), all_pairs(5))  # no relay, no fault
+    assert problems_of(clean) == []
+
+
+@pytest.mark.parametrize("ports", [1, 2])
+def test_refusal_is_counted_a_cycle_later_with_the_stage(ports):
+    """With the switch staged, ``refused`` and ``refused_count`` rise a cycle after the
+    refused injection was taken; without, in the cycle after. Every port refuses at once
+    (the count adds them)."""
+    def counts(switch_stages):
+        router = Router(5, 2, ports=ports, switch_stages=switch_stages)
+        injects = [router.inject] if ports == 1 else list(router.inject)
+        seen = []
+
+        async def testbench(ctx):
+            for port in injects:
+                ctx.set(port.payload.dest, 6)  # no such node
+                ctx.set(port.valid, 1)
+            while not all(ctx.get(port.ready) for port in injects):
+                await ctx.tick()  # the buffers' room after reset
+            assert (ctx.get(router.refused), ctx.get(router.refused_count)) == (0, 0)
+            await ctx.tick()
+            for port in injects:
+                ctx.set(port.valid, 0)
+            for _ in range(3):
+                seen.append((ctx.get(router.refused), ctx.get(router.refused_count)))
+                await ctx.tick()
+
+        simulate(router, testbench)
+        return seen
+
+    assert counts(0) == [(1, ports)] * 3
+    assert counts(1) == [(0, 0), (1, ports), (1, ports)]
+
+
+def test_eject_stages_0_is_the_router_of_before():
+    """The default and an explicit 0 write the same Verilog; 1 does not."""
+    def text(**options):
+        return verilog.convert(Router(13, 0, **options), name="router")
+    assert text(eject_stages=0) == text()
+    assert text(eject_stages=1) != text()
+
+
+@pytest.mark.parametrize("stages, error", [(2, ValueError), (-1, ValueError),
+                                           (True, TypeError), ("1", TypeError)])
+def test_wrong_eject_stages(stages, error):
+    message = rf"^Eject stages must be 0 or 1, not {stages!r}$"
+    with pytest.raises(error, match=message):
+        Fabric(5, eject_stages=stages)
+    with pytest.raises(error, match=message):
+        Router(5, 0, eject_stages=stages)
+
+
+def test_eject_stages_are_not_taken_with_written_router_modules():
+    with pytest.raises(ValueError, match=r"^Eject stages are built from the routers' "
+                                         r"Amaranth, not taken with router_modules$"):
+        Fabric(5, eject_stages=1, router_modules={node: "r" for node in range(5)})

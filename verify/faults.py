@@ -334,7 +334,8 @@ def stuck_buffer(*, first=1):
 
 def relay_fault_router(fault, **options):
     """A :class:`~ihcube.rtl.Router` whose relays (``link_stages=1``: one on each outgoing
-    link) are faulty and whose input buffers are the real ones: ``faulty_buffer(fault,
+    link; ``eject_stages=1``: one on each eject port) are faulty and whose input buffers are
+    the real ones: ``faulty_buffer(fault,
     **options)`` for ``drop``, ``duplicate`` and ``corrupt``, ``reordering_buffer(**options)``
     for ``reorder``, ``stuck_buffer(**options)`` for ``stuck``. Without link stages it is the
     real router."""
