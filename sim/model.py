@@ -37,8 +37,9 @@ from collections import namedtuple
 import numpy as np
 
 from .. import topology
-from ..params import (check_at_most, check_depth, check_link_stages, check_payload_width,
-                      check_ports, check_positive_integer)
+from ..params import (check_at_most, check_depth, check_eject_stages, check_link_stages,
+                      check_payload_width, check_ports, check_positive_integer,
+                      check_switch_stages)
 from ..rtl.message import Kind
 from . import model_kernel
 from .by_distance import class_sizes
@@ -107,6 +108,14 @@ class Model:
         :class:`~ihcube.rtl.Fabric` with a relay on each outgoing link, a cycle more per
         hop. A hop is recorded when the relay hands the message to the far buffer (where
         the RTL's ``links_out`` handshake is).
+    switch_stages : int
+        0 (the default) or 1 (:func:`ihcube.params.check_switch_stages`): the
+        :class:`~ihcube.rtl.Fabric` whose routers register each output's grant, a cycle more
+        per router, and count a refused injection a cycle later. Not on the command line.
+    eject_stages : int
+        0 (the default) or 1 (:func:`ihcube.params.check_eject_stages`): a relay on each eject
+        port, a cycle more per delivery. A delivery is recorded when the relay hands the
+        message to the PE. Not on the command line.
     threads : int
         Threads that simulate each cycle of :meth:`advance` (and :meth:`run`,
         :meth:`run_arrays`) and :meth:`run_uniform`, each visiting a contiguous chunk of the
@@ -152,7 +161,7 @@ class Model:
     _one_message_loop = 1
 
     def __init__(self, n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1,
-                 link_stages=0, threads=1):
+                 link_stages=0, threads=1, switch_stages=0, eject_stages=0):
         n = self._n = topology.check_node_count(n)
         payload_width = self._payload_width = check_payload_width(payload_width)
         depth = self._depth = check_depth(depth)
@@ -173,6 +182,8 @@ class Model:
             raise ValueError(f"Port count must be at most {MAX_SLOTS - self._D} in the model "
                              f"for {n} nodes, not {ports!r}")
         self._link_stages = check_link_stages(link_stages)
+        self._switch_stages = check_switch_stages(switch_stages)
+        self._eject_stages = check_eject_stages(eject_stages)
         self._threads = check_at_most(threads, n, "Thread count")
         self._tables = self._build_tables()
         self._links = int(sum(bin(int(mask)).count("1") for mask in self._tables[0]))
@@ -184,6 +195,8 @@ class Model:
     order         = property(lambda self: self._order)
     ports         = property(lambda self: self._ports)
     link_stages   = property(lambda self: self._link_stages)
+    switch_stages = property(lambda self: self._switch_stages)
+    eject_stages  = property(lambda self: self._eject_stages)
     threads       = property(lambda self: self._threads)
     cycle         = property(lambda self: self._cycle)
     links         = property(lambda self: self._links)
@@ -199,7 +212,7 @@ class Model:
     @property
     def nbytes(self):
         """Bytes of the tables and state arrays."""
-        arrays = (*self._tables, *self._state) + ((self._relays,) if self._link_stages else ())
+        arrays = (*self._tables, *self._state) + ((self._relays,) if self._staged else ())
         return sum(array.nbytes for array in arrays if array.base is None)
 
     # The rules, from ihcube.topology. Negative-control variants in the tests replace these.
@@ -256,7 +269,11 @@ class Model:
         # The relays (link stages): a record per output like the buffers', of which only the
         # ring (COUNT, HEAD, TAIL) and the entries are used; None without link stages, which
         # selects the kernel's specialisation without them.
-        self._relays = np.zeros(n * S * words, np.int64) if self._link_stages else None
+        self._relays = np.zeros(n * S * words, np.int64) if self._staged else None
+        # Switch stages: each thread's inputs whose copies move (the kernel's scratch), and
+        # each node's refusals to count in the next cycle.
+        self._movers = np.zeros(self._threads * S, np.int64)
+        self._late = np.zeros(n, np.int32)
         self._cycle = 0
         # The PEs' source queues (model_kernel.enqueue) and what offer() numbered so far.
         self._pool = np.empty((0, 5), np.int64)
@@ -292,9 +309,21 @@ class Model:
         return counts[:, :M] if self._D else np.zeros((self._n, M), np.int64)
 
     @property
+    def eject_occupancy(self):
+        """Messages in the eject ports' relays, as an ``(n, P)`` array (zero without eject
+        stages)."""
+        S = self._D + self._ports
+        if not self._eject_stages:
+            return np.zeros((self._n, self._ports), np.int64)
+        counts = (self._relays.view(np.int16)[COUNT::4 * record_words(self._depth)]
+                  .reshape(self._n, S).astype(np.int64))
+        return counts[:, self._D:]
+
+    @property
     def in_flight(self):
         """Messages in the fabric: in the input buffers and the relays."""
-        return int(self.occupancy.sum() + self.relay_occupancy.sum())
+        return int(self.occupancy.sum() + self.relay_occupancy.sum()
+                   + self.eject_occupancy.sum())
 
     @property
     def prefetching(self):
@@ -303,11 +332,20 @@ class Model:
         return bool(self._state[0].size >= self._prefetch_from)
 
     @property
+    def _staged(self):
+        """Whether any stage is on (link, switch or eject): the kernel's ``relays``."""
+        return bool(self._link_stages or self._switch_stages or self._eject_stages)
+
+    @property
     def _relay_args(self):
-        """The kernel's ``relays``: None without link stages (:func:`model_kernel.cycle`)."""
+        """The kernel's ``relays``: None without stages (:func:`model_kernel.cycle`)."""
         if self._relays is None:
             return None
-        return self._relays, int(self._relay_room_at_start)
+        stages = (model_kernel.LINK_STAGE * self._link_stages
+                  | model_kernel.SWITCH_STAGE * self._switch_stages
+                  | model_kernel.EJECT_STAGE * self._eject_stages)
+        return (self._relays, int(self._relay_room_at_start), stages, self._movers,
+                self._late)
 
     @property
     def _dims(self):

@@ -93,6 +93,21 @@ this visit: this node is the relay's only reader and writer). Then the moves wri
 relays. A message written into a relay in cycle ``t`` crosses the link in ``t + 1`` at the
 earliest: a cycle more per hop.
 
+Switch and eject stages
+-----------------------
+With ``switch_stages=1`` (:class:`~ihcube.rtl.Router`, RTL and model only) each output's grant
+is registered: ``HELD`` is then the input the output's *stage* holds (-1: empty). In a
+decision, a staged copy moves if the output is ready (the move's input, the stage's, is kept
+in ``movers``, a row of ``S`` words a thread); the arbiter, with no hold of its own,
+allocates into the stage when it is empty or being emptied, among the requests but the
+staged input's, and ``LAST`` moves only then. A refusal is counted in the next cycle
+(``late``, a word a node). With ``eject_stages=1`` each eject port is driven by a relay, the
+record of row ``a * S + D + p`` in the relays' records: it hands its oldest message to the PE
+(the delivery) at the start of the visit, if the PE is ready, and the eject output's ready is
+its room, as a link relay's. ``relays`` carries them all, with ``stages`` (bits
+:data:`LINK_STAGE`, :data:`SWITCH_STAGE`, :data:`EJECT_STAGE`) saying which are on; without
+any stage it is None, and the loop is the one from before stages existed.
+
 One port, one message
 ---------------------
 A PE has one port and a buffer holds one message unless asked for more (``Model(ports=P,
@@ -156,7 +171,13 @@ __all__ = ["COUNT", "HEAD", "TAIL", "POPPED", "PENDING", "LAST", "HELD", "ENTRIE
            "record_words", "cycle", "enqueue", "run_queues", "splitmix", "unit", "draw_dest",
            "run_uniform", "uniform_stream",
            "uniform_draw", "uniform_threshold", "uniform_dest", "lowest_bit", "LINE", "SPINS",
-           "meet", "settle", "queue_worker", "relayed_dests"]
+           "meet", "settle", "queue_worker", "relayed_dests", "LINK_STAGE", "SWITCH_STAGE",
+           "EJECT_STAGE"]
+
+#: The stages of ``relays`` (:func:`cycle`), bits of its ``stages``: relays on the links
+#: (``link_stages``), the switch's registered grant (``switch_stages``), relays on the eject
+#: ports (``eject_stages``).
+LINK_STAGE, SWITCH_STAGE, EJECT_STAGE = 1, 2, 4
 
 #: A row's fields: int16 words of its record, and an int32 word, then int64 words.
 COUNT, HEAD, TAIL, POPPED = range(4)
@@ -453,10 +474,12 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
     port)``, and if ``record_hops`` its hops to ``hops`` as ``(node, dim,
     header, payload)``. Returns the numbers of deliveries and hops.
 
-    ``relays`` is None for a fabric without link stages, else ``(records, popped_room)``:
-    the relays' records and whether a relay's room counts this cycle's pop (1, the RTL's
-    registered room; 0 is a negative control's relay that sees its own pop at once). See
-    Link stages in the module's docstring. None is a type of its own to Numba, which
+    ``relays`` is None for a fabric without stages, else ``(records, popped_room, stages,
+    movers, late)``: the relays' records, whether a relay's room counts this cycle's pop (1,
+    the RTL's registered room; 0 is a negative control's relay that sees its own pop at
+    once), which stages are on (bits :data:`LINK_STAGE`, :data:`SWITCH_STAGE`,
+    :data:`EJECT_STAGE`), the switch stages' scratch and late refusals. See Link stages, and
+    Switch and eject stages, in the module's docstring. None is a type of its own to Numba, which
     compiles the function for it with every ``relays is not None`` branch left out: the loop
     without link stages is the one from before they existed.
 
@@ -489,7 +512,9 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
         p0 = lo * S + me
         n_pushes = lo * max(D, 1)  # the thread's part of `pushes` and `pops`
         n_pops = lo * S
+        mo = me * S  # the thread's part of the stages' `movers`
     else:
+        mo = 0
         lo = 0
         hi = n
         d0 = h0 = p0 = 0
@@ -514,8 +539,12 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
     # new head per cycle. The array is the model's, not the cycle's: allocating its n * S
     # words afresh in every cycle cost a tenth of the time at n = 2**20 (page faults).
     n_posts = p0
+    linked = staged = ejecting = False
     if relays is not None:
-        records, popped_room = relays
+        records, popped_room, stages, movers, late = relays
+        linked = stages & LINK_STAGE != 0
+        staged = stages & SWITCH_STAGE != 0
+        ejecting = stages & EJECT_STAGE != 0
 
     for a in range(lo, hi):
         base = a * S
@@ -553,6 +582,14 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
         # yet. Whether a port offers and whether it has room are random: no branch on them.
         # An entry is written in any case: the one at the tail, a free one, unless the
         # buffer is full, where the tail is the head and keeps its own value.
+        if relays is not None and staged:
+            # Switch stages: the refusals of the cycle before count now (Router: a
+            # flip-flop between the injected dest and the count).
+            k = late[_at(a)]
+            if k:
+                refused[_at(a)] = 1
+                refused_count[_at(a)] = min(refused_count[_at(a)] + k, _REFUSED_MAX)
+                late[_at(a)] = 0
         fresh_pe = 0  # injection buffer 0's head arrived in this cycle
         for p in range(P):
             i = a * P + p
@@ -567,6 +604,9 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                 # A destination that does not exist: taken, dropped, counted. (The rare
                 # outcome is tested first: `took` first was a branch on a random outcome,
                 # mispredicted 0.39 times a node and cycle in Valgrind's count.)
+                if relays is not None and staged:
+                    late[_at(a)] += 1  # counted in the next cycle
+                    continue
                 refused[_at(a)] = 1
                 if refused_count[_at(a)] != _REFUSED_MAX:
                     refused_count[_at(a)] += 1
@@ -610,7 +650,7 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
         # move below). This is the link's transfer, the hop. The relays that did are in
         # `sent`: their room (for the arbiters below) is that of the cycle's start.
         sent = 0
-        if relays is not None:
+        if relays is not None and linked:
             scan = ex
             while scan:
                 o = _lowest(scan)
@@ -658,6 +698,28 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                     hops[n_hops, 3] = payload
                 n_hops += 1
 
+        # Eject stages: each eject port's relay that holds a message hands its oldest to the
+        # PE if the PE is ready: that is the delivery. The relays that did are in `ejected`
+        # (their room, for the arbiters below, is that of the cycle's start).
+        ejected = 0
+        if relays is not None and ejecting:
+            for p in range(P):
+                row = base + pe + p
+                r = row * R16
+                held = _get16(records, r + COUNT)
+                if held == 0 or eject_ready[_at(a * P + p)] == 0:
+                    continue
+                oldest = _get16(records, r + HEAD)
+                e = row * R64 + ENTRIES + 2 * oldest
+                deliveries[n_deliveries, 0] = a
+                deliveries[n_deliveries, 1] = records[_at(e)]
+                deliveries[n_deliveries, 2] = records[_at(e + 1)]
+                deliveries[n_deliveries, 3] = p
+                n_deliveries += 1
+                _put16(records, r + HEAD, _advance(oldest, depth))
+                _put16(records, r + COUNT, held - 1)
+                ejected |= 1 << p
+
         # Every requested output's round-robin arbiter (RoundRobinArbiter) over the valid
         # heads that still want it (Router: valid & want & ~done) grants one input; the copy
         # moves if the output is ready, else the arbiter holds the grant. All of the node's
@@ -681,7 +743,7 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
             last = _get16(cells, arbiter + LAST)
             after = req & ~((2 << last) - 1)
             g = _select(locked >= 0, locked, _lowest(_select(after != 0, after, req)))
-            if relays is not None:
+            if relays is not None and linked:
                 # A link's arbiter sees its relay's room: the relay's count when the cycle
                 # began (this node is its only reader and writer) is not the depth.
                 link_ready = rooms & ((_get16(records, arbiter + COUNT)
@@ -691,7 +753,33 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                                        + (_get16(cells, arbiter + POPPED) == stamp)) != depth)
             port_ready = a if P == 1 else a * P + _select(o >= pe, o - pe, 0)
             eject = eject_ready[_at(port_ready)] != 0
+            if relays is not None and ejecting and o >= pe:
+                # The eject port's relay's room, as a link relay's above.
+                eject = rooms & ((_get16(records, arbiter + COUNT)
+                                  + (ejected >> (o - pe) & popped_room)) != depth)
             ready = _select(o >= pe, eject, link_ready)
+            if relays is not None and staged:
+                # Switch stages (Router._stage): HELD is the input the output's stage holds
+                # (-1: empty). A staged copy moves if the output is ready; the arbiter (no
+                # hold of its own) allocates into the stage when it is empty or being
+                # emptied, among the requests but the staged input's, and its `last` moves
+                # only then.
+                has = locked >= 0
+                transfer = has and ready != 0
+                masked = req & ~(np.int64(has) << max(locked, 0))
+                choice = -1
+                if (not has or transfer) and masked:
+                    after = masked & ~((2 << last) - 1)
+                    choice = _lowest(after if after else masked)
+                    _put16(cells, arbiter + LAST, choice)
+                if not has or transfer:
+                    _put16(cells, arbiter + HELD, choice)
+                movers[_at(mo + o)] = locked
+                waiting = req & ~(np.int64(transfer) << max(locked, 0))
+                requests[_at(a * T + 1 + o)] = waiting
+                moves |= np.int64(transfer) << o
+                outputs &= ~(np.int64(waiting == 0) << o)
+                continue
             _put16(cells, arbiter + HELD, _select(ready != 0, -1, g))
             _put16(cells, arbiter + LAST, _select(ready != 0, g, last))
             waiting = req & ~(ready << g)
@@ -706,18 +794,29 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
             moves &= moves - 1
             port = base + o
             g = np.int64(_get16(cells, port * R16 + LAST))
+            if relays is not None and staged:
+                g = movers[_at(mo + o)]  # the input its stage held
             row = _buffer(a, g, S, full_travel)
             q = row * R16
             e = row * R64 + ENTRIES + 2 * _get16(cells, q + HEAD)
             header = cells[_at(e)]
             payload = cells[_at(e + 1)]
-            if o >= pe:
+            if o >= pe and relays is not None and ejecting:
+                # Into the eject port's relay at its tail; the PE gets it from the next cycle.
+                rr = port * R16
+                tail = _get16(records, rr + TAIL)
+                f = port * R64 + ENTRIES + 2 * tail
+                records[_at(f)] = header
+                records[_at(f + 1)] = payload
+                _put16(records, rr + TAIL, _advance(tail, depth))
+                _put16(records, rr + COUNT, _get16(records, rr + COUNT) + 1)
+            elif o >= pe:
                 deliveries[n_deliveries, 0] = a
                 deliveries[n_deliveries, 1] = header
                 deliveries[n_deliveries, 2] = payload
                 deliveries[n_deliveries, 3] = o - pe
                 n_deliveries += 1
-            elif relays is not None:
+            elif relays is not None and linked:
                 # Into the relay at its tail, as the copy on link o (travel AND
                 # travel_mask(o)); the link carries it from the next cycle on.
                 keep = travel_masks[_at(link_set[_at(a)] * masks + o)]

@@ -177,14 +177,15 @@ def run_rtl(fabric, requests, eject_ready):
 
 
 @functools.lru_cache(maxsize=None)
-def rtl_record(n, depth, order, payload_width, ports=1, link_stages=0, router=Router):
+def rtl_record(n, depth, order, payload_width, ports=1, link_stages=0, router=Router,
+               switch_stages=0, eject_stages=0):
     """The traffic of a lockstep configuration and what the RTL (with ``router``, a faulty
     one for the negative controls) did with it (one Amaranth simulation per configuration,
     shared by the tests that use it)."""
     requests, eject_ready = lockstep_traffic(n, payload_width, CYCLES, seed=n * 1000 + depth,
                                              ports=ports)
     fabric = Fabric(n, payload_width, depth, order, ports=ports, link_stages=link_stages,
-                    router=router)
+                    router=router, switch_stages=switch_stages, eject_stages=eject_stages)
     events, refused_count = run_rtl(fabric, requests, eject_ready)
     return requests, eject_ready, events, refused_count
 
@@ -232,12 +233,14 @@ def first_difference(rtl, model, kinds=("inject", "hop", "deliver")):
 
 
 def lockstep(model_class, n, depth, order, payload_width, ports=1, link_stages=0,
-             router=Router):
+             router=Router, switch_stages=0, eject_stages=0):
     """Compare ``model_class`` with the RTL (built with ``router``) on a configuration; return
     the first difference (or None), the RTL's refusal counts and the model."""
+    stages = {"switch_stages": switch_stages, "eject_stages": eject_stages}
     requests, eject_ready, rtl, refused_count = rtl_record(n, depth, order, payload_width,
-                                                           ports, link_stages, router)
-    model = model_class(n, payload_width, depth, order, ports=ports, link_stages=link_stages)
+                                                           ports, link_stages, router, **stages)
+    model = model_class(n, payload_width, depth, order, ports=ports, link_stages=link_stages,
+                        **stages)
     return first_difference(rtl, model_events(model, requests, eject_ready)), refused_count, model
 
 
@@ -782,3 +785,114 @@ def test_wrong_run_arguments():
         model.run(10, [(5, Request(payload=0))])
     with pytest.raises(ValueError, match=r"^Generation rate must be from 0 to 1, not 1.5$"):
         model.run_uniform(1.5, 10)
+
+
+# Switch and eject stages (RTL-side: tests/test_switch_stages.py): the grant registered, a
+# relay on each eject port, and with the switch stage a refusal counted a cycle later.
+
+LOCKSTEP_STAGES = [
+    # n, depth, order, payload_width, ports, link_stages, switch_stages, eject_stages
+    (5, 1, "lsb", 32, 1, 0, 1, 0), (5, 1, "msb", 32, 1, 0, 0, 1),
+    (6, 3, "msb", 32, 1, 1, 1, 1), (13, 2, "msb", 32, 1, 1, 1, 1),
+    (8, 1, "lsb", 16, 3, 0, 1, 1), (11, 1, "lsb", 32, 1, 1, 1, 0),
+]
+
+
+@pytest.mark.parametrize("n, depth, order, payload_width, ports, link, switch, eject",
+                         LOCKSTEP_STAGES)
+def test_lockstep_with_rtl_switch_and_eject_stages(n, depth, order, payload_width, ports,
+                                                   link, switch, eject):
+    """As :func:`test_lockstep_with_rtl`, with the stages in both: every handshake, hop and
+    delivery (an eject relay handing its message to the PE) in the same cycle."""
+    difference, refused_count, model = lockstep(Model, n, depth, order, payload_width, ports,
+                                                link_stages=link, switch_stages=switch,
+                                                eject_stages=eject)
+    assert difference is None
+    assert list(model.refused_count) == refused_count
+    assert model.delivered > 1000
+    assert (sum(refused_count) > 0) == (1 << topology.address_bits(n) > n)
+
+
+def test_lockstep_with_rtl_stages_on_threads():
+    """Two threads give the one thread's records with every stage on."""
+    config = (13, 2, "msb", 32, 1)
+    stages = {"link_stages": 1, "switch_stages": 1, "eject_stages": 1}
+    requests, eject_ready, rtl, refused_count = rtl_record(*config, 1, Router,
+                                                           switch_stages=1, eject_stages=1)
+    n, depth, order, payload_width, _ = config
+    model = Model(n, payload_width, depth, order, threads=2, **stages)
+    assert first_difference(rtl, model_events(model, requests, eject_ready)) is None
+    assert list(model.refused_count) == refused_count
+
+
+class StageLeftOut(Model):
+    """Negative control: the RTL's switch stage (or eject relays) missing from the model."""
+
+    left_out = model_kernel.SWITCH_STAGE
+
+    @property
+    def _relay_args(self):
+        records, room, stages, movers, late = super()._relay_args
+        return records, room, stages & ~self.left_out, movers, late
+
+
+class EjectRelayLeftOut(StageLeftOut):
+    left_out = model_kernel.EJECT_STAGE
+
+
+class EjectRoomSeesPop(Model):
+    """Negative control: an eject relay's room rises in the cycle the PE takes its message."""
+
+    _relay_room_at_start = False
+
+
+@pytest.mark.parametrize("variant, config", [
+    (StageLeftOut, (5, 1, "lsb", 32, 1, 0, 1, 0)), (StageLeftOut, (6, 3, "msb", 32, 1, 1, 1, 1)),
+    (EjectRelayLeftOut, (5, 1, "msb", 32, 1, 0, 0, 1)),
+    (EjectRoomSeesPop, (5, 1, "msb", 32, 1, 0, 0, 1)),
+])
+def test_lockstep_stages_catches_a_broken_model(variant, config):
+    n, depth, order, payload_width, ports, link, switch, eject = config
+    difference, _, _ = lockstep(variant, n, depth, order, payload_width, ports,
+                                link_stages=link, switch_stages=switch, eject_stages=eject)
+    assert difference is not None
+
+
+@pytest.mark.parametrize("ports", [1, 2])
+def test_refusal_is_counted_a_cycle_later_with_the_switch_stage(ports):
+    """The model's counts follow the RTL's (tests/test_switch_stages.py): in the cycle
+    after the refused injection without the stage, a cycle later with it."""
+    def counts(switch_stages):
+        model = Model(5, ports=ports, switch_stages=switch_stages)
+        model.step(False)  # the buffers' room after reset
+        seen = []
+        valid = np.zeros(5 * ports, bool)
+        valid[2 * ports:3 * ports] = True  # every port of node 2, to node 6 (none)
+        taken, _, _ = model.step(valid, inject_dest=6)
+        assert taken[2 * ports:3 * ports].all()
+        seen.append((bool(model.refused[2]), int(model.refused_count[2])))
+        for _ in range(2):
+            model.step(False)
+            seen.append((bool(model.refused[2]), int(model.refused_count[2])))
+        return seen
+
+    assert counts(0) == [(True, ports)] * 3
+    assert counts(1) == [(False, 0), (True, ports), (True, ports)]
+
+
+@pytest.mark.parametrize("stages, error, message", [
+    ({"switch_stages": 2}, ValueError, r"^Switch stages must be 0 or 1, not 2$"),
+    ({"eject_stages": "1"}, TypeError, r"^Eject stages must be 0 or 1, not '1'$"),
+])
+def test_wrong_stages(stages, error, message):
+    with pytest.raises(error, match=message):
+        Model(5, **stages)
+
+
+def test_lockstep_with_rtl_prefetching_stages():
+    """Prefetching changes no result with every stage on."""
+    difference, refused_count, model = lockstep(Prefetching, 6, 3, "msb", 32, 1, link_stages=1,
+                                                switch_stages=1, eject_stages=1)
+    assert model.prefetching
+    assert difference is None
+    assert list(model.refused_count) == refused_count
