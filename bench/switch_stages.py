@@ -1,6 +1,6 @@
 """Place and route the pipelined switch (``switch_stages=1``, ``docs/fpga.md``, "Pipelined
 switch (spike)"): an ad hoc benchmark, not reachable from ``ihcube`` or the Makefile, because
-the fast model does not implement the option.
+the command line does not take the option (the fast model follows it: ``docs/model.md``).
 
 ``.venv/bin/python -m ihcube.bench.switch_stages --nodes 26 [--router 0] [--placer static]
 [--link-stages 1] [--eject-stages 1]`` builds what ``ihcube synth`` builds with the same
@@ -52,8 +52,9 @@ def backlogged_throughput(n, switch_stages, link_stages=0, depth=1, cycles=600, 
                           seed=1, eject_stages=0):
     """Deliveries per node per cycle of the RTL ``n``-node fabric with every PE backlogged
     with uniform random unicasts (to any node but itself), counted from cycle ``warmup`` to
-    ``cycles``: the RTL's saturation throughput, since the fast model does not implement
-    ``switch_stages``. Returns ``(throughput, deliveries counted)``."""
+    ``cycles``: the RTL's saturation throughput (the fast model's, at any size, is in
+    ``docs/model.md``, "Switch and eject stages"). Returns ``(throughput, deliveries
+    counted)``."""
     import random
 
     from ..verify.harness import FabricHarness, Request

@@ -111,7 +111,8 @@ def check_link_stages(stages):
 
 #: Register stages between a router's switch allocation and its crossbar
 #: (:class:`ihcube.rtl.Router`'s ``switch_stages``): 0 (the default, one cycle per router) or
-#: 1 (a registered grant, two cycles per router; RTL only, ``docs/fpga.md``, "Pipelined
+#: 1 (a registered grant, two cycles per router; the RTL and the model, not the command line;
+#: ``docs/fpga.md``, "Pipelined
 #: switch (spike)").
 SWITCH_STAGES = (0, 1)
 
@@ -124,7 +125,8 @@ def check_switch_stages(stages):
 
 #: Relays on a router's eject ports (:class:`ihcube.rtl.Router`'s ``eject_stages``): 0 (the
 #: default) or 1 (a relay between each eject port's crossbar and the PE, a cycle more per
-#: delivery; RTL only, ``docs/fpga.md``, "Every output staged").
+#: delivery; the RTL and the model, not the command line; ``docs/fpga.md``, "Every output
+#: staged").
 EJECT_STAGES = (0, 1)
 
 

@@ -102,11 +102,12 @@ class Fabric(wiring.Component):
         (:class:`Router`'s ``link_stages``), a cycle more per hop.
     switch_stages : int
         0 (the default) or 1: every router's grant registered (:class:`Router`'s
-        ``switch_stages``), a cycle more per router. RTL only: the fast model and the
-        generated Verilog do not take it.
+        ``switch_stages``), a cycle more per router. The fast model follows it; the
+        generated Verilog and the command line do not take it.
     eject_stages : int
         0 (the default) or 1: a relay on each eject port of every router (:class:`Router`'s
-        ``eject_stages``), a cycle more per delivery. RTL only, as ``switch_stages``.
+        ``eject_stages``), a cycle more per delivery. As ``switch_stages``, not on the command
+        line.
 
     Members
     -------

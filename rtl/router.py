@@ -144,8 +144,8 @@ class Router(wiring.Component):
         route selection, at the price of a cycle per hop. With 0 the Verilog is the same as
         before the parameter existed.
     switch_stages : int
-        0 (the default) or 1 (:func:`ihcube.params.check_switch_stages`; RTL only: the fast
-        model does not implement it, so nothing on the command line builds it;
+        0 (the default) or 1 (:func:`ihcube.params.check_switch_stages`; the fast model
+        follows it, cycle-exact, but nothing on the command line builds it yet;
         ``docs/fpga.md``, "Pipelined switch (spike)"). With 1, each output's grant is
         registered: its arbiter allocates in one cycle (into the output's *stage*: the
         grant and a valid bit), and the output presents the staged input's head through
@@ -159,8 +159,8 @@ class Router(wiring.Component):
         count's enable from the injected ``dest`` was the staged fabric's longest path. With
         0 the Verilog is the same as before the parameter existed.
     eject_stages : int
-        0 (the default) or 1 (:func:`ihcube.params.check_eject_stages`; RTL only, like
-        ``switch_stages``; ``docs/fpga.md``, "Every output staged"). With 1, each eject port
+        0 (the default) or 1 (:func:`ihcube.params.check_eject_stages`; like
+        ``switch_stages``, in the model too and not on the command line; ``docs/fpga.md``, "Every output staged"). With 1, each eject port
         is driven by a relay, as a link is with ``link_stages=1``: the PE's ``ready`` then
         reaches no arbiter and no buffer in the cycle it is read, at the price of a cycle
         per delivery. With 0 the Verilog is the same as before the parameter existed.
