@@ -7,10 +7,9 @@ the command line does not take the option (the fast model follows it: ``docs/mod
 options, every router with a registered grant (and with ``--eject-stages 1`` a relay on each
 eject port: ``docs/fpga.md``, "Every output staged"), in ``build/switch_stages/`` (with eject
 stages ``build/switch_stages/eject_stages/`` unless ``--variant`` names another) and writes its
-figures to
-``build/results/switch_stages/`` (never ``results/``: the names are ``ihcube synth``'s, so
-that the figures of the design without the option are not overwritten). It prints the same
-one line as ``ihcube synth``.
+figures to ``build/results/switch_stages/`` (never ``results/``: the names are ``ihcube
+synth``'s, so that the figures of the design without the option are not overwritten). It
+prints the same one line as ``ihcube synth``.
 """
 
 import argparse

@@ -112,8 +112,7 @@ def check_link_stages(stages):
 #: Register stages between a router's switch allocation and its crossbar
 #: (:class:`ihcube.rtl.Router`'s ``switch_stages``): 0 (the default, one cycle per router) or
 #: 1 (a registered grant, two cycles per router; the RTL and the model, not the command line;
-#: ``docs/fpga.md``, "Pipelined
-#: switch (spike)").
+#: ``docs/fpga.md``, "Pipelined switch (spike)").
 SWITCH_STAGES = (0, 1)
 
 

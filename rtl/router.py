@@ -162,9 +162,9 @@ class Router(wiring.Component):
         0 (the default) or 1 (:func:`ihcube.params.check_eject_stages`; like
         ``switch_stages``, in the model too and not on the command line; ``docs/fpga.md``,
         "Every output staged"). With 1, each eject port is driven by a relay, as a link is
-        with ``link_stages=1``: the PE's ``ready`` then
-        reaches no arbiter and no buffer in the cycle it is read, at the price of a cycle
-        per delivery. With 0 the Verilog is the same as before the parameter existed.
+        with ``link_stages=1``: the PE's ``ready`` then reaches no arbiter and no buffer in
+        the cycle it is read, at the price of a cycle per delivery. With 0 the Verilog is
+        the same as before the parameter existed.
     """
 
     #: The route selector; negative-control variants in the tests replace it.

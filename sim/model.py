@@ -212,7 +212,8 @@ class Model:
     @property
     def nbytes(self):
         """Bytes of the tables and state arrays."""
-        arrays = (*self._tables, *self._state) + ((self._relays,) if self._staged else ())
+        arrays = (*self._tables, *self._state, self._movers, self._late) + (
+            (self._relays,) if self._staged else ())
         return sum(array.nbytes for array in arrays if array.base is None)
 
     # The rules, from ihcube.topology. Negative-control variants in the tests replace these.
@@ -266,14 +267,15 @@ class Model:
         self._split = (np.array([k * n // T for k in range(T + 1)], np.int64),
                        np.zeros(n * M, np.int64), np.zeros(n * S, np.int64),
                        np.zeros(T * LINE, np.int64))
-        # The relays (link stages): a record per output like the buffers', of which only the
-        # ring (COUNT, HEAD, TAIL) and the entries are used; None without link stages, which
-        # selects the kernel's specialisation without them.
+        # The relays (link and eject stages): a record per output like the buffers', of which
+        # only the ring (COUNT, HEAD, TAIL) and the entries are used; None without any stage,
+        # which selects the kernel's specialisation without them.
         self._relays = np.zeros(n * S * words, np.int64) if self._staged else None
         # Switch stages: each thread's inputs whose copies move (the kernel's scratch), and
-        # each node's refusals to count in the next cycle.
-        self._movers = np.zeros(self._threads * S, np.int64)
-        self._late = np.zeros(n, np.int32)
+        # each node's refusals to count in the next cycle; empty without.
+        switched = bool(self._switch_stages)
+        self._movers = np.zeros(self._threads * S * switched, np.int64)
+        self._late = np.zeros(n * switched, np.int32)
         self._cycle = 0
         # The PEs' source queues (model_kernel.enqueue) and what offer() numbered so far.
         self._pool = np.empty((0, 5), np.int64)

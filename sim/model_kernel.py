@@ -479,9 +479,9 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
     the RTL's registered room; 0 is a negative control's relay that sees its own pop at
     once), which stages are on (bits :data:`LINK_STAGE`, :data:`SWITCH_STAGE`,
     :data:`EJECT_STAGE`), the switch stages' scratch and late refusals. See Link stages, and
-    Switch and eject stages, in the module's docstring. None is a type of its own to Numba, which
-    compiles the function for it with every ``relays is not None`` branch left out: the loop
-    without link stages is the one from before they existed.
+    Switch and eject stages, in the module's docstring. None is a type of its own to Numba,
+    which compiles the function for it with every ``relays is not None`` branch left out: the
+    loop without stages is the one from before they existed.
 
     ``split`` is None for the whole fabric on one thread, else thread ``k``'s part of the
     cycle on several (Threads in the module's docstring): ``(k, bounds, pushes, pops,
@@ -801,8 +801,16 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
             e = row * R64 + ENTRIES + 2 * _get16(cells, q + HEAD)
             header = cells[_at(e)]
             payload = cells[_at(e + 1)]
-            if o >= pe and relays is not None and ejecting:
-                # Into the eject port's relay at its tail; the PE gets it from the next cycle.
+            relayed = False
+            if relays is not None:
+                relayed = ejecting if o >= pe else linked
+            if relays is not None and relayed:
+                # Into the output's relay at its tail (a link's, or an eject port's with eject
+                # stages), which hands it on from the next cycle; the copy on link o as
+                # travel AND travel_mask(o).
+                if o < pe:
+                    keep = travel_masks[_at(link_set[_at(a)] * masks + o)]
+                    header &= ~(address << travel_shift) | keep << travel_shift
                 rr = port * R16
                 tail = _get16(records, rr + TAIL)
                 f = port * R64 + ENTRIES + 2 * tail
@@ -816,18 +824,6 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
                 deliveries[n_deliveries, 2] = payload
                 deliveries[n_deliveries, 3] = o - pe
                 n_deliveries += 1
-            elif relays is not None and linked:
-                # Into the relay at its tail, as the copy on link o (travel AND
-                # travel_mask(o)); the link carries it from the next cycle on.
-                keep = travel_masks[_at(link_set[_at(a)] * masks + o)]
-                header &= ~(address << travel_shift) | keep << travel_shift
-                rr = port * R16
-                tail = _get16(records, rr + TAIL)
-                f = port * R64 + ENTRIES + 2 * tail
-                records[_at(f)] = header
-                records[_at(f + 1)] = payload
-                _put16(records, rr + TAIL, _advance(tail, depth))
-                _put16(records, rr + COUNT, _get16(records, rr + COUNT) + 1)
             else:
                 b = a ^ (1 << o)
                 far = port  # b's buffer on link o is in this node's rows (_buffer)

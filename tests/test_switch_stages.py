@@ -120,28 +120,33 @@ def test_unmasked_router_is_the_real_one_without_the_stage():
     assert problems_of(harness) == []
 
 
-def test_switch_stages_0_is_the_router_of_before():
+@pytest.mark.parametrize("option", ["switch_stages", "eject_stages"])
+def test_stages_0_is_the_router_of_before(option):
     """The default and an explicit 0 write the same Verilog; 1 does not."""
     def text(**options):
         return verilog.convert(Router(13, 0, **options), name="router")
-    assert text(switch_stages=0) == text()
-    assert text(switch_stages=1) != text()
+    assert text(**{option: 0}) == text()
+    assert text(**{option: 1}) != text()
 
 
+@pytest.mark.parametrize("option, name", [("switch_stages", "Switch"),
+                                          ("eject_stages", "Eject")])
 @pytest.mark.parametrize("stages, error", [(2, ValueError), (-1, ValueError),
                                            (True, TypeError), ("1", TypeError)])
-def test_wrong_switch_stages(stages, error):
-    message = rf"^Switch stages must be 0 or 1, not {stages!r}$"
+def test_wrong_stages(option, name, stages, error):
+    message = rf"^{name} stages must be 0 or 1, not {stages!r}$"
     with pytest.raises(error, match=message):
-        Fabric(5, switch_stages=stages)
+        Fabric(5, **{option: stages})
     with pytest.raises(error, match=message):
-        Router(5, 0, switch_stages=stages)
+        Router(5, 0, **{option: stages})
 
 
-def test_switch_stages_are_not_taken_with_written_router_modules():
-    with pytest.raises(ValueError, match=r"^Switch stages are built from the routers' "
+@pytest.mark.parametrize("option, name", [("switch_stages", "Switch"),
+                                          ("eject_stages", "Eject")])
+def test_stages_are_not_taken_with_written_router_modules(option, name):
+    with pytest.raises(ValueError, match=rf"^{name} stages are built from the routers' "
                                          r"Amaranth, not taken with router_modules$"):
-        Fabric(5, switch_stages=1, router_modules={node: "r" for node in range(5)})
+        Fabric(5, router_modules={node: "r" for node in range(5)}, **{option: 1})
 
 
 def test_zero_load_latency_with_every_stage_is_three_per_hop_and_one_more():
@@ -220,27 +225,3 @@ def test_refusal_is_counted_a_cycle_later_with_the_stage(ports):
 
     assert counts(0) == [(1, ports)] * 3
     assert counts(1) == [(0, 0), (1, ports), (1, ports)]
-
-
-def test_eject_stages_0_is_the_router_of_before():
-    """The default and an explicit 0 write the same Verilog; 1 does not."""
-    def text(**options):
-        return verilog.convert(Router(13, 0, **options), name="router")
-    assert text(eject_stages=0) == text()
-    assert text(eject_stages=1) != text()
-
-
-@pytest.mark.parametrize("stages, error", [(2, ValueError), (-1, ValueError),
-                                           (True, TypeError), ("1", TypeError)])
-def test_wrong_eject_stages(stages, error):
-    message = rf"^Eject stages must be 0 or 1, not {stages!r}$"
-    with pytest.raises(error, match=message):
-        Fabric(5, eject_stages=stages)
-    with pytest.raises(error, match=message):
-        Router(5, 0, eject_stages=stages)
-
-
-def test_eject_stages_are_not_taken_with_written_router_modules():
-    with pytest.raises(ValueError, match=r"^Eject stages are built from the routers' "
-                                         r"Amaranth, not taken with router_modules$"):
-        Fabric(5, eject_stages=1, router_modules={node: "r" for node in range(5)})
