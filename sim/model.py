@@ -286,12 +286,17 @@ class Model:
         self._totals = np.zeros(3, np.int64)
         self._link_counts = np.zeros(n * max(self._D, 1), np.int64)
 
+    def _counts(self, records):
+        """The ``COUNT`` field of each row of ``records`` (the buffers' or the relays'), as an
+        ``(n, D + P)`` array in row order."""
+        return (records.view(np.int16)[COUNT::4 * record_words(self._depth)]
+                .reshape(self._n, self._D + self._ports).astype(np.int64))
+
     @property
     def occupancy(self):
         """Messages in the input buffers, as an ``(n, D + P)`` array (the PE's ports last)."""
         S = self._D + self._ports
-        counts = (self._state[2][COUNT::4 * record_words(self._depth)]
-                  .reshape(self._n, S).astype(np.int64))
+        counts = self._counts(self._state[0])
         # Row (a, s) holds the buffer that output s of node a writes (model_kernel's Layout):
         # node b's input buffer on link s is in the row of node b ^ 1 << s, its PE's in b's.
         slots = np.arange(S)
@@ -303,23 +308,18 @@ class Model:
     def relay_occupancy(self):
         """Messages in the link outputs' relays, as an ``(n, max(D, 1))`` array (zero without
         link stages): row ``a`` column ``i`` the relay of node ``a``'s link ``i``."""
-        S, M = self._D + self._ports, max(self._D, 1)
-        if not self._link_stages:
+        M = max(self._D, 1)
+        if not self._link_stages or not self._D:
             return np.zeros((self._n, M), np.int64)
-        counts = (self._relays.view(np.int16)[COUNT::4 * record_words(self._depth)]
-                  .reshape(self._n, S).astype(np.int64))
-        return counts[:, :M] if self._D else np.zeros((self._n, M), np.int64)
+        return self._counts(self._relays)[:, :M]
 
     @property
     def eject_occupancy(self):
         """Messages in the eject ports' relays, as an ``(n, P)`` array (zero without eject
         stages)."""
-        S = self._D + self._ports
         if not self._eject_stages:
             return np.zeros((self._n, self._ports), np.int64)
-        counts = (self._relays.view(np.int16)[COUNT::4 * record_words(self._depth)]
-                  .reshape(self._n, S).astype(np.int64))
-        return counts[:, self._D:]
+        return self._counts(self._relays)[:, self._D:]
 
     @property
     def in_flight(self):

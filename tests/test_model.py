@@ -896,3 +896,16 @@ def test_lockstep_with_rtl_prefetching_stages():
     assert model.prefetching
     assert difference is None
     assert list(model.refused_count) == refused_count
+
+
+def test_a_message_in_an_eject_relay_is_in_flight():
+    """A message waiting in an eject port's relay for its PE counts in ``eject_occupancy``
+    and ``in_flight``, and the model is not idle until the PE takes it."""
+    model = Model(5, eject_stages=1)
+    model.offer([0], [3])
+    model.advance(20, eject_ready=np.zeros((20, 5), bool))
+    assert model.eject_occupancy.tolist() == [[0], [0], [0], [1], [0]]
+    assert model.in_flight == 1 and not model.idle
+    model.advance(1)
+    assert model.delivered == 1 and model.in_flight == 0 and model.idle
+    assert Model(5).eject_occupancy.sum() == 0
