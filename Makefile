@@ -15,9 +15,16 @@ FLITS      ?=
 FLIT_WIDTH ?=
 VCS        ?=
 VC_DEPTH   ?=
-# Register stages on each link of a packet router (0 or 1, docs/fpga.md "Link stages"):
-# passed only when set, so that its default lives in one place (ihcube.params.LINK_STAGES).
-LINK_STAGES ?=
+# Register stages of a packet router, each 0 or 1 (docs/fpga.md): a relay on each link
+# ("Link stages"), the grant registered ("Pipelined switch"), a relay on each eject port; all
+# three place the 26-node fabric at 150 MHz ("Every output staged"). Passed only when set, so
+# that their defaults live in one place (ihcube.params).
+LINK_STAGES   ?=
+SWITCH_STAGES ?=
+EJECT_STAGES  ?=
+STAGES = $(if $(LINK_STAGES),--link-stages='$(LINK_STAGES)') \
+	$(if $(SWITCH_STAGES),--switch-stages='$(SWITCH_STAGES)') \
+	$(if $(EJECT_STAGES),--eject-stages='$(EJECT_STAGES)')
 # Threads each task's packet model runs on (--threads of sweep, saturation, collectives and
 # stress; docs/scale.md): passed only when set, so that its default lives in one place (the
 # commands' option). The wormhole model has one thread: its targets refuse THREADS above 1,
@@ -45,6 +52,8 @@ STAMP  := $(VENV)/.installed
 help:
 	@echo "make verilog N=26 [W=32 DEPTH=1 ORDER=msb PORTS=1]  write gen/ihcube_n<N>_w<W>.v (_p<P> if PORTS>1)"
 	@echo "make verilog N=26 LINK_STAGES=1             a relay on each link (_s1): docs/fpga.md"
+	@echo "  SWITCH_STAGES=1 EJECT_STAGES=1            ... and every output staged (_s1_g1_e1, 150 MHz at 26 nodes);"
+	@echo "                                            the three take verilog, cocotb, lint, stress, stress-campaign, saturation, synth"
 	@echo "make verilog N=26 SWITCHING=wormhole [VCS=3 FLITS=20 FLIT_WIDTH=32 VC_DEPTH=2]  wormhole fabric: docs/wormhole.md"
 	@echo "make test                                   run the test suite"
 	@echo "make bench                                  measure generation time, memory, size, cells"
@@ -57,9 +66,11 @@ help:
 	@echo "make stress N=13 SWITCHING=wormhole [FLITS VCS VC_DEPTH FLIT_WIDTH]  the same in wormhole mode"
 	@echo "make stress-campaign                        every n 1..64 and 100..2047, both depths and orders: results/stress_campaign.json"
 	@echo "make stress-campaign LINK_STAGES=1          its packet runs with a relay on each link: results/stress_campaign_s1.json"
+	@echo "  SWITCH_STAGES=1 EJECT_STAGES=1            ... with every output staged: results/stress_campaign_s1_g1_e1.json"
 	@echo "make stress-campaign-wormhole               its wormhole part only: results/stress_campaign_wormhole.json"
 	@echo "  THREADS=2                                 ... (stress, sweeps, saturation, collectives) each packet model on 2 threads, same results: docs/scale.md"
 	@echo "make synth N=26 FAMILY=ecp5|ice40 [PORTS=1 SYNTH_OPTS=.. PLACER=heap|static|sa LINK_STAGES=1 SWITCHING=wormhole VCS=..]  place and route the fabric; LUTs, FFs, RAM, Fmax"
+	@echo "make synth N=26 PLACER=static LINK_STAGES=1 SWITCH_STAGES=1 EJECT_STAGES=1  the fabric of 150 MHz (about 5 minutes)"
 	@echo "make bitstream BOARD=ulx3s-85f N=26         self-test bitstream (BOARD=icebreaker N=8)"
 	@echo "  CLOCK_MHZ=40                              ... on the board's PLL at 40 MHz"
 	@echo "  W=24                                      ... with a 24-bit payload (8 check bits)"
@@ -71,6 +82,7 @@ help:
 	@echo "make saturation-wormhole [VCS=1 SIZES=1024]  the same for wormhole (20 flits, 3 VCs), 5 sizes: results/saturation_wormhole*.json"
 	@echo "make saturation                             zero-load latency per hop, saturation throughput: results/saturation.json"
 	@echo "make saturation LINK_STAGES=1               the same with a relay on each link: results/saturation_link_stages.json"
+	@echo "  SWITCH_STAGES=1 EJECT_STAGES=1            ... with every output staged: results/saturation_s1_g1_e1.json"
 	@echo "make collectives [COLLECTIVE_PORTS=1,full]  broadcast, scatter, multinode (hardware, relays, segments), exchange vs bounds: results/collectives.*"
 	@echo "make analysis                               exact link loads, no simulation: results/analysis.json, analysis_scan.json"
 	@echo "make formal                                 SymbiYosys: router proofs; fabrics n = 3..6 proved safe (PDR), delivery BMC"
@@ -93,8 +105,7 @@ verilog: $(BASE)
 	@$(BIN)/ihcube verilog --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' --order='$(ORDER)' \
 		--ports='$(PORTS)' --switching='$(SWITCHING)' $(if $(FLITS),--flits='$(FLITS)') \
 		$(if $(FLIT_WIDTH),--flit-width='$(FLIT_WIDTH)') $(if $(VCS),--vcs='$(VCS)') \
-		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)') \
-		$(if $(LINK_STAGES),--link-stages='$(LINK_STAGES)') --out=gen
+		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)') $(STAGES) --out=gen
 
 system-tools:
 	@sh .ci/system-tools.sh
@@ -113,12 +124,11 @@ bench-wormhole: $(STAMP)
 
 cocotb: $(STAMP) system-tools
 	@$(BIN)/ihcube cocotb --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' \
-		--order='$(ORDER)' $(if $(WAVES),--waves) \
-		$(if $(LINK_STAGES),--link-stages='$(LINK_STAGES)')
+		--order='$(ORDER)' $(if $(WAVES),--waves) $(STAGES)
 
 lint: $(STAMP) system-tools
 	@$(BIN)/ihcube lint --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' --order='$(ORDER)' \
-		$(if $(LINK_STAGES),--link-stages='$(LINK_STAGES)')
+		$(STAGES)
 
 deadlock: $(STAMP)
 	$(BIN)/ihcube deadlock --max-nodes 4096
@@ -129,12 +139,13 @@ stress: $(STAMP)
 		--order='$(ORDER)' --seed='$(SEED)' --backend='$(BACKEND)' \
 		--switching='$(SWITCHING)' $(if $(FLITS),--flits='$(FLITS)') \
 		$(if $(FLIT_WIDTH),--flit-width='$(FLIT_WIDTH)') $(if $(VCS),--vcs='$(VCS)') \
-		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)') $(if $(THREADS),--threads='$(THREADS)')
+		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)') $(if $(THREADS),--threads='$(THREADS)') \
+		$(STAGES)
 
+# The file is named by the stages: results/stress_campaign.json, _s1.json, _s1_g1_e1.json, ...
 stress-campaign: $(STAMP)
 	$(BIN)/ihcube stress --campaign --jobs $(JOBS) $(if $(THREADS),--threads='$(THREADS)') \
-		$(if $(LINK_STAGES),--link-stages='$(LINK_STAGES)' \
-		--out results/stress_campaign_s$(LINK_STAGES).json,--out results/stress_campaign.json)
+		$(STAGES) --out results/
 
 stress-campaign-wormhole: $(STAMP)
 	$(BIN)/ihcube stress --campaign --switching wormhole --jobs $(JOBS) \
@@ -158,7 +169,7 @@ sweep-full: $(STAMP)
 		--out results
 
 saturation: $(STAMP)
-	@$(BIN)/ihcube saturation $(if $(LINK_STAGES),--link-stages='$(LINK_STAGES)') --jobs $(JOBS) \
+	@$(BIN)/ihcube saturation $(STAGES) --jobs $(JOBS) \
 		$(if $(THREADS),--threads='$(THREADS)') --out results
 
 saturation-wormhole: $(STAMP)
@@ -182,8 +193,7 @@ synth: $(STAMP)
 		--width='$(W)' --depth='$(DEPTH)' --ports='$(PORTS)' \
 		--switching='$(SWITCHING)' $(if $(FLITS),--flits='$(FLITS)') \
 		$(if $(FLIT_WIDTH),--flit-width='$(FLIT_WIDTH)') $(if $(VCS),--vcs='$(VCS)') \
-		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)') \
-		$(if $(LINK_STAGES),--link-stages='$(LINK_STAGES)') \
+		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)') $(STAGES) \
 		$(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
 		$(if $(PNR_MINUTES),--pnr-minutes='$(PNR_MINUTES)') \
 		$(if $(PLACER),--placer='$(PLACER)') --out results

@@ -21,7 +21,7 @@ import time
 
 from .. import topology
 from ..extras import require
-from ..params import check_link_stages
+from ..params import STAGE_SUFFIXES, check_stages, stages_label, stages_suffix
 
 __all__ = ["FAMILIES", "BOARDS", "PLACERS", "check_family", "check_board", "check_placer",
            "check_pnr_minutes", "synth", "synth_name", "synth_digest", "design_digest",
@@ -406,7 +406,8 @@ def design_digest(plan):
 
 
 def synth_name(n, family="ecp5", payload_width=32, depth=1, synth_opts=None, router=None,
-               placer=None, ports=1, wormhole=None, strapped=False, link_stages=0):
+               placer=None, ports=1, wormhole=None, strapped=False, link_stages=0,
+               switch_stages=0, eject_stages=0):
     """The name of :func:`synth`'s build folder and results file (without ``.json``):
     ``synth_<family>_`` and the generated Verilog's name
     (:func:`ihcube.generate.fabric_name`), then ``_router<node>`` for one router, then the
@@ -414,7 +415,8 @@ def synth_name(n, family="ecp5", payload_width=32, depth=1, synth_opts=None, rou
     from ..generate import fabric_name
     from ..params import WORMHOLE
     if wormhole is None:
-        name = fabric_name(n, payload_width, depth, ports=ports, link_stages=link_stages)
+        name = fabric_name(n, payload_width, depth, ports=ports, link_stages=link_stages,
+                           switch_stages=switch_stages, eject_stages=eject_stages)
     else:
         name = fabric_name(n, payload_width, switching=WORMHOLE, flits=wormhole.flits,
                            flit_width=wormhole.flit_width, vcs=wormhole.vcs,
@@ -427,7 +429,7 @@ def synth_name(n, family="ecp5", payload_width=32, depth=1, synth_opts=None, rou
 
 def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root="build",
           synth_opts=None, router=None, placer=None, ports=1, wormhole=None, strapped=False,
-          link_stages=0, pnr_minutes=None):
+          link_stages=0, switch_stages=0, eject_stages=0, pnr_minutes=None):
     """Synthesise and place an ``n``-node fabric for ``family``; write and return figures.
 
     ``synth_opts`` go to Yosys's ``synth_ecp5``/``synth_ice40`` (:func:`synth_options`) and
@@ -441,25 +443,27 @@ def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root
     ``strapped`` the packet ``router`` is built as the fabric builds it
     (:class:`~ihcube.boards.strapped.StrappedRouter`; names end in ``_strapped``).
     ``link_stages=1`` puts a relay on each outgoing link of every packet router
-    (:class:`~ihcube.rtl.Router`'s ``link_stages``; names say ``_s1``). ``pnr_minutes``
+    (:class:`~ihcube.rtl.Router`'s ``link_stages``; names say ``_s1``), ``switch_stages=1``
+    registers its grant (``_g1``) and ``eject_stages=1`` puts a relay on each eject port
+    (``_e1``); the figures record each stage that is not 0. ``pnr_minutes``
     limits place and route (:func:`check_pnr_minutes`; a build stopped by it records
     ``stopped`` and Yosys's counts).
     The names are :func:`synth_name`'s; the figures record :func:`design_digest`.
     """
     target = FAMILIES[family]
     synth_opts = synth_options(family, synth_opts)
-    link_stages = check_link_stages(link_stages)
+    stages = check_stages(link_stages, switch_stages, eject_stages)
     pnr_minutes = check_pnr_minutes(pnr_minutes)
-    if wormhole is not None and link_stages:
-        raise ValueError(f"Link stages are a packet-switching option, not taken with "
-                         f"wormhole switching, not {link_stages!r}")
+    if wormhole is not None:
+        for key, value in stages.items():
+            raise ValueError(f"{key.replace('_', ' ').capitalize()} are a packet-switching "
+                             f"option, not taken with wormhole switching, not {value!r}")
     shell, name, tag, platform = _synth_design(n, family, payload_width, depth, synth_opts,
                                                router, placer, ports, wormhole, strapped,
-                                               link_stages)
+                                               stages)
     figures = {"nodes": n, "payload_width": payload_width, "depth": depth, "ports": ports,
                "board": target["board"], "router_only": router}
-    if link_stages:  # absent for 0, so that today's results files stay as they are
-        figures["link_stages"] = link_stages
+    figures.update(stages)  # absent for 0, so that today's results files stay as they are
     if wormhole is not None:
         figures.update(switching="wormhole", flits=wormhole.flits,
                        flit_width=wormhole.flit_width, vcs=wormhole.vcs,
@@ -486,11 +490,11 @@ def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root
 
 
 def _synth_design(n, family, payload_width, depth, synth_opts, router, placer, ports,
-                  wormhole, strapped, link_stages=0):
+                  wormhole, strapped, stages):
     """What :func:`synth` builds: the shell around the design, the build's name and results
-    tag (:func:`synth_name`), and the platform."""
-    # Passed only when set: the default builds exactly what it built before the option.
-    stages = {"link_stages": link_stages} if link_stages else {}
+    tag (:func:`synth_name`), and the platform. ``stages`` are those of
+    :func:`ihcube.params.check_stages`, passed only when set: the default builds exactly what
+    it built before the options."""
     from ..rtl import Fabric, Router, WormholeFabric, WormholeRouter
     from .shell import SynthShell
     if wormhole is not None:
@@ -506,19 +510,21 @@ def _synth_design(n, family, payload_width, depth, synth_opts, router, placer, p
         component = Router(n, topology.check_node(n, router), payload_width, depth,
                            ports=ports, **stages)
     name, tag = synth_name(n, family, payload_width, depth, synth_opts, router, placer, ports,
-                           wormhole, strapped, link_stages)
+                           wormhole, strapped, **stages)
     platform = board_platform(FAMILIES[family]["board"], FAMILIES[family]["target_mhz"])
     return SynthShell(component), name, tag, platform
 
 
 def synth_digest(n, family="ecp5", payload_width=32, depth=1, synth_opts=None, router=None,
-                 placer=None, ports=1, wormhole=None, strapped=False, link_stages=0):
+                 placer=None, ports=1, wormhole=None, strapped=False, link_stages=0,
+                 switch_stages=0, eject_stages=0):
     """The :func:`design_digest` that :func:`synth` with these arguments would record, without
     building anything (the design is elaborated: seconds, a minute at 64 nodes)."""
     synth_opts = synth_options(family, synth_opts)
     shell, name, _, platform = _synth_design(n, family, payload_width, depth, synth_opts,
                                              router, placer, ports, wormhole, strapped,
-                                             check_link_stages(link_stages))
+                                             check_stages(link_stages, switch_stages,
+                                                          eject_stages))
     return design_digest(_plan(shell, name, platform, synth_opts, placer))
 
 
@@ -574,8 +580,15 @@ PREVIOUS_DESIGN = "86c4dab"
 #: node 0 (the rest :data:`ihcube.params.WORMHOLE_DEFAULTS`).
 TABLE_FLIT_WIDTHS = (8, 16, 32)
 TABLE_VCS = (1, 3)
+
+#: The register stages of :func:`table`'s staged rows, by the name ``ihcube synth-table
+#: --staged`` gives them: a relay on each link, and every output staged (the 26-node fabric
+#: at 150 MHz; docs/fpga.md, "Every output staged").
+STAGE_SETS = {"link": {"link_stages": 1},
+              "all": {"link_stages": 1, "switch_stages": 1, "eject_stages": 1}}
+TABLE_STAGED = tuple(STAGE_SETS.values())
 def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_WIDTHS,
-               vcs=TABLE_VCS, wormhole_fabric=True, link_stages=(0, 1)):
+               vcs=TABLE_VCS, wormhole_fabric=True, staged=TABLE_STAGED):
     """The builds of :func:`table`, in the order they run, cheap and important first, so a
     table stopped part way has those: each a dict of :func:`synth`'s keyword arguments
     (``n``, ``depth``, ``router``, ``wormhole``), or with ``"error"`` (one line) for a
@@ -586,8 +599,9 @@ def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_
     3. the wormhole router of node 0 of each of ``router_sizes`` for each flit width and
        virtual channel count (one is three to eight packet routers: 3,635 LUTs at F = 16,
        V = 1);
-    4. for each of ``link_stages`` but 0, the router of node 0 and the fabric of each of
-       ``router_sizes`` at each depth with that many link stages;
+    4. for each of ``staged`` (register stages: dicts of :func:`ihcube.params.check_stages`),
+       the router of node 0 and the fabric of each of ``router_sizes`` at each depth with
+       those stages;
     5. the other packet fabrics, by size, then depth (the 64-node fabric last of them: it
        may not finish placing);
     6. the wormhole fabric of each of ``router_sizes`` (if ``wormhole_fabric``) at each flit
@@ -614,8 +628,8 @@ def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_
     first = [job for job in fabrics if job["depth"] == depths[0]
              and job["n"] <= max(router_sizes, default=0)] if depths else []
     rest = [job for job in fabrics if job not in first]
-    staged = [{"n": n, "depth": depth, "router": router, "link_stages": stages}
-              for stages in link_stages if stages for n in router_sizes
+    staged = [{"n": n, "depth": depth, "router": router, **check_stages(**stages)}
+              for stages in staged for n in router_sizes
               for router in (0, None) for depth in depths]
     return routers + first + wormhole_routers + staged + rest + wormhole_fabrics
 
@@ -644,7 +658,7 @@ def table_placer(family, job, placer=None):
 def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1, 2),
           router_sizes=(26,), flit_widths=TABLE_FLIT_WIDTHS, vcs=TABLE_VCS,
           wormhole_fabric=True, redo=False, previous=PREVIOUS_DESIGN, only_kept=False,
-          link_stages=(0, 1), pnr_minutes=None):
+          staged=TABLE_STAGED, pnr_minutes=None):
     """Run :func:`synth` for each of :func:`table_jobs`, one at a time; print a line per build
     and a Markdown table (:func:`markdown_table`), also written to
     ``<out>/synth_table_<family><options>.json``.
@@ -663,15 +677,14 @@ def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1,
     pnr_minutes = check_pnr_minutes(pnr_minutes)
     rows = []
     for job in table_jobs(sizes, depths, router_sizes, flit_widths, vcs, wormhole_fabric,
-                          link_stages):
+                          staged):
         if "error" in job:
             rows.append({**job, "wormhole": None, "fits": False, "kept": True})
             print(f"{_label(rows[-1])}: not built: {job['error']}", flush=True)
             continue
         args = {"n": job["n"], "depth": job["depth"], "router": job["router"],
                 "wormhole": job.get("wormhole")}
-        if job.get("link_stages"):
-            args["link_stages"] = job["link_stages"]
+        args.update(_stages_of(job))
         args["placer"] = table_placer(family, job, placer)
         _, tag = synth_name(family=family, synth_opts=synth_opts, **args)
         path = pathlib.Path(out) / f"{tag}.json"
@@ -683,7 +696,7 @@ def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1,
             figures = {**kept, "kept": True}
         elif only_kept:
             figures = {"nodes": job["n"], "depth": job["depth"], "router_only": job["router"],
-                       "link_stages": job.get("link_stages", 0), "placer": args["placer"],
+                       **_stages_of(job), "placer": args["placer"],
                        "fits": False,
                        "error": "not run yet (make synth-table resumes)", "kept": True}
             if job.get("wormhole") is not None:
@@ -751,7 +764,8 @@ def _previous(revision, tag):
 def _saturation(out):
     """What the model measured at ``n`` = 1024 (uniform traffic, msb): ``{depth: (per_hop,
     backlogged)}`` for packet switching from ``make saturation``'s results file in ``out``,
-    ``{("link_stages", stages, depth): ...}`` from ``make saturation LINK_STAGES=1``'s, and
+    ``{("stages", suffix, depth): ...}`` from ``make saturation LINK_STAGES=1``'s and the
+    others with register stages (``suffix`` of :func:`ihcube.params.stages_suffix`), and
     ``{("wormhole", flits, vcs, vc_depth): ...}`` from each wormhole one (``make
     saturation-wormhole``, :func:`ihcube.sim.sweep.saturation_results_name`); messages per
     node per cycle. ``{}`` without them."""
@@ -759,7 +773,7 @@ def _saturation(out):
     for path in sorted(pathlib.Path(out).glob("saturation*.json")):
         data = json.loads(path.read_text())
         wormhole = data.get("wormhole")
-        hops = {(z["depth"], z.get("link_stages", 0)): z["per_hop"]
+        hops = {(z["depth"], _stages_key(z)): z["per_hop"]
                 for z in data.get("zero_load", [])
                 if z["n"] == 1024 and z.get("order", "msb") == "msb"}
         for s in data.get("saturation", []):
@@ -768,12 +782,24 @@ def _saturation(out):
                 continue
             if wormhole is not None:
                 key = ("wormhole", wormhole["flits"], wormhole["vcs"], wormhole["vc_depth"])
-            elif s.get("link_stages", 0):
-                key = ("link_stages", s["link_stages"], s["depth"])
+            elif _stages_of(s):
+                key = ("stages", _stages_key(s), s["depth"])
             else:
                 key = s["depth"]
-            found[key] = (hops.get((s["depth"], s.get("link_stages", 0))), s["backlogged"])
+            found[key] = (hops.get((s["depth"], _stages_key(s))), s["backlogged"])
     return found
+
+
+def _stages_of(row):
+    """The register stages a job, a results file or a saturation row records, as
+    :func:`ihcube.params.check_stages` gives them (those not 0)."""
+    return check_stages(**{key: row.get(key, 0) for key in STAGE_SUFFIXES})
+
+
+def _stages_key(row):
+    """What tells ``row``'s register stages apart in :func:`_saturation`'s keys: the
+    :func:`ihcube.params.stages_suffix` (``""`` for none, ``"_s1"`` for a link stage)."""
+    return stages_suffix(_stages_of(row))
 
 
 def _label(f):
@@ -787,8 +813,8 @@ def _label(f):
             what += f" L{f['flits']} Q{f['vc_depth']}"
     else:
         what += f", depth {f.get('depth', 1)}"
-        if f.get("link_stages"):
-            what += f", {f['link_stages']} link stage" + ("s" if f["link_stages"] > 1 else "")
+        if _stages_of(f):
+            what += f", {stages_label(_stages_of(f))}"
         if f.get("ports", 1) != 1:
             what += f", {f['ports']} PE ports"
     if f.get("placer") not in (None, "default"):
@@ -816,8 +842,8 @@ def markdown_table(rows, saturation=None, previous=None):
     design's beside them when ``previous`` names its revision), LUTs per router, cycles per
     hop and saturation throughput at ``n`` = 1024 from ``saturation`` (:func:`_saturation`:
     ``{depth: (per_hop, messages per node per cycle)}`` for packet rows, keyed by
-    ``("wormhole", flits, vcs, vc_depth)`` for wormhole ones and ``("link_stages", stages,
-    depth)`` for packet ones with link stages), and Fmax x that throughput in
+    ``("wormhole", flits, vcs, vc_depth)`` for wormhole ones and ``("stages", suffix,
+    depth)`` for packet ones with register stages), and Fmax x that throughput in
     messages per node per microsecond."""
     saturation = saturation or {}
     head = ["build", "LUTs / FFs / Fmax (MHz)"]
@@ -841,8 +867,8 @@ def markdown_table(rows, saturation=None, previous=None):
         packet = f.get("switching", "packet") != "wormhole"
         if not packet:
             key = ("wormhole", f.get("flits"), f.get("vcs"), f.get("vc_depth"))
-        elif f.get("link_stages"):
-            key = ("link_stages", f["link_stages"], f.get("depth"))
+        elif _stages_of(f):
+            key = ("stages", _stages_key(f), f.get("depth"))
         else:
             key = f.get("depth")
         hop, rate = saturation.get(key, (None, None))

@@ -20,7 +20,7 @@ class StrappedRouter(wiring.Component):
 
     Parameters
     ----------
-    n, node, payload_width, depth, ports, link_stages
+    n, node, payload_width, depth, ports, link_stages, switch_stages, eject_stages
         As :class:`~ihcube.rtl.Router`'s.
 
     Members
@@ -29,9 +29,8 @@ class StrappedRouter(wiring.Component):
     ``strap=False``).
     """
 
-    def __init__(self, n, node, payload_width=32, depth=1, *, ports=1, link_stages=0):
-        self._router = Router(n, node, payload_width, depth, strap=True, ports=ports,
-                              link_stages=link_stages)
+    def __init__(self, n, node, payload_width=32, depth=1, *, ports=1, **stages):
+        self._router = Router(n, node, payload_width, depth, strap=True, ports=ports, **stages)
         self._node = node
         super().__init__(router_signature(n, node, payload_width, strap=False, ports=ports))
 

@@ -1,8 +1,9 @@
 """Run the cocotb regression on one fabric's Verilog in Icarus.
 
 ``ihcube cocotb --nodes 26 [--width 32] [--depth 1] [--order msb] [--waves] [--test NAME ...]
-[--stress COUNT] [--seed SEED] [--link-stages 0] [--out DIR]`` (``make cocotb N=26
-[LINK_STAGES=1]``) builds the fabric in
+[--stress COUNT] [--seed SEED] [--link-stages 0] [--switch-stages 0] [--eject-stages 0]
+[--out DIR]`` (``make cocotb N=26 [LINK_STAGES=1 SWITCH_STAGES=1 EJECT_STAGES=1]``) builds the
+fabric in
 ``DIR/<top>`` and runs the testbench there with :func:`ihcube.verify.cocotb_runner.regression`.
 The results are in ``DIR/<top>/results.xml`` (JUnit XML) and, with ``--waves``, the waveform
 in ``DIR/<top>/<top>.fst``. The exit status is 0 when every test passed, 1 when one failed,
@@ -12,7 +13,7 @@ and 2 (with one line on standard error) for a wrong parameter.
 import sys
 
 from ..params import PACKET, check_positive_integer
-from .options import add_fabric_options, add_link_stages_option, fabric_parameters, link_stages
+from .options import add_fabric_options, add_stages_options, fabric_parameters, stages
 from .usage import UsageError, command_parser, integer, run
 
 __all__ = ["main"]
@@ -32,7 +33,7 @@ def _parser():
                         help="requests in the random stress test (default: scaled with N)")
     parser.add_argument("--seed", default="1", metavar="SEED",
                         help="seed of the random tests (default 1)")
-    add_link_stages_option(parser)
+    add_stages_options(parser)
     parser.add_argument("--out", "-o", default="build/cocotb", metavar="DIR",
                         help="where to build and run (default build/cocotb)")
     return parser
@@ -50,7 +51,7 @@ def _cocotb(args):
         stress=(None if args.stress is None else
                 integer(args.stress, "Stress request count", _positive("Stress request count"))),
         seed=integer(args.seed, "Seed", _positive("Seed")),
-        link_stages=link_stages(args, PACKET))
+        **stages(args, PACKET))
     try:
         build_dir, waveform, outcomes = regression(settings, args.out, tests=args.test,
                                                    waves=args.waves)

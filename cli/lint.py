@@ -1,7 +1,8 @@
 """Lint a fabric's Verilog with Verilator -Wall and the project's waivers.
 
 ``ihcube lint --nodes 26 [--width 32] [--depth 1] [--order msb] [--link-stages 0]
-[--out build/lint]`` (``make lint N=26 [LINK_STAGES=1]``), with ``--switching wormhole`` and
+[--switch-stages 0] [--eject-stages 0] [--out build/lint]`` (``make lint N=26 [LINK_STAGES=1
+SWITCH_STAGES=1 EJECT_STAGES=1]``), with ``--switching wormhole`` and
 its flit-level options for a wormhole fabric, writes the fabric's Verilog into ``OUT/<top>.v`` and
 lints it with
 :func:`ihcube.verify.lint.lint_fabric`; ``ihcube lint --verilog FILE [--top MODULE]`` lints
@@ -14,8 +15,8 @@ printed), and 2 (one line on standard error) for a wrong parameter or a missing
 import sys
 from pathlib import Path
 
-from .options import add_fabric_options, add_link_stages_option, add_switching_options, \
-    fabric_parameters, link_stages, switching_options
+from .options import add_fabric_options, add_stages_options, add_switching_options, \
+    fabric_parameters, stages, switching_options
 from .usage import UsageError, command_parser, run
 
 __all__ = ["main"]
@@ -27,7 +28,7 @@ def _parser():
     parser = command_parser(NAME, __doc__)
     add_fabric_options(parser, nodes_required=False)
     add_switching_options(parser)
-    add_link_stages_option(parser)
+    add_stages_options(parser)
     parser.add_argument("--out", "-o", default="build/lint", metavar="DIR",
                         help="where to write the Verilog (default build/lint)")
     parser.add_argument("--verilog", metavar="FILE", help="lint this file instead")
@@ -43,7 +44,7 @@ def _lint(args):
     if args.verilog is None:
         n, width, depth, order = fabric_parameters(args)
         switching, flit_options = switching_options(args, n, width)
-        stages = link_stages(args, switching)
+        staged = stages(args, switching)
     elif not Path(args.verilog).is_file():
         raise UsageError(f"no such file: {args.verilog!r}")
     try:
@@ -53,7 +54,7 @@ def _lint(args):
     if args.verilog is None:
         try:
             result = lint_fabric(n, width, depth, order, args.out, switching=switching,
-                                 link_stages=stages, **flit_options)
+                                 **staged, **flit_options)
         except ValueError as error:  # a fabric the generator refuses: one that can deadlock
             raise UsageError(str(error)) from None
     else:

@@ -19,8 +19,8 @@ from ..params import (MAX_FABRIC_DEPTH, MAX_FABRIC_NODES, MAX_FABRIC_PAYLOAD_WID
 from .usage import UsageError, checked, command_parser, integer, parse_number, run
 
 __all__ = ["AD_HOC", "add_fabric_options", "fabric_parameters", "add_ports_option", "ports",
-           "add_switching_options", "switching_options", "add_link_stages_option",
-           "link_stages", "link_stages_value", "add_threads_option", "thread_count",
+           "add_switching_options", "switching_options", "add_stages_options",
+           "stages", "stage_value", "add_threads_option", "thread_count",
            "ints", "floats", "choices", "number", "out_dir", "add_out_option", "node_count",
            "collective_node_count", "analysis_node_count", "MAX_EXPERIMENT_NODES",
            "model_depth", "add_run_options", "run_options", "add_cluster_options",
@@ -111,35 +111,50 @@ def switching_options(args, n, width):
     return switching, options
 
 
-def add_link_stages_option(parser):
-    """Add ``--link-stages`` (a relay on each outgoing link of a packet router, 0 or 1,
-    default 0) to ``parser``; :func:`link_stages` checks it."""
-    from ..params import LINK_STAGES
-    parser.add_argument("--link-stages", default=str(LINK_STAGES[0]), metavar="S",
-                        help=f"packet switching: register stages on each link, "
-                             f"{' or '.join(map(str, LINK_STAGES))} (default {LINK_STAGES[0]}; "
-                             f"1 is a cycle more per hop for a faster clock, docs/fpga.md)")
+#: What each register-stage option adds to a packet router (``--link-stages`` etc., the
+#: keywords of :func:`ihcube.params.check_stages`), for the options' help.
+_STAGE_HELP = {"link_stages": "a relay on each outgoing link, a cycle more per hop",
+               "switch_stages": "each router's grant registered, a cycle more per router",
+               "eject_stages": "a relay on each eject port, a cycle more per delivery"}
 
 
-def link_stages_value(text):
-    """``text`` as a checked link-stage count (:func:`ihcube.params.check_link_stages`)."""
-    from ..params import check_link_stages
+def add_stages_options(parser):
+    """Add ``--link-stages``, ``--switch-stages`` and ``--eject-stages`` (a packet router's
+    register stages, each 0 or 1, default 0; all three 1 place the 26-node fabric at 150 MHz,
+    docs/fpga.md) to ``parser``; :func:`stages` checks them."""
+    from ..params import STAGE_SUFFIXES
+    for key in STAGE_SUFFIXES:
+        option = "--" + key.replace("_", "-")
+        parser.add_argument(option, default="0", metavar="S",
+                            help=f"packet switching: 0 (default) or 1, {_STAGE_HELP[key]} "
+                                 f"(docs/fpga.md)")
+
+
+def stage_value(text, key="link_stages"):
+    """``text`` as a checked count of the register stage ``key`` (``"link_stages"``,
+    ``"switch_stages"`` or ``"eject_stages"``: :func:`ihcube.params.check_stages`)."""
+    from ..params import check_stages
     try:
-        stages = parse_number(text, int)
+        value = parse_number(text, int)
     except ValueError:  # not a number: the check says what is allowed (0 is, unlike a count)
-        stages = text
-    return checked(check_link_stages, stages)
+        value = text
+    return checked(lambda: check_stages(**{key: value})).get(key, 0)
 
 
-def link_stages(args, switching):
-    """The checked ``--link-stages`` of :func:`add_link_stages_option`
-    (:func:`link_stages_value`); with wormhole ``switching`` only 0."""
-    from ..params import WORMHOLE
-    stages = link_stages_value(args.link_stages)
-    if stages and switching == WORMHOLE:
-        raise UsageError(f"Link stages are a packet-switching option, not taken with wormhole "
-                         f"switching, not {stages}")
-    return stages
+def stages(args, switching):
+    """The checked register stages of :func:`add_stages_options` as a dict of those that
+    are not 0 (:func:`ihcube.params.check_stages`), the keywords to pass on; with wormhole
+    ``switching`` none."""
+    from ..params import STAGE_SUFFIXES, WORMHOLE
+    found = {}
+    for key in STAGE_SUFFIXES:
+        value = stage_value(getattr(args, key), key)
+        if value and switching == WORMHOLE:
+            raise UsageError(f"{key.replace('_', ' ').capitalize()} are a packet-switching "
+                             f"option, not taken with wormhole switching, not {value}")
+        if value:
+            found[key] = value
+    return found
 
 
 def add_threads_option(parser):

@@ -1,12 +1,14 @@
 """Measure zero-load latency per hop and saturation throughput (model).
 
-``ihcube saturation [--sizes 1024,1048] [--depths 1,2,3] [--order msb] [--link-stages 0]``
-(``make saturation``) runs :func:`ihcube.sim.sweep.saturation` and
-:func:`ihcube.sim.sweep.zero_load` for each size and depth under uniform traffic, prints a
-Markdown table and writes ``<out>/saturation.json``, each row with its ``link_stages``. With
-``--link-stages 1`` (``make saturation LINK_STAGES=1``) the fabric has a relay on each link
-(:class:`ihcube.sim.model.Model`'s ``link_stages``, ``docs/model.md``) and the file is
-``<out>/saturation_link_stages.json``. With ``--switching wormhole`` (and ``--flits --vcs
+``ihcube saturation [--sizes 1024,1048] [--depths 1,2,3] [--order msb] [--link-stages 0]
+[--switch-stages 0] [--eject-stages 0]`` (``make saturation``) runs
+:func:`ihcube.sim.sweep.saturation` and :func:`ihcube.sim.sweep.zero_load` for each size and
+depth under uniform traffic, prints a Markdown table and writes ``<out>/saturation.json``,
+each row with its ``link_stages``. With ``--link-stages 1`` (``make saturation
+LINK_STAGES=1``) the fabric has a relay on each link (:class:`ihcube.sim.model.Model`'s
+``link_stages``, ``docs/model.md``) and the file is ``<out>/saturation_link_stages.json``;
+with all three stages (``make saturation LINK_STAGES=1 SWITCH_STAGES=1 EJECT_STAGES=1``)
+``<out>/saturation_s1_g1_e1.json``. With ``--switching wormhole`` (and ``--flits --vcs
 --vc-depth --flit-width``) it measures the wormhole fast model instead (``--depths`` is then
 ``--vc-depth``; the bisection's resolution is ``0.01 / flits`` messages per node per cycle)
 and writes ``<out>/saturation_wormhole.json`` (other message lengths, virtual channel
@@ -22,9 +24,8 @@ import time
 
 from .. import topology
 from ..params import PACKET, WORMHOLE
-from .options import (add_link_stages_option, add_run_options, add_switching_options, ints,
-                      link_stages, model_depth, node_count, run_options, started,
-                      thread_count)
+from .options import (add_run_options, add_stages_options, add_switching_options, ints,
+                      model_depth, node_count, run_options, stages, started, thread_count)
 from .sweep import wormhole_of
 from .usage import UsageError, checked, command_parser, run
 
@@ -41,7 +42,7 @@ def _parser():
                         help="buffer depths (default 1,2,3; packet switching)")
     parser.add_argument("--order", default=topology.MSB_FIRST,
                         help="routing order (default msb)")
-    add_link_stages_option(parser)
+    add_stages_options(parser)
     add_switching_options(parser)
     add_run_options(parser)
     return parser
@@ -49,19 +50,17 @@ def _parser():
 
 def _measure(task):
     from ..sim import sweep as sw
-    kind, n, depth, order, wormhole, stages, threads = task
+    kind, n, depth, order, wormhole, staged, threads = task
     if kind == "zero":
-        return sw.zero_load(n, depth, order, wormhole=wormhole, link_stages=stages,
-                            threads=threads)
-    return sw.saturation(n, depth, order, wormhole=wormhole, link_stages=stages,
-                         threads=threads)
+        return sw.zero_load(n, depth, order, wormhole=wormhole, threads=threads, **staged)
+    return sw.saturation(n, depth, order, wormhole=wormhole, threads=threads, **staged)
 
 
 def _saturation(args):
     sizes = ints(args.sizes, "Sizes", node_count, 2)
     wormhole = wormhole_of(args, sizes)
     switching = PACKET if wormhole is None else WORMHOLE
-    stages = link_stages(args, switching)
+    staged = stages(args, switching)
     threads = thread_count(args.threads, switching)
     if wormhole is not None:
         if args.depths is not None:
@@ -72,7 +71,7 @@ def _saturation(args):
         depths = ints("1,2,3" if args.depths is None else args.depths, "Depths", model_depth)
     order = checked(topology.check_routing_order, args.order)
     cluster, out = run_options(args)
-    tasks = [(kind, n, depth, order, wormhole, stages, threads)
+    tasks = [(kind, n, depth, order, wormhole, staged, threads)
              for kind in ("saturation", "zero") for n in sizes for depth in depths]
     start = time.monotonic()
     with started(cluster):
@@ -81,15 +80,16 @@ def _saturation(args):
     sat = [r for (kind, *_), r in zip(tasks, results) if kind == "saturation"]
     zero = [r for (kind, *_), r in zip(tasks, results) if kind == "zero"]
     from ..sim.sweep import saturation_results_name
-    name = saturation_results_name(wormhole, stages)
+    name = saturation_results_name(wormhole, staged)
     with open(out / name, "w") as f:
         json.dump(dict(saturation=sat, zero_load=zero, seconds=round(seconds, 1),
                        wormhole=None if wormhole is None else dict(
                            flits=wormhole.flits, flit_width=wormhole.flit_width,
                            vcs=wormhole.vcs, vc_depth=wormhole.vc_depth)), f, indent=1)
     if wormhole is None:
-        if stages:
-            print(f"Link stages: {stages} (a relay on each link)")
+        if staged:
+            from ..params import describe_stages
+            print(f"Register stages: {describe_stages(staged)}")
         print("| n | depth | zero-load latency per hop | + fixed | saturation throughput "
               "(highest unsaturated rate) | accepted with sources backlogged |")
         print("|---:|---:|---:|---:|---:|---:|")

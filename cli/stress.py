@@ -6,13 +6,16 @@ runs one configuration of :mod:`ihcube.verify.stress` and prints its counts; the
 [--vcs V] [--vc-depth Q] [--flit-width F]`` (``make stress SWITCHING=wormhole ...``) runs
 :mod:`ihcube.verify.wormhole_stress` instead. ``--link-stages 1`` puts a relay on each link
 (packet switching, ``docs/model.md``: a cycle more per hop, the same channel-dependency
-graph). ``--campaign`` (``make
+graph); ``--switch-stages 1`` registers each router's grant and ``--eject-stages 1`` puts a
+relay on each eject port (all three: the fabric of 150 MHz, docs/fpga.md). ``--campaign``
+(``make
 stress-campaign``) runs every configuration of :func:`campaign` (with ``--switching wormhole``,
 only those of :func:`wormhole_campaign`) as tasks of a Dask cluster
 (``--jobs`` local worker processes, or the workers of ``--scheduler ADDRESS``), prints a
 table and writes it to ``results/stress_campaign.json``; with ``--link-stages 1`` (``make
 stress-campaign LINK_STAGES=1``) its packet configurations run with a relay on each link, and
-the table goes to ``results/stress_campaign_s1.json``. ``--threads T`` runs each packet
+the table goes to ``results/stress_campaign_s1.json`` (with all three stages,
+``stress_campaign_s1_g1_e1.json``). ``--threads T`` runs each packet
 model on ``T`` threads (at most one a node; the same records on any number); the wormhole
 model and the RTL have one, so a single run refuses ``T`` above 1 with them, and a campaign
 runs only its packet model runs on ``T``. A wrong parameter is one line on standard error
@@ -26,10 +29,10 @@ import time
 
 from .. import topology
 from ..extras import MissingExtra
-from ..params import check_depth
-from .options import (AD_HOC, add_cluster_options, add_link_stages_option,
-                      add_switching_options, add_threads_option, cluster_options, link_stages,
-                      started, switching_options, thread_count)
+from ..params import check_depth, describe_stages, stages_suffix
+from .options import (AD_HOC, add_cluster_options, add_stages_options, add_switching_options,
+                      add_threads_option, cluster_options, stages, started, switching_options,
+                      thread_count)
 from .usage import UsageError, command_parser, parse_number, report
 
 __all__ = ["campaign", "wormhole_campaign", "main"]
@@ -49,15 +52,16 @@ CAMPAIGN_WORMHOLE_RTL_SIZES = (2, 3, 5, 8)
 CAMPAIGN_WORMHOLE_CHANNELS = ((1, 5), (3, 20))
 
 
-def campaign(quick=False, link_stages=0):
+def campaign(quick=False, stages=None):
     """The campaign's configurations, as ``(backend, StressConfig)`` pairs.
 
     Every size on the model with depth 1 and 2 and both routing orders. Cycles shrink with
     the size, so that each run carries some tens of thousands of messages or more. The RTL
     runs sizes 1 to 8, both depths, both orders. ``quick`` keeps a slice that runs in a
-    minute or two. With ``link_stages`` the packet configurations only (relays are a packet
-    option), each with a relay on each link.
+    minute or two. With register ``stages`` (a dict of :func:`ihcube.params.check_stages`)
+    the packet configurations only (stages are a packet option), each with those stages.
     """
+    stages = stages or {}
     from ..verify.stress import StressConfig
 
     configs = []
@@ -70,8 +74,7 @@ def campaign(quick=False, link_stages=0):
         for depth in (1, 2):
             for order in topology.ROUTING_ORDERS:
                 configs.append(("model", StressConfig(n, depth, order, cycles,
-                                                      seed=n * 10 + depth,
-                                                      link_stages=link_stages)))
+                                                      seed=n * 10 + depth, **stages)))
     for n in CAMPAIGN_RTL_SIZES:
         if quick and n not in (5, 8):
             continue
@@ -81,8 +84,8 @@ def campaign(quick=False, link_stages=0):
                     continue
                 configs.append(("rtl", StressConfig(n, depth, order,
                                                     cycles=150 if quick else 400, seed=n,
-                                                    link_stages=link_stages)))
-    return configs if link_stages else configs + wormhole_campaign(quick)
+                                                    **stages)))
+    return configs if stages else configs + wormhole_campaign(quick)
 
 
 def wormhole_campaign(quick=False):
@@ -145,8 +148,8 @@ def _mode(config):
     return "packet" if flits is None else f"L{flits}V{config.vcs}"
 
 
-def _run_campaign(quick, cluster, out, wormhole_only=False, link_stages=0, threads=1):
-    configs = wormhole_campaign(quick) if wormhole_only else campaign(quick, link_stages)
+def _run_campaign(quick, cluster, out, wormhole_only=False, stages=None, threads=1):
+    configs = wormhole_campaign(quick) if wormhole_only else campaign(quick, stages)
     with started(cluster):
         return _campaign_table(quick, configs, cluster, out, threads)
 
@@ -156,10 +159,10 @@ def _campaign_table(quick, configs, cluster, out, threads=1):
     rows = []
     totals = {}
     failed = []
-    stages = {config.link_stages for _, config in configs
-              if getattr(config, "link_stages", 0)}
-    if stages:
-        print(f"link stages {', '.join(map(str, sorted(stages)))}: a relay on each link")
+    staged = {describe_stages(config.stages) for _, config in configs
+              if getattr(config, "stages", None)}
+    if staged:
+        print(f"register stages: {'; '.join(sorted(staged))}")
     print(f"{'backend':<7}{'switch':>7}{'n':>6}{'depth':>6}{'order':>6}{'cycles':>7}{'injected':>10}"
           f"{'owed':>11}{'lost':>6}{'dup':>5}{'bad':>5}{'max lat':>8}{'drain':>6}{'s':>7}")
     for result, seconds in cluster.map(_run, [(*item, threads) for item in configs]):
@@ -178,9 +181,8 @@ def _campaign_table(quick, configs, cluster, out, threads=1):
         wormhole = ({} if _mode(config) == "packet" else
                     {"switching": "wormhole", "flits": config.flits, "vcs": config.vcs,
                      "flit_width": config.flit_width})
-        relays = ({"link_stages": config.link_stages}
-                  if getattr(config, "link_stages", 0) else {})
-        rows.append({"backend": result.backend, **wormhole, **relays, "n": config.n,
+        rows.append({"backend": result.backend, **wormhole, **getattr(config, "stages", {}),
+                     "n": config.n,
                      "depth": depth,
                      "order": config.order, "cycles": config.cycles, "seed": config.seed,
                      "broadcast": config.broadcast, "eject_ready": config.eject_ready,
@@ -232,7 +234,7 @@ def main(argv=None):
                         help="probability that a PE accepts a delivery in a cycle (default 0.75)")
     parser.add_argument("--watchdog", default="200", metavar="K",
                         help="cycles without a transfer that count as a stall (default 200)")
-    add_link_stages_option(parser)
+    add_stages_options(parser)
     parser.add_argument("--campaign", action="store_true",
                         help="run the whole campaign instead of one configuration")
     parser.add_argument("--quick", action="store_true", help="with --campaign: a small slice")
@@ -240,20 +242,24 @@ def main(argv=None):
     add_cluster_options(parser)  # --jobs, --scheduler: with --campaign
     add_threads_option(parser)
     parser.add_argument("--out", default=None, metavar="FILE",
-                        help=f"with --campaign: JSON to write (default "
+                        help=f"with --campaign: JSON to write, or a directory ending in / to "
+                             f"write the campaign's own name into (default "
                              f"{AD_HOC}/stress_campaign.json, or none with --quick; make "
-                             f"stress-campaign writes results/stress_campaign.json)")
+                             f"stress-campaign writes results/stress_campaign.json, with "
+                             f"stages results/stress_campaign_s1_g1_e1.json and so on)")
     try:
         args = parser.parse_args(argv)
         if args.campaign:
-            stages = link_stages(args, args.switching)
+            staged = stages(args, args.switching)
             threads = thread_count(args.threads, args.switching)
             cluster = cluster_options(args, "Processes")
-            name = f"stress_campaign{f'_s{stages}' if stages else ''}.json"
-            out = args.out or (None if args.quick else f"{AD_HOC}/{name}")
+            name = f"stress_campaign{stages_suffix(staged)}.json"
+            out = args.out or (None if args.quick else f"{AD_HOC}/")
+            if out is not None and out.endswith("/"):
+                out += name
             return _run_campaign(args.quick, cluster, out,
                                  wormhole_only=args.switching == "wormhole",
-                                 link_stages=stages, threads=threads)
+                                 stages=staged, threads=threads)
 
         from ..verify import stress, wormhole_stress
         n = topology.check_node_count(_number(args.nodes, "Node count"))
@@ -267,7 +273,7 @@ def main(argv=None):
                       eject_ready=_number(args.eject_ready, "Eject-ready probability", float),
                       watchdog=_number(args.watchdog, "Watchdog"))
         cycles = _number(args.cycles, "Cycles")
-        stages = link_stages(args, switching)
+        staged = stages(args, switching)
         threads = thread_count(args.threads, switching)
         if threads > 1 and args.backend == "rtl":
             raise UsageError(f"Thread count must be 1 with the rtl backend (the Amaranth "
@@ -282,8 +288,8 @@ def main(argv=None):
         else:
             depth = {} if args.depth is None else {
                 "depth": check_depth(_number(args.depth, "Buffer depth"))}
-            config = stress.StressConfig(n, order=order, cycles=cycles, link_stages=stages,
-                                         **depth, **common)
+            config = stress.StressConfig(n, order=order, cycles=cycles, **staged, **depth,
+                                         **common)
             runs = stress
         if args.backend == "rtl":
             # The Amaranth simulation runs some cycles per second at n = 8, fewer beyond:

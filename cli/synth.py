@@ -2,7 +2,7 @@
 
 ``ihcube synth --nodes 26 [--family ecp5|ice40] [--width 32] [--depth 1] [--synth-opts OPTS]
 [--placer heap|static|sa] [--router NODE [--strapped]] [--ports P] [--link-stages 0|1]
-[--switching wormhole
+[--switch-stages 0|1] [--eject-stages 0|1] [--switching wormhole
 --flits L --flit-width F --vcs V --vc-depth Q]`` (``make synth``) runs
 :func:`ihcube.boards.build.synth`, prints one line and writes
 ``results/synth_<family>_<name>.json``; the build is in ``build/``. The exit status is 1 if
@@ -13,9 +13,9 @@ import sys
 
 from .. import topology
 from ..params import WORMHOLE, check_depth, check_payload_width, wormhole_parameters
-from .options import (add_build_options, add_link_stages_option, add_pnr_minutes_option,
-                      add_ports_option, add_switching_options, build_options, link_stages,
-                      one_build_at_a_time, pnr_minutes, ports, switching_options)
+from .options import (add_build_options, add_pnr_minutes_option, add_ports_option,
+                      add_stages_options, add_switching_options, build_options,
+                      one_build_at_a_time, pnr_minutes, ports, stages, switching_options)
 from .usage import UsageError, checked, command_parser, integer, run
 
 __all__ = ["main"]
@@ -40,7 +40,7 @@ def _parser():
                              "router class, the address tied)")
     add_ports_option(parser)
     add_switching_options(parser)
-    add_link_stages_option(parser)
+    add_stages_options(parser)
     return parser
 
 
@@ -57,7 +57,7 @@ def _synth(args):
         checked(topology.check_node, n, router, "Router node")
     pe_ports = ports(args, n)
     switching, flit_options = switching_options(args, n, width)
-    stages = link_stages(args, switching)
+    staged = stages(args, switching)
     wormhole = None
     if switching == WORMHOLE:
         if depth != 1 or pe_ports != 1:
@@ -69,7 +69,7 @@ def _synth(args):
     with one_build_at_a_time():
         figures = build.synth(n, family, width, depth, out=out, synth_opts=synth_opts,
                               router=router, placer=placer, ports=pe_ports, wormhole=wormhole,
-                              strapped=args.strapped, link_stages=stages,
+                              strapped=args.strapped, **staged,
                               pnr_minutes=pnr_minutes(args))
     print(build.summary(figures))
     return 0 if figures["fits"] else 1

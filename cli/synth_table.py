@@ -1,7 +1,7 @@
 """Run synth for several builds, one at a time, and print the table of docs/fpga.md.
 
 ``ihcube synth-table [--family ecp5|ice40] [--nodes 4,8,16,26,32,64] [--depths 1,2]
-[--routers 26] [--flit-widths 8,16,32] [--vcs 1,3] [--no-wormhole-fabric] [--link-stages 0,1]
+[--routers 26] [--flit-widths 8,16,32] [--vcs 1,3] [--no-wormhole-fabric] [--staged link,all]
 [--redo]
 [--kept-only] [--previous REV|none] [--synth-opts OPTS] [--placer heap|static|sa]
 [--pnr-minutes MIN]``
@@ -9,7 +9,8 @@
 ``--routers`` size (packet at each depth, wormhole at each flit width and virtual channel
 count), the packet fabrics of ``--nodes`` at each depth, and the wormhole fabric of each
 ``--routers`` size at each flit width and virtual channel count, the router of node 0 and
-the fabric of each ``--routers`` size again with link stages; a line per build as
+the fabric of each ``--routers`` size again with register stages (``--staged``: ``link``, a
+relay on each link; ``all``, link, switch and eject stages); a line per build as
 ``ihcube synth`` prints it, then a Markdown table, also written to
 ``results/synth_table_<family>.json``. A build whose results file was made from today's
 design (the same files for the tools) is kept, so an interrupted table resumes (``--redo``
@@ -23,7 +24,7 @@ import sys
 from .. import topology
 from ..params import check_depth, check_positive_integer
 from .options import (add_build_options, add_pnr_minutes_option, build_options,
-                      link_stages_value, one_build_at_a_time, pnr_minutes)
+                      choices, one_build_at_a_time, pnr_minutes)
 from .usage import checked, command_parser, integer, run
 
 __all__ = ["main"]
@@ -48,10 +49,11 @@ def _parser():
                         help="virtual channel counts of the wormhole router rows")
     parser.add_argument("--no-wormhole-fabric", action="store_true",
                         help="leave out the wormhole fabric rows")
-    parser.add_argument("--link-stages", default="0,1", metavar="S,...",
-                        help="link stages of the packet rows: with 1, the router of node 0 and "
-                             "the fabric of each --routers size at each depth again with a "
-                             "relay on each link (default 0,1)")
+    parser.add_argument("--staged", default="link,all", metavar="NAME,...",
+                        help="the router of node 0 and the fabric of each --routers size at "
+                             "each depth again with register stages: link (a relay on each "
+                             "link), all (link, switch and eject stages), or none (default "
+                             "link,all)")
     parser.add_argument("--redo", action="store_true",
                         help="build every row again, even one built from today's design")
     parser.add_argument("--kept-only", action="store_true",
@@ -81,15 +83,16 @@ def _synth_table(args):
                    lambda value: check_positive_integer(value, "Flit width"))
     vcs = _list(args.vcs, "Virtual channel count",
                 lambda value: check_positive_integer(value, "Virtual channel count"))
-    stages = [] if args.link_stages.strip() == "none" else \
-        [link_stages_value(part) for part in args.link_stages.split(",")]
+    staged = [] if args.staged.strip() == "none" else \
+        [build.STAGE_SETS[name] for name in choices(args.staged, "Staged rows",
+                                                    tuple(build.STAGE_SETS))]
     previous = None if args.previous == "none" else args.previous
     with one_build_at_a_time():
         return build.table(family, sizes, out=out, synth_opts=synth_opts, placer=placer,
                            depths=depths, router_sizes=routers, flit_widths=widths, vcs=vcs,
                            wormhole_fabric=not args.no_wormhole_fabric, redo=args.redo,
                            previous=previous, only_kept=args.kept_only,
-                           link_stages=stages or [0], pnr_minutes=pnr_minutes(args))
+                           staged=staged, pnr_minutes=pnr_minutes(args))
 
 
 def main(argv=None):

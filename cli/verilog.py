@@ -1,7 +1,8 @@
 """Write the Verilog of an n-node fabric.
 
 ``ihcube verilog --nodes 26 [--width 32] [--depth 1] [--order msb] [--ports 1]
-[--link-stages 0] [--out gen]`` (``make verilog N=26 [PORTS=2] [LINK_STAGES=1]``), or with
+[--link-stages 0] [--switch-stages 0] [--eject-stages 0] [--out gen]`` (``make verilog N=26
+[PORTS=2] [LINK_STAGES=1 SWITCH_STAGES=1 EJECT_STAGES=1]``), or with
 ``--switching wormhole [--flits 20] [--flit-width 32] [--vcs 3] [--vc-depth 2]`` (``make
 verilog N=26 SWITCHING=wormhole VCS=3 FLITS=20``), writes ``<out>/<name>.v``, named by
 :func:`ihcube.generate.fabric_name`, with :func:`ihcube.generate.fabric_verilog`, and prints
@@ -10,8 +11,8 @@ one line. Amaranth loads only once the options are checked.
 
 import sys
 
-from .options import (add_fabric_options, add_link_stages_option, add_ports_option,
-                      add_switching_options, fabric_parameters, link_stages, ports,
+from .options import (add_fabric_options, add_ports_option, add_stages_options,
+                      add_switching_options, fabric_parameters, ports, stages,
                       switching_options)
 from .usage import UsageError, command_parser, run
 
@@ -25,7 +26,7 @@ def _parser():
     add_fabric_options(parser)
     add_ports_option(parser)
     add_switching_options(parser)
-    add_link_stages_option(parser)
+    add_stages_options(parser)
     parser.add_argument("--out", "-o", default="gen", metavar="DIR",
                         help="directory to write into (default gen)")
     return parser
@@ -35,13 +36,13 @@ def _verilog(args):
     n, width, depth, order = fabric_parameters(args)
     pe_ports = ports(args, n)
     switching, flit_options = switching_options(args, n, width)
-    stages = link_stages(args, switching)
+    staged = stages(args, switching)
     from ..generate import OutputError, write_fabric  # Amaranth loads only when needed
     try:
         # Checks the folder first, writes a temporary file and renames it: a failed write
         # leaves nothing half-written under the final name.
         path, size = write_fabric(args.out, n, width, depth, order, pe_ports,
-                                  switching=switching, link_stages=stages, **flit_options)
+                                  switching=switching, **staged, **flit_options)
     except (ValueError, OutputError) as error:  # e.g. a routing that can deadlock
         raise UsageError(str(error)) from None
     if switching == "wormhole":
@@ -53,7 +54,9 @@ def _verilog(args):
               f"{size:,} bytes)")
         return
     more = "" if pe_ports == 1 else f", {pe_ports} PE ports"
-    more += "" if stages == 0 else f", {stages} link stage{'s' if stages != 1 else ''}"
+    if staged:
+        from ..params import stages_label
+        more += f", {stages_label(staged)}"
     print(f"wrote {path} ({n} nodes, payload {width} bits, depth {depth}, order {order}{more}, "
           f"{size:,} bytes)")
 

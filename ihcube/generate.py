@@ -17,7 +17,8 @@ from amaranth.lib.wiring import In, Out
 
 from . import deadlock, topology
 from .params import (PACKET, WORMHOLE_DEFAULTS, check_fabric_depth, check_fabric_payload_width,
-                     check_link_stages, check_ports, switching_parameters)
+                     check_ports, check_stages, describe_stages, stages_suffix,
+                     switching_parameters)
 from .rtl import Router, WormholeRouter
 from .rtl.fabric import fabric_signature, link_ends
 from .rtl.router import router_signature
@@ -39,17 +40,17 @@ def check_fabric_parameters(n, payload_width=32, depth=1, order=topology.MSB_FIR
             check_fabric_depth(depth), topology.check_routing_order(order))
 
 
-def _wormhole(n, payload_width, depth, ports, switching, flit_options, link_stages=0):
+def _wormhole(n, payload_width, depth, ports, switching, flit_options, stages):
     """The checked :class:`~ihcube.params.Wormhole` of a wormhole fabric, or None for packet
     switching (which takes no flit-level option). Wormhole fabrics have one PE port per node,
-    virtual-channel buffers (``vc_depth``) instead of the packet buffer ``depth``, and no link
-    stages (``link_stages`` is checked first, for either switching)."""
-    link_stages = check_link_stages(link_stages)
+    virtual-channel buffers (``vc_depth``) instead of the packet buffer ``depth``, and no
+    register stages (``stages``, a dict of :func:`ihcube.params.check_stages`)."""
     wormhole = switching_parameters(n, payload_width, switching, **flit_options)
     if wormhole is not None:
-        if link_stages != 0:
-            raise ValueError(f"Link stages are a packet-switching option, not taken with "
-                             f"wormhole switching, not {link_stages!r}")
+        for key, value in stages.items():
+            what = key.replace("_", " ").capitalize()
+            raise ValueError(f"{what} are a packet-switching option, not taken with "
+                             f"wormhole switching, not {value!r}")
         if depth != 1:
             raise ValueError(f"Buffer depth is a packet-switching option, not taken with "
                              f"wormhole switching (its buffers are vc_depth flits), not "
@@ -60,10 +61,12 @@ def _wormhole(n, payload_width, depth, ports, switching, flit_options, link_stag
 
 
 def fabric_name(n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1, *,
-                switching=PACKET, link_stages=0, **flit_options):
+                switching=PACKET, link_stages=0, switch_stages=0, eject_stages=0,
+                **flit_options):
     """The top module's name, which is also the file's: it says ``n`` and ``W``, and the
-    depth, routing order, port count and link stages when they are not the defaults
-    (``ihcube_n26_w32_s1`` for ``link_stages=1``). A wormhole fabric's
+    depth, routing order, port count and register stages when they are not the defaults
+    (``ihcube_n26_w32_s1`` for ``link_stages=1``, ``_s1_g1_e1`` with ``switch_stages=1`` and
+    ``eject_stages=1`` too: :func:`ihcube.params.stages_suffix`). A wormhole fabric's
     says ``wormhole`` and its flit width, flits and virtual channels, and their depth when not
     the default (``ihcube_n26_wormhole_f32_l20_v3``); ``W`` is left out, since it does not
     change the hardware.
@@ -73,7 +76,8 @@ def fabric_name(n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1,
     """
     n, payload_width, depth, order = check_fabric_parameters(n, payload_width, depth, order)
     ports = check_ports(n, ports)
-    wormhole = _wormhole(n, payload_width, depth, ports, switching, flit_options, link_stages)
+    stages = check_stages(link_stages, switch_stages, eject_stages)
+    wormhole = _wormhole(n, payload_width, depth, ports, switching, flit_options, stages)
     if wormhole is not None:
         name = (f"ihcube_n{n}_wormhole_f{wormhole.flit_width}_l{wormhole.flits}"
                 f"_v{wormhole.vcs}")
@@ -87,13 +91,12 @@ def fabric_name(n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1,
         name += f"_{order}"
     if ports != 1:
         name += f"_p{ports}"
-    if link_stages != 0:
-        name += f"_s{link_stages}"
-    return name
+    return name + stages_suffix(stages)
 
 
 def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, router=None,
-                   ports=1, *, switching=PACKET, link_stages=0, **flit_options):
+                   ports=1, *, switching=PACKET, link_stages=0, switch_stages=0,
+                   eject_stages=0, **flit_options):
     """Return the Verilog text of an ``n``-node fabric, deterministic for the same arguments.
 
     Routers of the same :func:`ihcube.topology.router_class` (the same links, and the same
@@ -107,8 +110,10 @@ def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, route
     broken variants. ``ports`` is the PE ports per node (``docs/ports.md``).
     ``link_stages=1`` gives every router a relay on each outgoing link
     (:class:`~ihcube.rtl.Router`'s ``link_stages``; ``docs/fpga.md``, "Link stages"): a cycle
-    more per hop for a shorter clock period; with 0 (the default) the text is as before the
-    option existed.
+    more per hop for a shorter clock period; ``switch_stages=1`` registers every router's
+    grant (a cycle more per router) and ``eject_stages=1`` puts a relay on each eject port (a
+    cycle more per delivery): ``docs/fpga.md``, "Every output staged". With 0 (the defaults)
+    the text is as before the options existed.
 
     ``switching="wormhole"`` writes a fabric of :class:`~ihcube.rtl.WormholeRouter` s instead,
     with the flit-level options ``flits``, ``flit_width``, ``vcs`` and ``vc_depth``
@@ -116,16 +121,17 @@ def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, route
     check over (link, virtual channel) pairs.
     """
     n, payload_width, depth, order = check_fabric_parameters(n, payload_width, depth, order)
+    stages = check_stages(link_stages, switch_stages, eject_stages)
     top = fabric_name(n, payload_width, depth, order, ports, switching=switching,
-                      link_stages=link_stages, **flit_options)
-    wormhole = _wormhole(n, payload_width, depth, ports, switching, flit_options, link_stages)
+                      **stages, **flit_options)
+    wormhole = _wormhole(n, payload_width, depth, ports, switching, flit_options, stages)
     if wormhole is not None:
         return _wormhole_verilog(top, n, payload_width, order, wormhole,
                                  WormholeRouter if router is None else router)
     router = Router if router is None else router
+    # Passed only when set, so that a router that predates an option still builds.
     extra = {} if ports == 1 else {"ports": ports}
-    if link_stages:  # passed only when set, so that a router that predates it still builds
-        extra["link_stages"] = link_stages
+    extra.update(stages)
     deadlock.check_deadlock_free(n, order)  # before the slow part, and before any component
     modules = router_modules(top, n, order)
     texts = []
@@ -138,7 +144,7 @@ def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, route
                                name=module, emit_src=False)
         texts.append(_not_top(text, module))
     texts.append(top_verilog(top, n, payload_width, modules, ports))
-    return header(n, payload_width, depth, order, ports, link_stages) + "".join(texts)
+    return header(n, payload_width, depth, order, ports, **stages) + "".join(texts)
 
 
 def router_modules(top, n, order=topology.MSB_FIRST):
@@ -190,15 +196,17 @@ def _wormhole_verilog(top, n, payload_width, order, wormhole, router):
     return head + "".join(texts)
 
 
-def header(n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1, link_stages=0):
+def header(n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1, **stages):
     """The comment at the head of the generated file: what made it, from which parameters,
     and where its ports are described (the same for the same parameters and version; with
-    ``ports=1`` and ``link_stages=0`` the same as before those parameters existed)."""
+    ``ports=1`` and no ``stages`` the same as before those parameters existed). ``stages``
+    are the keywords of :func:`ihcube.params.check_stages`."""
     from . import version
-    top = fabric_name(n, payload_width, depth, order, ports, link_stages=link_stages)
+    stages = check_stages(**stages)
+    top = fabric_name(n, payload_width, depth, order, ports, **stages)
     more, option = ("", "") if ports == 1 else (f", PE ports {ports}", f" --ports {ports}")
-    if link_stages:
-        more += f", link stages {link_stages} (a cycle more per hop)"
+    if stages:
+        more += f", {describe_stages(stages)}"
     return (f"/* {top}: an incomplete-hypercube fabric of {n} nodes, written by ihcube "
             f"{version()}.\n"
             f" * Parameters: nodes {n}, payload width {payload_width} bits, buffer depth "
@@ -336,11 +344,12 @@ def top_verilog(top, n, payload_width, modules, ports=1, *, signatures=None):
 
 
 def write_fabric(folder, n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1, *,
-                 switching=PACKET, link_stages=0, **flit_options):
+                 switching=PACKET, link_stages=0, switch_stages=0, eject_stages=0,
+                 **flit_options):
     """Write the Verilog of an ``n``-node fabric with ``ports`` PE ports per node to
     ``folder/<fabric_name>.v``, safely.
 
-    ``switching``, ``link_stages`` and the flit-level options are those of
+    ``switching``, the register stages and the flit-level options are those of
     :func:`fabric_verilog`. The
     parameters are checked first, then the folder is made if need be and a temporary
     file is opened in it, so that a folder that cannot be written is reported before the
@@ -362,12 +371,14 @@ def write_fabric(folder, n, payload_width=32, depth=1, order=topology.MSB_FIRST,
     OutputError
         The folder or the file cannot be written; the message is one line.
     """
-    name = fabric_name(n, payload_width, depth, order, ports, switching=switching,
-                       link_stages=link_stages, **flit_options)
+    stages = {"link_stages": link_stages, "switch_stages": switch_stages,
+              "eject_stages": eject_stages}
+    name = fabric_name(n, payload_width, depth, order, ports, switching=switching, **stages,
+                       **flit_options)
     path = pathlib.Path(folder) / f"{name}.v"
     with _staged(path) as stage:
         text = fabric_verilog(n, payload_width, depth, order, ports=ports, switching=switching,
-                              link_stages=link_stages, **flit_options).encode()
+                              **stages, **flit_options).encode()
         stage.write(text)
     return path, len(text)
 

@@ -12,7 +12,8 @@ __all__ = ["check_positive_integer", "check_at_most", "check_payload_width", "ch
            "MAX_FABRIC_NODES", "MAX_FABRIC_PAYLOAD_WIDTH", "MAX_FABRIC_DEPTH",
            "check_fabric_payload_width", "check_fabric_depth", "LINK_STAGES",
            "check_link_stages", "SWITCH_STAGES", "check_switch_stages", "EJECT_STAGES",
-           "check_eject_stages", "max_ports",
+           "check_eject_stages", "STAGE_SUFFIXES", "check_stages", "stages_suffix",
+           "stages_label", "describe_stages", "zero_load_cycles", "max_ports",
            "check_ports",
            "PACKET", "WORMHOLE", "SWITCHING_MODES", "check_switching", "check_model_threads",
            "WORMHOLE_DEFAULTS",
@@ -111,8 +112,7 @@ def check_link_stages(stages):
 
 #: Register stages between a router's switch allocation and its crossbar
 #: (:class:`ihcube.rtl.Router`'s ``switch_stages``): 0 (the default, one cycle per router) or
-#: 1 (a registered grant, two cycles per router; the RTL and the model, not the command line;
-#: ``docs/fpga.md``, "Pipelined switch (spike)").
+#: 1 (a registered grant, a cycle more per router; ``docs/fpga.md``, "Pipelined switch").
 SWITCH_STAGES = (0, 1)
 
 
@@ -124,8 +124,7 @@ def check_switch_stages(stages):
 
 #: Relays on a router's eject ports (:class:`ihcube.rtl.Router`'s ``eject_stages``): 0 (the
 #: default) or 1 (a relay between each eject port's crossbar and the PE, a cycle more per
-#: delivery; the RTL and the model, not the command line; ``docs/fpga.md``, "Every output
-#: staged").
+#: delivery; ``docs/fpga.md``, "Every output staged").
 EJECT_STAGES = (0, 1)
 
 
@@ -133,6 +132,57 @@ def check_eject_stages(stages):
     """Return ``stages`` if it is one of :data:`EJECT_STAGES`, else raise
     ``TypeError``/``ValueError``."""
     return _check_stages(stages, EJECT_STAGES, "Eject stages")
+
+
+#: The register stages of a packet router, by the keyword that :class:`ihcube.rtl.Router`,
+#: :class:`ihcube.rtl.Fabric`, :class:`ihcube.sim.model.Model`, the generator and the
+#: commands take (``--link-stages``, ...), each with the letter it adds to a generated
+#: fabric's name: ``ihcube_n26_w32_s1_g1_e1`` has all three.
+STAGE_SUFFIXES = {"link_stages": "s", "switch_stages": "g", "eject_stages": "e"}
+
+
+def check_stages(link_stages=0, switch_stages=0, eject_stages=0):
+    """Return the checked register stages of a packet router as a dict of those that are
+    not 0, in :data:`STAGE_SUFFIXES` order: the keywords to pass on (empty for the default
+    router, so that whatever predates an option builds exactly as before)."""
+    checked = {"link_stages": check_link_stages(link_stages),
+               "switch_stages": check_switch_stages(switch_stages),
+               "eject_stages": check_eject_stages(eject_stages)}
+    return {key: value for key, value in checked.items() if value}
+
+
+def stages_suffix(stages):
+    """What the stages ``stages`` (a dict of :func:`check_stages`) add to a generated
+    fabric's name: ``_s1`` for a link stage, ``_s1_g1_e1`` for all three, ``""`` for none."""
+    return "".join(f"_{STAGE_SUFFIXES[key]}{value}" for key, value in stages.items())
+
+
+def stages_label(stages):
+    """The stages ``stages`` (a dict of :func:`check_stages`) in a few words, for the lines
+    the commands print and the tables' rows: ``"1 link stage, 1 eject stage"``; ``""`` for
+    none."""
+    return ", ".join(f"{value} {key.split('_')[0]} stage{'s' if value != 1 else ''}"
+                     for key, value in stages.items())
+
+
+#: What each register stage costs, in cycles, for :func:`describe_stages`.
+STAGE_COSTS = {"link_stages": "a cycle more per hop", "switch_stages": "a cycle more per router",
+               "eject_stages": "a cycle more per delivery"}
+
+
+def describe_stages(stages):
+    """The stages ``stages`` (a dict of :func:`check_stages`) in words, with what each
+    costs: ``"link stages 1 (a cycle more per hop)"``; ``""`` for none."""
+    return ", ".join(f"{key.replace('_', ' ')} {value} ({STAGE_COSTS[key]})"
+                     for key, value in stages.items())
+
+
+def zero_load_cycles(hops, link_stages=0, switch_stages=0, eject_stages=0):
+    """The cycles from the cycle a message is taken to the cycle it is delivered ``hops``
+    links away, alone in a packet fabric with these register stages: each router it passes
+    holds it a cycle and a switch stage more, each link's relay a cycle, the eject relay a
+    cycle (``hops + 1`` without stages; ``3 hops + 3`` with all three)."""
+    return hops * (1 + link_stages + switch_stages) + 1 + switch_stages + eject_stages
 
 
 def max_ports(n):

@@ -102,12 +102,12 @@ class Fabric(wiring.Component):
         (:class:`Router`'s ``link_stages``), a cycle more per hop.
     switch_stages : int
         0 (the default) or 1: every router's grant registered (:class:`Router`'s
-        ``switch_stages``), a cycle more per router. The fast model follows it; the
-        generated Verilog and the command line do not take it.
+        ``switch_stages``), a cycle more per router.
     eject_stages : int
         0 (the default) or 1: a relay on each eject port of every router (:class:`Router`'s
-        ``eject_stages``), a cycle more per delivery. As ``switch_stages``, not on the command
-        line.
+        ``eject_stages``), a cycle more per delivery. With ``router_modules`` the stages
+        only say what those modules were built with (:func:`ihcube.generate.fabric_verilog`
+        builds them).
 
     Members
     -------
@@ -137,12 +137,6 @@ class Fabric(wiring.Component):
         link_stages = self._link_stages = check_link_stages(link_stages)
         switch_stages = self._switch_stages = check_switch_stages(switch_stages)
         eject_stages = self._eject_stages = check_eject_stages(eject_stages)
-        if switch_stages and router_modules is not None:
-            raise ValueError("Switch stages are built from the routers' Amaranth, not taken "
-                             "with router_modules")
-        if eject_stages and router_modules is not None:
-            raise ValueError("Eject stages are built from the routers' Amaranth, not taken "
-                             "with router_modules")
         # A cycle of channel dependencies can deadlock the fabric: refuse to build it.
         deadlock.check_deadlock_free(n, order, routing)
         self._router_modules = router_modules

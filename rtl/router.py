@@ -145,8 +145,8 @@ class Router(wiring.Component):
         before the parameter existed.
     switch_stages : int
         0 (the default) or 1 (:func:`ihcube.params.check_switch_stages`; the fast model
-        follows it, cycle-exact, but nothing on the command line builds it yet;
-        ``docs/fpga.md``, "Pipelined switch (spike)"). With 1, each output's grant is
+        follows it, cycle-exact; ``--switch-stages`` on the command line; ``docs/fpga.md``,
+        "Pipelined switch"). With 1, each output's grant is
         registered: its arbiter allocates in one cycle (into the output's *stage*: the
         grant and a valid bit), and the output presents the staged input's head through
         the crossbar in the next, holding it until it is taken; the copy counts as sent,
@@ -160,10 +160,11 @@ class Router(wiring.Component):
         0 the Verilog is the same as before the parameter existed.
     eject_stages : int
         0 (the default) or 1 (:func:`ihcube.params.check_eject_stages`; like
-        ``switch_stages``, in the model too and not on the command line; ``docs/fpga.md``,
-        "Every output staged"). With 1, each eject port is driven by a relay, as a link is
-        with ``link_stages=1``: the PE's ``ready`` then reaches no arbiter and no buffer in
-        the cycle it is read, at the price of a cycle per delivery. With 0 the Verilog is
+        ``switch_stages``, in the model too, ``--eject-stages`` on the command line;
+        ``docs/fpga.md``, "Every output staged"). With 1, each eject port is driven by a
+        relay, as a link is with ``link_stages=1``: the PE's ``ready`` then reaches no arbiter
+        and no buffer in the cycle it is read, at the price of a cycle per delivery. With 0
+        the Verilog is
         the same as before the parameter existed.
     """
 

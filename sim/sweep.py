@@ -41,7 +41,8 @@ import zlib
 import numpy as np
 
 from .. import topology
-from ..params import WORMHOLE, WORMHOLE_DEFAULTS, Wormhole, check_model_threads
+from ..params import (WORMHOLE, WORMHOLE_DEFAULTS, Wormhole, check_model_threads, check_stages,
+                      stages_suffix)
 from .cluster import Cluster, Progress
 from .model import Model, threads_for
 from .traffic import SPHERE_RADIUS, SPHERE_ZETA, Pattern, TrafficSource
@@ -72,8 +73,16 @@ class Point:
     #: None: packet switching; a :class:`~ihcube.params.Wormhole`: wormhole switching (then
     #: ``depth`` is its ``vc_depth``).
     wormhole: Wormhole = None
-    #: Packet switching's relays on the links (:class:`~.model.Model`'s ``link_stages``).
+    #: Packet switching's register stages (:class:`~.model.Model`'s ``link_stages``,
+    #: ``switch_stages`` and ``eject_stages``).
     link_stages: int = 0
+    switch_stages: int = 0
+    eject_stages: int = 0
+
+    @property
+    def stages(self):
+        """The register stages that are not 0 (:func:`ihcube.params.check_stages`)."""
+        return check_stages(self.link_stages, self.switch_stages, self.eject_stages)
 
     def seed(self, base):
         """The point's seed: a function of ``base`` and the parameters only."""
@@ -87,6 +96,8 @@ class Point:
             text += f":wormhole:{wh.flits}:{wh.flit_width}:{wh.vcs}:{wh.vc_depth}"
         if self.link_stages:  # the seeds of the points without link stages are as before
             text += f":stages:{self.link_stages}"
+        if self.switch_stages or self.eject_stages:  # and those with link stages only
+            text += f":switch:{self.switch_stages}:eject:{self.eject_stages}"
         return zlib.crc32(text.encode())
 
 
@@ -195,10 +206,10 @@ def _source(point, seed, threads=1):
     pattern = _pattern(point.n, point.pattern, point.radius, point.zeta, point.reading)
     if point.wormhole is None:
         model = Model(point.n, payload_width=64, depth=point.depth, order=point.order,
-                      link_stages=point.link_stages, threads=threads_for(point.n, threads))
+                      threads=threads_for(point.n, threads), **point.stages)
         return TrafficSource(model, pattern, point.rate, seed)
-    if point.link_stages:
-        raise ValueError("Link stages are a packet switching option, not a wormhole one")
+    if point.stages:
+        raise ValueError("Register stages are a packet switching option, not a wormhole one")
     check_model_threads(threads, WORMHOLE)
     model = FastWormholeModel(point.n, point.wormhole, point.order)
     return WormholeTrafficSource(model, pattern, point.rate, seed)
@@ -345,11 +356,11 @@ def sweep(point_list, settings=Settings(), jobs=2, keep_links=lambda point: Fals
 
 
 def zero_load(n, depth, order=topology.MSB_FIRST, rate=None, cycles=20000, seed=1,
-              wormhole=None, link_stages=0, threads=1):
+              wormhole=None, threads=1, **stages):
     """Latency per hop at (almost) zero load, uniform traffic (wormhole switching with
     ``wormhole``, a :class:`~ihcube.params.Wormhole`; ``depth`` is then ignored; packet
-    switching with ``link_stages`` relays on the links, :class:`~.model.Model`, on
-    ``threads`` threads).
+    switching with the register ``stages`` of :func:`ihcube.params.check_stages`,
+    :class:`~.model.Model`, on ``threads`` threads).
 
     Fits ``latency = overhead + per_hop * hops`` by least squares to every delivered message
     of ``cycles`` cycles at generation rate ``rate`` (default 0.002, in wormhole mode
@@ -357,14 +368,16 @@ def zero_load(n, depth, order=topology.MSB_FIRST, rate=None, cycles=20000, seed=
     Returns ``per_hop``, ``overhead``, ``mean_latency``, ``mean_hops``, ``messages`` and
     ``by_hops`` (mean latency of the messages that took ``h`` hops, ``h = 0 .. D``); in
     wormhole mode also ``fastest_by_hops``, their least latency (a message that met no other
-    worm). A packet switching row also has ``link_stages``.
+    worm). A packet switching row also has ``link_stages``, and the other stages that are
+    not 0.
     """
+    stages = check_stages(**stages)
     if wormhole is not None:
         depth = wormhole.vc_depth
     if rate is None:  # a flit load of 0.002 per node per cycle either way
         rate = 0.002 if wormhole is None else 0.002 / wormhole.flits
-    source = _source(Point(n, depth, order, "uniform", rate, wormhole=wormhole,
-                           link_stages=link_stages), seed, threads)
+    source = _source(Point(n, depth, order, "uniform", rate, wormhole=wormhole, **stages),
+                     seed, threads)
     source.run(cycles // 10)
     got = source.run(cycles)
     count, latency = got["by_hops"]
@@ -380,17 +393,17 @@ def zero_load(n, depth, order=topology.MSB_FIRST, rate=None, cycles=20000, seed=
                 mean_hops=got["hops_sum"] / got["delivered"], messages=got["delivered"],
                 by_hops=[float(latency[h] / count[h]) if count[h] else None
                          for h in range(len(count))],
-                **(dict(link_stages=link_stages) if wormhole is None else dict(
+                **(_stages_row(stages) if wormhole is None else dict(
                     fastest_by_hops=[int(got["fastest_by_hops"][h]) if count[h] else None
                                      for h in range(len(count))])))
 
 
 def saturation(n, depth, order=topology.MSB_FIRST, pattern="uniform", settings=Settings(),
-               resolution=None, wormhole=None, link_stages=0, threads=1):
+               resolution=None, wormhole=None, threads=1, **stages):
     """Saturation throughput, two ways (wormhole switching with ``wormhole``, a
-    :class:`~ihcube.params.Wormhole`; ``depth`` is then ignored; packet switching with
-    ``link_stages`` relays on the links, :class:`~.model.Model`, on ``threads`` threads
-    for each measurement). ``resolution`` is in
+    :class:`~ihcube.params.Wormhole`; ``depth`` is then ignored; packet switching with the
+    register ``stages`` of :func:`ihcube.params.check_stages`, :class:`~.model.Model`, on
+    ``threads`` threads for each measurement). ``resolution`` is in
     messages per node per cycle; by default 0.01, or ``0.01 / flits`` in wormhole mode (0.01
     flits per node per cycle).
 
@@ -402,21 +415,22 @@ def saturation(n, depth, order=topology.MSB_FIRST, pattern="uniform", settings=S
     at which :func:`measure` does not find the point saturated (bisection from the injection
     limit down), and the throughput measured there.
     """
+    stages = check_stages(**stages)
     if wormhole is not None:
         depth = wormhole.vc_depth
     limit = injection_limit(depth, wormhole)
     if resolution is None:
         resolution = 0.01 if wormhole is None else 0.01 / wormhole.flits
     backlogged = measure(Point(n, depth, order, pattern, min(1.0, limit), wormhole=wormhole,
-                               link_stages=link_stages),
+                               **stages),
                          dataclasses.replace(settings, min_windows=settings.max_windows),
                          threads=threads)
     low, high = 0.0, limit
     best = None
     while high - low > resolution:
         rate = round((low + high) / 2, 6)
-        row = measure(Point(n, depth, order, pattern, rate, wormhole=wormhole,
-                            link_stages=link_stages), settings, threads=threads)
+        row = measure(Point(n, depth, order, pattern, rate, wormhole=wormhole, **stages),
+                      settings, threads=threads)
         if row["saturated"]:
             high = rate
         else:
@@ -429,17 +443,27 @@ def saturation(n, depth, order=topology.MSB_FIRST, pattern="uniform", settings=S
                 backlogged_flits=backlogged["throughput"] * flits,
                 throughput=best["throughput"] if best else 0.0,
                 latency_there=best["mean_latency"] if best else None,
-                **(dict(link_stages=link_stages) if wormhole is None else {}))
+                **(_stages_row(stages) if wormhole is None else {}))
 
 
-def saturation_results_name(wormhole=None, link_stages=0):
+def _stages_row(stages):
+    """What a packet switching row of :func:`zero_load` and :func:`saturation` says of its
+    register ``stages``: ``link_stages`` always (as before the other stages existed), the
+    others when not 0."""
+    return {"link_stages": 0, **stages}
+
+
+def saturation_results_name(wormhole=None, stages=None):
     """The results file of ``ihcube saturation``: ``saturation.json`` for packet switching
-    (``wormhole`` None), ``saturation_link_stages.json`` with ``link_stages`` relays on the
-    links; for wormhole, ``saturation_wormhole.json`` at the default message length,
-    virtual channels and their depth, else with them in the name
+    (``wormhole`` None), ``saturation_link_stages.json`` with a relay on each link (the
+    register ``stages``, a dict of :func:`ihcube.params.check_stages`, ``{"link_stages":
+    1}``), ``saturation_s1_g1_e1.json`` with link, switch and eject stages (other stages, by
+    :func:`ihcube.params.stages_suffix`); for wormhole, ``saturation_wormhole.json`` at the
+    default message length, virtual channels and their depth, else with them in the name
     (``saturation_wormhole_l20_v1_q2.json``). The flit width changes no cycle."""
     if wormhole is None:
-        return "saturation_link_stages.json" if link_stages else "saturation.json"
+        suffix = stages_suffix(stages or {})
+        return "saturation_link_stages.json" if suffix == "_s1" else f"saturation{suffix}.json"
     if all(getattr(wormhole, key) == WORMHOLE_DEFAULTS[key]
            for key in ("flits", "vcs", "vc_depth")):
         return "saturation_wormhole.json"

@@ -295,8 +295,10 @@ def test_board_tops_elaborate(board):
     (["synth", "--nodes", "26", "--switching", "wormhole", "--depth", "2"],
      "Wormhole switching takes --vc-depth, not --depth, and one PE port"),
     (["synth-table", "--depths", "1,0"], "Buffer depth must be a positive integer, not 0"),
-    (["synth-table", "--link-stages", "0,2"], "Link stages must be 0 or 1, not 2"),
-    (["synth-table", "--link-stages", "one"], "Link stages must be 0 or 1, not 'one'"),
+    (["synth-table", "--staged", "link,2"],
+     "Staged rows must be comma-separated names from link, all, not 'link,2'"),
+    (["synth-table", "--staged", ""],
+     "Staged rows must be comma-separated names from link, all, not ''"),
     (["synth-table", "--pnr-minutes", "0"],
      "Place-and-route time limit must be a positive number of minutes, not '0'"),
     (["synth", "--nodes", "5", "--pnr-minutes", "an hour"],
@@ -438,7 +440,7 @@ def test_a_failed_yosys_run_records_no_figures(monkeypatch, tmp_path):
 
 def test_synth_table_builds_cheap_rows_first_and_says_why_a_row_cannot_be_built():
     jobs = build.table_jobs([4, 26, 32], depths=(1, 2), router_sizes=(26,),
-                            flit_widths=(5, 16), vcs=(1, 3), link_stages=(0,))
+                            flit_widths=(5, 16), vcs=(1, 3), staged=())
     what = [(job["n"], job["depth"], job["router"], job.get("flit_width"), job.get("vcs"),
              job.get("wormhole") is not None) for job in jobs]
     assert what == [
@@ -464,7 +466,7 @@ def test_synth_table_builds_cheap_rows_first_and_says_why_a_row_cannot_be_built(
     # With link stages, the router of node 0 and the fabric come again, staged, after the
     # wormhole routers and before the large packet fabrics.
     staged = build.table_jobs([4, 26, 32], depths=(1, 2), router_sizes=(26,),
-                              flit_widths=(16,), vcs=(1,), link_stages=(0, 1))
+                              flit_widths=(16,), vcs=(1,), staged=[{"link_stages": 1}])
     assert [(job["n"], job["depth"], job["router"], job.get("link_stages"))
             for job in staged[5:9]] == [(26, 1, 0, 1), (26, 2, 0, 1),
                                          (26, 1, None, 1), (26, 2, None, 1)]
@@ -524,7 +526,7 @@ def test_synth_table_file_keeps_the_rows_of_earlier_runs(monkeypatch, tmp_path):
     route). A file that is not a table is replaced."""
     built = _fake_builds(monkeypatch)
     options = dict(out=tmp_path, depths=(1,), router_sizes=(), previous=None,
-                   wormhole_fabric=False, link_stages=(0,))
+                   wormhole_fabric=False, staged=())
     path = tmp_path / "synth_table_ecp5_nowidelut.json"
 
     def tags():
@@ -562,7 +564,7 @@ def test_synth_table_builds_a_row_whose_tool_could_not_run_again(monkeypatch, tm
     built = _fake_builds(monkeypatch, fail={"ihcube_n2_w32": 127, "ihcube_n3_w32": 125,
                                             "ihcube_n4_w32": 137})
     options = dict(out=tmp_path, depths=(1,), router_sizes=(), previous=None,
-                   wormhole_fabric=False, link_stages=(0,))
+                   wormhole_fabric=False, staged=())
     build.table("ecp5", [2, 3, 4, 5], **options)
     assert built == ["ihcube_n2_w32", "ihcube_n3_w32", "ihcube_n4_w32", "ihcube_n5_w32"]
     build.table("ecp5", [2, 3, 4, 5], **options)
@@ -591,7 +593,7 @@ def test_synth_table_places_fabrics_from_26_nodes_with_the_static_placer(monkeyp
     monkeypatch.setattr(build, "_plan", plan)
     built = _fake_builds(monkeypatch)
     options = dict(out=tmp_path, depths=(1,), router_sizes=(), previous=None,
-                   wormhole_fabric=False, link_stages=(0,))
+                   wormhole_fabric=False, staged=())
     monkeypatch.setattr(build, "TABLE_STATIC_FROM", {"ecp5": 3})  # small enough to build
     build.table("ecp5", [2, 3], **options)
     assert built == ["ihcube_n2_w32", "ihcube_n3_w32"]
@@ -609,7 +611,7 @@ def test_the_static_placer_bounds_its_legaliser():
     script nextpnr is run from; nextpnr's default placer and HeAP get no such option."""
     def script(placer):
         shell, name, _, platform = build._synth_design(2, "ecp5", 32, 1, "-nowidelut", None,
-                                                       placer, 1, None, False, 0)
+                                                       placer, 1, None, False, {})
         files = build._plan(shell, name, platform, "-nowidelut", placer).files
         return files[f"build_{name}.sh"]
     bound = build.PLACER_OPTIONS["static"]
@@ -718,7 +720,7 @@ def test_synth_table_resumes_and_rebuilds_what_the_sources_no_longer_make(monkey
         in capsys.readouterr().out
     # A missing row with link stages says so too (it read as the row without them).
     build.table("ecp5", [2], out=tmp_path, depths=(1,), router_sizes=(2,), flit_widths=(),
-                previous=None, link_stages=(0, 1), only_kept=True)
+                previous=None, staged=[{"link_stages": 1}], only_kept=True)
     assert len(built) == 6
     shown = capsys.readouterr().out
     for row in ("2 nodes, router 0, depth 1, 1 link stage", "2 nodes, fabric, depth 1, "
@@ -801,7 +803,7 @@ def test_synth_table_reads_the_saturation_of_both_switching_modes(tmp_path):
     (tmp_path / "saturation_link_stages.json").write_text(json.dumps({**staged,
                                                                        "wormhole": None}))
     assert build._saturation(tmp_path) == {2: (1.0, 0.6), ("wormhole", 20, 3, 2): (2.0, 0.02),
-                                           ("link_stages", 1, 2): (2.0, 0.7)}
+                                           ("stages", "_s1", 2): (2.0, 0.7)}
     # A staged row takes the staged figures, an unstaged one the others.
     row = {"nodes": 26, "router_only": None, "depth": 2, "ports": 1, "fits": True,
            "luts": 20000, "ffs": 9000, "fmax_mhz": 100.0, "luts_per_router": 769.2,

@@ -343,7 +343,7 @@ def test_rtl_stress_catches_a_stuck_relay():
     assert not result.ok and result.problems[0].startswith("no transfer for 40 cycles")
     assert "the records do not tell" not in result.stall
     assert "relays holding copies:" in result.stall and "(relay full)" in result.stall
-    inputs, relays = result.records.occupancy
+    inputs, relays, _ = result.records.occupancy
     assert len(result.records.hops) == 0 and relays.sum() > 0 and relays.max() == 1
     stall = find_stall(result.records, deadlock.routing_for("msb"))
     assert (placed_counts(stall, 5, 3)[1] == relays).all()
@@ -391,7 +391,7 @@ def test_stall_report_places_copies_in_relays(n, depth):
     assert_real_wait_cycle(stall, depth)
     for _held, wanted in zip(stall.cycle, stall.cycle[1:] + stall.cycle[:1]):
         assert len(stall.relays[wanted]) == depth  # the relay in between is full too
-    inputs, relays = result.records.occupancy
+    inputs, relays, _ = result.records.occupancy
     assert relays.sum() > 0
     placed = placed_counts(stall, n, topology.dimensions(n))
     assert (placed[0] == inputs).all() and (placed[1] == relays).all()
@@ -460,7 +460,7 @@ def test_rtl_and_model_place_a_stalls_copies_alike():
     for ours, theirs in ((records.hops, run.hops), (records.deliveries, run.deliveries)):
         assert sorted(zip(ours["cycle"].tolist(), ours["node"].tolist())) == \
             sorted(zip(theirs["cycle"].tolist(), theirs["node"].tolist()))
-    inputs, relays = records.occupancy
+    inputs, relays, _ = records.occupancy
     assert relays.sum() > 0
     assert (inputs == model.occupancy).all() and (relays == model.relay_occupancy).all()
     routing = deadlock.routing_for("lsb")
@@ -479,7 +479,7 @@ def test_rtl_and_model_place_a_stalls_copies_alike():
 def test_the_campaign_with_link_stages_runs_its_packet_configurations_with_relays():
     from ihcube.cli.stress import campaign
     plain = campaign(quick=True)
-    staged = campaign(quick=True, link_stages=1)
+    staged = campaign(quick=True, stages={"link_stages": 1})
     packet = [(backend, config) for backend, config in plain
               if isinstance(config, StressConfig)]
     assert len(packet) < len(plain)  # the plain campaign has wormhole runs too

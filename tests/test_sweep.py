@@ -260,7 +260,7 @@ def test_saturation_command_with_link_stages(tmp_path, capsys):
             assert zero["per_hop"] == pytest.approx(per_hop, abs=0.02)
         assert all(0 < row["throughput"] <= 1 for row in data["saturation"])
         out = capsys.readouterr().out
-        assert ("Link stages: 1" in out) == bool(stages)
+        assert ("Register stages: link stages 1 (a cycle more per hop)" in out) == bool(stages)
 
 
 @pytest.mark.parametrize("value, message", [

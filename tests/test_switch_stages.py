@@ -141,14 +141,6 @@ def test_wrong_stages(option, name, stages, error):
         Router(5, 0, **{option: stages})
 
 
-@pytest.mark.parametrize("option, name", [("switch_stages", "Switch"),
-                                          ("eject_stages", "Eject")])
-def test_stages_are_not_taken_with_written_router_modules(option, name):
-    with pytest.raises(ValueError, match=rf"^{name} stages are built from the routers' "
-                                         r"Amaranth, not taken with router_modules$"):
-        Fabric(5, router_modules={node: "r" for node in range(5)}, **{option: 1})
-
-
 def test_zero_load_latency_with_every_stage_is_three_per_hop_and_one_more():
     """Switch, link and eject stages together (the spike that placed 26 nodes at 153.9 MHz):
     3 hops + 3 cycles; an eject relay alone adds one cycle to a delivery, hops + 2."""

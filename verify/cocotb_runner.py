@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .. import topology
 from ..extras import require
-from ..params import check_depth, check_link_stages, check_payload_width
+from ..params import STAGE_SUFFIXES, check_depth, check_payload_width, check_stages
 
 __all__ = ["TESTS", "Settings", "Outcome", "build", "run", "regression", "read_results"]
 
@@ -80,13 +80,15 @@ class Settings:
     stress: int | None = None  # None: default_stress(nodes)
     seed: int = 1
     link_stages: int = 0  # the Router's: a relay on each outgoing link, a cycle more per hop
+    switch_stages: int = 0  # the Router's: its grant registered, a cycle more per router
+    eject_stages: int = 0  # the Router's: a relay on each eject port, a cycle more to the PE
 
     def __post_init__(self):
         topology.check_node_count(self.nodes)
         check_payload_width(self.width)
         check_depth(self.depth)
         topology.check_routing_order(self.order)
-        check_link_stages(self.link_stages)
+        check_stages(self.link_stages, self.switch_stages, self.eject_stages)
         if self.stress is None:
             object.__setattr__(self, "stress", default_stress(self.nodes))
 
@@ -94,13 +96,18 @@ class Settings:
     def top(self):
         """The Verilog top module's name."""
         from ..generate import fabric_name
-        return fabric_name(self.nodes, self.width, self.depth, self.order,
-                           link_stages=self.link_stages)
+        return fabric_name(self.nodes, self.width, self.depth, self.order, **self.stages)
+
+    @property
+    def stages(self):
+        """The register stages, as :func:`ihcube.params.check_stages` gives them (those not
+        0)."""
+        return check_stages(self.link_stages, self.switch_stages, self.eject_stages)
 
     def to_env(self):
         return {_ENV_PREFIX + name.upper(): str(getattr(self, name))
                 for name in ("nodes", "width", "depth", "order", "stress", "seed",
-                             "link_stages")}
+                             *STAGE_SUFFIXES)}
 
     @classmethod
     def from_env(cls, environ=os.environ):
@@ -108,7 +115,7 @@ class Settings:
             return environ[_ENV_PREFIX + name.upper()]
         return cls(nodes=int(get("nodes")), width=int(get("width")), depth=int(get("depth")),
                    order=get("order"), stress=int(get("stress")), seed=int(get("seed")),
-                   link_stages=int(get("link_stages")))
+                   **{key: int(get(key)) for key in STAGE_SUFFIXES})
 
 
 @dataclass(frozen=True)
@@ -138,7 +145,7 @@ def build(settings, build_dir, *, waves=False, verilog=None):
     build_dir.mkdir(parents=True, exist_ok=True)
     if verilog is None:
         verilog = fabric_verilog(settings.nodes, settings.width, settings.depth, settings.order,
-                                 link_stages=settings.link_stages)
+                                 **settings.stages)
     source = build_dir / f"{settings.top}.v"
     source.write_text(verilog)
     sources, build_args = [source], list(BUILD_ARGS)

@@ -87,8 +87,8 @@ def lint_file(path, top=None, waivers=None):
 def lint_fabric(n, payload_width=32, depth=1, order=topology.MSB_FIRST, out="build/lint",
                 **switching):
     """Write the Verilog of an ``n``-node fabric into ``out`` and lint it; ``switching`` are
-    :func:`ihcube.generate.fabric_verilog`'s ``switching``, ``link_stages`` and flit-level
-    options."""
+    :func:`ihcube.generate.fabric_verilog`'s ``switching``, register stages
+    (``link_stages``, ``switch_stages``, ``eject_stages``) and flit-level options."""
     from ..generate import fabric_name, fabric_verilog  # Amaranth loads only when needed
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

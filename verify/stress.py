@@ -23,8 +23,11 @@ traffic and the same checks:
   ``link_stages`` relays on the links a move into a relay is no transfer the records see;
   the bound becomes: no more than ``link_stages`` idle drain cycles in a row (the highest
   occupied buffer's head moves into an empty relay, and in the next cycle the highest
-  occupied place is a relay written then, whose far buffer is empty: a hop). :func:`score`
-  counts the idle cycles beyond those.
+  occupied place is a relay written then, whose far buffer is empty: a hop). A switch stage
+  (``switch_stages``) adds a cycle to each router's move, and an eject relay
+  (``eject_stages``) one to a delivery, by the same argument: no more than ``switch_stages
+  + max(link_stages, eject_stages)`` idle cycles in a row (:attr:`Records.idle_allowance`).
+  :func:`score` counts the idle cycles beyond those.
 - **Watchdog.** If no message crosses a link or reaches a PE for ``watchdog`` cycles while
   deliveries are owed, the run stops and :func:`stall_report` rebuilds, from the recorded
   injections, hops and deliveries, where every undelivered copy sits, which buffers are
@@ -48,7 +51,7 @@ from amaranth.hdl import Signal
 
 from .. import topology
 from ..deadlock import EJECT, INJECT, Channel, routing_for
-from ..params import check_depth, check_link_stages, check_positive_integer
+from ..params import check_depth, check_positive_integer, check_stages
 from ..rtl.message import Kind
 from ..sim.model import DELIVERY, HOP, Model, threads_for
 from .buffer_count import HELD_WIDTH, counting
@@ -72,8 +75,10 @@ class StressConfig:
     (none for ``n = 1``), so that broadcasts make about a third of the deliveries at any
     size. ``watchdog`` is K, the cycles without any transfer, while deliveries are owed,
     after which the run counts as stalled. ``drain_limit`` caps the drain phase.
-    ``link_stages`` puts a relay on each link (:class:`~ihcube.sim.model.Model`'s); the
-    channel-dependency graph is the same (a relay is a FIFO in front of the same channel).
+    ``link_stages`` puts a relay on each link (:class:`~ihcube.sim.model.Model`'s),
+    ``switch_stages`` registers each router's grant and ``eject_stages`` puts a relay on each
+    eject port; the channel-dependency graph is the same (a relay is a FIFO in front of the
+    same channel, a stage holds a grant whose message stays in its buffer).
     """
     n: int
     depth: int = 1
@@ -85,13 +90,20 @@ class StressConfig:
     watchdog: int = 200
     drain_limit: int = 100_000
     link_stages: int = 0
+    switch_stages: int = 0
+    eject_stages: int = 0
 
     def __post_init__(self):
         topology.check_node_count(self.n)
         check_depth(self.depth)
-        check_link_stages(self.link_stages)
+        check_stages(self.link_stages, self.switch_stages, self.eject_stages)
         topology.check_routing_order(self.order)
         check_traffic(self)
+
+    @property
+    def stages(self):
+        """The register stages that are not 0 (:func:`ihcube.params.check_stages`)."""
+        return check_stages(self.link_stages, self.switch_stages, self.eject_stages)
 
 
 def check_traffic(config):
@@ -131,12 +143,28 @@ class Records:
     offer_until: int         # the first cycle of the drain
     cycles: int              # cycles simulated
     stalled_at: int = None   # the cycle the watchdog stopped the run, if it did
-    link_stages: int = 0     # relays on the links: idle drain cycles allowed in a row
-    #: At the stall, if the backend can say (the model, and the RTL with link stages):
-    #: messages in each input buffer, an ``(n, D + 1)`` array
-    #: (:attr:`~ihcube.sim.model.Model.occupancy`), and in each relay, ``(n, max(D, 1))``
-    #: (:attr:`~ihcube.sim.model.Model.relay_occupancy`).
+    link_stages: int = 0     # relays on the links
+    switch_stages: int = 0   # registered grants
+    eject_stages: int = 0    # relays on the eject ports
+    #: At the stall, if the backend can say (the model, and the RTL with relays): messages in
+    #: each input buffer, an ``(n, D + 1)`` array (:attr:`~ihcube.sim.model.Model.occupancy`),
+    #: in each link's relay, ``(n, max(D, 1))``
+    #: (:attr:`~ihcube.sim.model.Model.relay_occupancy`), and in each eject relay, ``(n, 1)``
+    #: (:attr:`~ihcube.sim.model.Model.eject_occupancy`; may be left out without eject
+    #: stages).
     occupancy: tuple = None
+
+    @property
+    def idle_allowance(self):
+        """The idle drain cycles in a row that the drain bound allows: a cycle for each
+        stage a copy passes unseen by the records on its way to a hop or a delivery."""
+        return self.switch_stages + max(self.link_stages, self.eject_stages)
+
+    @property
+    def relays(self):
+        """Whether copies can sit in relays the records do not show (link or eject
+        stages)."""
+        return bool(self.link_stages or self.eject_stages)
 
     def __post_init__(self):
         self.hop_ids = ids_of(self.hops["payload"], self.payload_width)
@@ -165,8 +193,8 @@ class StressResult:
                  f"order={self.config.order} cycles={self.config.cycles} "
                  f"seed={self.config.seed} broadcast={self.config.broadcast:.4g} "
                  f"eject_ready={self.config.eject_ready:g}"
-                 + (f" link_stages={self.config.link_stages}"
-                    if getattr(self.config, "link_stages", 0) else "")]
+                 + "".join(f" {key}={value}"
+                           for key, value in getattr(self.config, "stages", {}).items())]
         lines += [f"  {name:<22}{c[name]:>12,}" for name in COUNT_NAMES]
         lines.append("  result                " + ("PASS" if self.ok else "FAIL"))
         lines += [f"  problem: {problem}" for problem in self.problems]
@@ -333,8 +361,8 @@ def score(records, limit=10):
         problems.append(f"{counts_['misdelivered']} deliveries at a node not owed them, e.g. "
                         f"{_describe(records, key // n)} at node {key % n}")
     if counts_["idle drain cycles"]:
-        beyond = (f" (beyond {records.link_stages} in a row, the relays' allowance)"
-                  if records.link_stages else "")
+        beyond = (f" (beyond {records.idle_allowance} in a row, the stages' allowance)"
+                  if records.idle_allowance else "")
         problems.append(f"{counts_['idle drain cycles']} cycles of the drain moved nothing "
                         f"while messages were in the fabric{beyond}")
     return counts_, problems[:limit]
@@ -354,7 +382,8 @@ def _describe(records, i):
 
 def _drain(records):
     """Cycles from the start of the drain to its last transfer, and how many of them moved
-    nothing beyond the ``link_stages`` in a row the bound allows (each one breaks it)."""
+    nothing beyond the :attr:`Records.idle_allowance` in a row the bound allows (each one
+    breaks it)."""
     start = records.offer_until
     moved = np.concatenate([records.hops["cycle"], records.deliveries["cycle"]])
     moved = np.unique(moved[moved >= start])
@@ -363,7 +392,7 @@ def _drain(records):
     length = int(moved[-1]) - start + 1
     # The idle runs: before the first move, and between moves.
     gaps = np.diff(moved, prepend=start - 1) - 1
-    return length, int(np.maximum(gaps - records.link_stages, 0).sum())
+    return length, int(np.maximum(gaps - records.idle_allowance, 0).sum())
 
 
 # --- Where a stalled run's messages are ----------------------------------------------------
@@ -432,7 +461,7 @@ def find_stall(records, routing):
     for copies_held in held.values():
         copies_held.sort()
     relays = None
-    if records.link_stages and records.occupancy is not None:
+    if records.relays and records.occupancy is not None:
         held, relays = _into_relays(records, copies, held)
     depth = records.depth
 
@@ -464,12 +493,14 @@ def _into_relays(records, copies, held):
     from the occupancy at the stall; return ``(held, relays)``.
 
     An input buffer is first in, first out, so it holds the ``count`` copies that came last by
-    its channel; a copy that came earlier and still owes a link is in that link's relay. A
-    relay that holds more than those has, besides, the copy of a broadcast still in its input
-    buffer (owing other links): the earliest such copies that owe its link.
+    its channel; a copy that came earlier and still owes a link (or its PE) is in that link's
+    relay (or the eject relay, keyed by the node's ``EJECT`` channel). A relay that holds more
+    than those has, besides, the copy of a broadcast still in its input buffer (owing other
+    outputs): the earliest such copies that owe its output.
     """
     n = records.n
-    inputs, relay_counts = records.occupancy
+    inputs, relay_counts, *more = records.occupancy
+    eject_counts = more[0] if more else np.zeros((n, 1), np.int64)
     D = topology.dimensions(n)
     arrived = defaultdict(list)  # every copy by the channel it came by, fully sent or not
     for (i, _node), (channel, arrival, owed, sent) in copies.items():
@@ -488,9 +519,10 @@ def _into_relays(records, copies, held):
                 for wanted in left:
                     relays[wanted].append((arrival, i, {wanted}))
     for node in range(n):
-        for dim in topology.links(n, node):
-            link = Channel(node, dim)
-            extra = int(relay_counts[node, dim]) - len(relays.get(link, ()))
+        outputs = [(Channel(node, dim), relay_counts[node, dim])
+                   for dim in topology.links(n, node)]
+        for link, count in outputs + [(Channel(node, EJECT), eject_counts[node, 0])]:
+            extra = int(count) - len(relays.get(link, ()))
             if extra > 0:
                 waiting = sorted((arrival, i, {link}) for channel, buffered in in_buffers.items()
                                  if channel.far == node
@@ -522,8 +554,8 @@ def stall_report(records, routing, limit=12):
         text.append("  (channels: " + ", ".join(map(str, stall.cycle)) + ")")
     else:
         text.append("  no cycle of waits among full buffers")
-    if records.link_stages and stall.relays is None:
-        text.append("  (link stages: the records do not tell a copy in a relay from one in its "
+    if records.relays and stall.relays is None:
+        text.append("  (relays: the records do not tell a copy in a relay from one in its "
                     "input buffer; both are counted in the input buffer)")
     text.append("  blocked buffers:")
     lines = []
@@ -551,6 +583,10 @@ def stall_report(records, routing, limit=12):
         lines = []
         for link in sorted(stall.relays, key=lambda c: (c.node, c.dim)):
             held = stall.relays[link]
+            if not link.is_link:
+                lines.append(f"    node {link.node} eject relay holds {len(held)}: head "
+                             f"{_describe(records, held[0][1])} waits for PE {link.node}")
+                continue
             room = "full" if _is_full(stall.held, link, records.depth) else "which has room"
             lines.append(f"    node {link.node} relay dim {link.dim} holds {len(held)}: head "
                          f"{_describe(records, held[0][1])} waits for {_buffer_name(link)} "
@@ -603,7 +639,7 @@ def run_model(config, model_class=Model, mutant=None, threads=1):
         raise ValueError(f"Mutant must be None, 'drop' or 'duplicate', not {mutant!r}")
     n, K = config.n, config.watchdog
     model = model_class(n, PAYLOAD_WIDTH, config.depth, config.order,
-                        link_stages=config.link_stages, threads=threads_for(n, threads))
+                        threads=threads_for(n, threads), **config.stages)
     traffic = _Traffic(config)
     backpressure = np.random.default_rng([config.seed, 1])
     queued = np.zeros((4, 0), np.int64)  # rows id, src, dest, kind; each PE's in id order
@@ -660,8 +696,9 @@ def run_model(config, model_class=Model, mutant=None, threads=1):
                       np.concatenate(hops) if hops else np.zeros(0, HOP),
                       np.concatenate(deliveries) if deliveries else np.zeros(0, DELIVERY),
                       offer_until=config.cycles, cycles=model.cycle, stalled_at=stalled_at,
-                      link_stages=config.link_stages,
-                      occupancy=(model.occupancy, model.relay_occupancy))
+                      **config.stages,
+                      occupancy=(model.occupancy, model.relay_occupancy,
+                                 model.eject_occupancy))
     return _result(config, "model", records, routing_for(config.order))
 
 
@@ -683,47 +720,55 @@ def _result(config, backend, records, routing):
 
 
 class _BufferCounts:
-    """Counts beside every input buffer and relay of a flat fabric with link stages
+    """Counts beside every input buffer and relay of a flat fabric with link or eject stages
     (:class:`~.buffer_count.CountedBuffer`, put in by its routers' ``input_buffer`` and
     ``relay_buffer`` before the fabric is elaborated), and their values at the end of a run laid
-    out as the model's occupancy (:attr:`~ihcube.sim.model.Model.occupancy` and
-    :attr:`~ihcube.sim.model.Model.relay_occupancy`)."""
+    out as the model's occupancy (:attr:`~ihcube.sim.model.Model.occupancy`,
+    :attr:`~ihcube.sim.model.Model.relay_occupancy` and
+    :attr:`~ihcube.sim.model.Model.eject_occupancy`)."""
 
     def __init__(self, fabric):
         n = self._n = fabric.n
         D = self._D = topology.dimensions(n)
         self._ports = fabric.ports
-        self._places = []   # (relay or not, node, column), as self.signals
+        self._places = []   # (which array, node, column), as self.signals
         self.signals = []
         self._made = []     # (buffers made, buffers counted) for each router's inputs, relays
         for node, router in enumerate(fabric.routers):
+            # A router makes its link relays, then its eject relays (Router._relays, then
+            # Router._eject_relays), with the same relay_buffer.
+            relays = [("relay", dim) for dim in router.dims] if fabric.link_stages else []
+            if fabric.eject_stages:
+                relays += [("eject", port) for port in range(fabric.ports)]
             makers = {"input_buffer": router.input_buffer,
                       "relay_buffer": router.relay_buffer}
-            for kind, is_relay, columns in (
-                    ("input_buffer", False, [*router.dims, *range(D, D + fabric.ports)]),
-                    ("relay_buffer", True, router.dims)):
-                place = "relay" if is_relay else "in"
-                held = [Signal(HELD_WIDTH, name=f"held_{node}_{place}{column}")
-                        for column in columns]
+            for kind, places in (
+                    ("input_buffer", [("in", column) for column in
+                                      [*router.dims, *range(D, D + fabric.ports)]]),
+                    ("relay_buffer", relays)):
+                held = [Signal(HELD_WIDTH, name=f"held_{node}_{array}{column}")
+                        for array, column in places]
                 made = []
                 # An attribute of this router object only, read when it is elaborated.
                 setattr(router, kind, counting(makers[kind], held, made))
-                self._places += [(is_relay, node, column) for column in columns]
+                self._places += [(array, node, column) for array, column in places]
                 self.signals += held
                 self._made.append((made, len(held)))
 
     def occupancy(self, values):
         """The counts ``values`` (of :attr:`signals`, at the end of a run) as ``(inputs,
-        relays)``, arrays of ``(n, D + ports)`` and ``(n, max(D, 1))``."""
+        relays, ejects)``, arrays of ``(n, D + ports)``, ``(n, max(D, 1))`` and ``(n,
+        ports)``."""
         for made, expected in self._made:
             if len(made) != expected:
                 raise ValueError(f"The router made {len(made)} buffers where {expected} "
                                  f"were counted")
-        inputs = np.zeros((self._n, self._D + self._ports), np.int64)
-        relays = np.zeros((self._n, max(self._D, 1)), np.int64)
-        for (is_relay, node, column), value in zip(self._places, values):
-            (relays if is_relay else inputs)[node, column] = value
-        return inputs, relays
+        arrays = {"in": np.zeros((self._n, self._D + self._ports), np.int64),
+                  "relay": np.zeros((self._n, max(self._D, 1)), np.int64),
+                  "eject": np.zeros((self._n, self._ports), np.int64)}
+        for (array, node, column), value in zip(self._places, values):
+            arrays[array][node, column] = value
+        return arrays["in"], arrays["relay"], arrays["eject"]
 
 
 def run_rtl(config, fabric=None, routing=None, payload_width=32, progress=None):
@@ -733,8 +778,8 @@ def run_rtl(config, fabric=None, routing=None, payload_width=32, progress=None):
     describes, with ``payload_width``), and ``routing(n, node, dest)`` the unicast routing
     its routers implement (by default ``config.order``'s), for the stall report. Each PE
     is given ``cycles`` messages, more than it can inject in the injection phase.
-    ``progress`` goes to :meth:`FabricHarness.run`. With link stages, the messages in every
-    input buffer and relay at the end of the run are read out of the simulation (counts put
+    ``progress`` goes to :meth:`FabricHarness.run`. With link or eject stages, the messages in
+    every input buffer and relay at the end of the run are read out of the simulation (counts put
     beside them: :mod:`.buffer_count`, which changes no cycle), so the stall report places the
     copies in the relays as the model's does.
     """
@@ -743,14 +788,13 @@ def run_rtl(config, fabric=None, routing=None, payload_width=32, progress=None):
 
     n = config.n
     if fabric is None:
-        fabric = Fabric(n, payload_width, config.depth, config.order,
-                        link_stages=config.link_stages)
+        fabric = Fabric(n, payload_width, config.depth, config.order, **config.stages)
     traffic = _Traffic(config)
     src = np.repeat(np.arange(n, dtype=np.int64), config.cycles)
     ids, dest, kind = traffic.draw(src)
     payloads = payload_of(ids, fabric.payload_width)
     harness = FabricHarness(fabric, eject_ready=config.eject_ready, seed=config.seed)
-    counts = _BufferCounts(fabric) if getattr(fabric, "link_stages", 0) else None
+    counts = _BufferCounts(fabric) if fabric.link_stages or fabric.eject_stages else None
     for node, d, k, payload in zip(src.tolist(), dest.tolist(), kind.tolist(),
                                    payloads.tolist()):
         harness.send(node, Request(payload, d, Kind(k)))
@@ -774,7 +818,8 @@ def run_rtl(config, fabric=None, routing=None, payload_width=32, progress=None):
     records = Records(n, fabric.depth, fabric.payload_width, *traffic.tables(), injections,
                       hops, deliveries, offer_until=config.cycles, cycles=harness.cycles,
                       stalled_at=harness.stalled_at,
-                      link_stages=getattr(fabric, "link_stages", 0),
+                      link_stages=fabric.link_stages, switch_stages=fabric.switch_stages,
+                      eject_stages=fabric.eject_stages,
                       occupancy=counts.occupancy(harness.at_end) if counts else None)
     return _result(config, "rtl", records, routing or routing_for(config.order))
 

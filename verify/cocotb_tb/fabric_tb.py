@@ -22,6 +22,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from ihcube import topology
+from ihcube.params import zero_load_cycles
 from ihcube.verify.cocotb_runner import Settings
 from ihcube.rtl.message import Kind, inject_layout, message_layout
 from ihcube.verify.harness import Delivery, Hop, Message, Request
@@ -286,6 +287,9 @@ async def route_selection(dut):
             first_hop[hop.message.payload] = hop
     at_own_pe = {delivery.message.payload: delivery for delivery in bench.deliveries
                  if delivery.node == delivery.message.payload % n}
+    # Cycles from the injection to the first step: onto a link (True), or to the own PE.
+    first_step = {True: 1 + settings.link_stages + settings.switch_stages,
+                  False: zero_load_cycles(0, **settings.stages)}
     mismatches, late = [], []
     for cycle, a, request in bench.injected:
         if request.dest >= n:
@@ -302,11 +306,12 @@ async def route_selection(dut):
             when.append(at_own_pe[request.payload].cycle)
         if seen != expected:
             mismatches.append((a, request.dest, expected, seen))
-        elif when and when != [cycle + 1 + (settings.link_stages if seen != ["pe"] else 0)]:
+        elif when and when != [cycle + first_step[seen != ["pe"]]]:
             late.append((a, request.dest, cycle, when))
     _fail_if(mismatches, "(node, dest, expected first step, seen) where a router chose wrong")
-    _fail_if(late, "(node, dest, taken, left) where a first step was not one cycle after "
-                   f"the injection{' (two onto a link)' if settings.link_stages else ''}")
+    _fail_if(late, f"(node, dest, taken, left) where a first step was not "
+                   f"{first_step[True]} cycles after the injection onto a link, or "
+                   f"{first_step[False]} to the PE")
     _fail_if(bench.problems(), "the scoreboard found problems")
     _fail_if([complaint for complaint in unfinished if complaint], "unfinished rounds")
     assert len(bench.injected) == len(requests)
@@ -409,13 +414,14 @@ async def bad_destination_refused(dut):
 @cocotb.test()
 async def zero_load_latency(dut):
     """Alone in the fabric, a message taken in cycle t is delivered in cycle t + hops + 1, or
-    t + 2 hops + 1 with a link stage (a relay) on every link."""
+    t + 2 hops + 1 with a link stage (a relay) on every link, t + 3 hops + 3 with every
+    stage (:func:`ihcube.params.zero_load_cycles`)."""
     settings = Settings.from_env()
     n = settings.nodes
     bench = VerilogFabric(dut, settings)
     await bench.reset()
-    per_hop = 1 + settings.link_stages
-    gap = per_hop * topology.dimensions(n) + 4  # longer than any delivery takes at zero load
+    # Longer than any delivery takes at zero load.
+    gap = zero_load_cycles(topology.dimensions(n), **settings.stages) + 3
     start = bench.cycle
     requests = [(src, Request(payload=src, dest=n - 1 - src, at=start + gap * src))
                 for src in range(n)]
@@ -427,7 +433,9 @@ async def zero_load_latency(dut):
     for delivery in bench.deliveries:
         message = delivery.message
         hops = len(topology.path(n, message.src, message.dest, settings.order)) - 1
-        if delivery.cycle - taken[message.payload] != per_hop * hops + 1:
+        if delivery.cycle - taken[message.payload] != zero_load_cycles(hops, **settings.stages):
             wrong.append((message.src, message.dest, taken[message.payload], delivery.cycle))
+    more = zero_load_cycles(0, **settings.stages)
+    per_hop = zero_load_cycles(1, **settings.stages) - more
     _fail_if(wrong, f"(src, dest, taken, delivered) not delivered "
-                    f"{'2 ' if settings.link_stages else ''}hops + 1 cycles after")
+                    f"{f'{per_hop} ' if per_hop != 1 else ''}hops + {more} cycles after")
