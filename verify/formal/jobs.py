@@ -9,7 +9,8 @@ from .wormhole_check import WormholeRouterCheck
 
 __all__ = ["FABRIC_CHECKS", "FABRIC_PROOFS", "FABRIC_DRAINS", "DRAIN_DEPTH",
            "STAGED_FABRIC_DRAINS", "STAGED_FABRIC_PROOFS", "STAGED_FABRIC_CHECKS",
-           "STAGED_ROUTER_PROOFS", "PIPELINED_ROUTER_PROOFS", "jobs", "fast_jobs"]
+           "STAGED_ROUTER_PROOFS", "PIPELINED_ROUTER_PROOFS", "PIPELINED_FABRIC_PROOFS",
+           "PIPELINED_FABRIC_DRAINS", "jobs", "fast_jobs"]
 
 
 def _router(n, node, depth=1, **kwargs):
@@ -31,6 +32,11 @@ def _wormhole_buffer(fault, first=1):
 
 def _fabric(n, **kwargs):
     return lambda: FabricCheck(n, payload_width=1, depth=1, **kwargs)
+
+
+def _pipelined_fabric(stages, n, **kwargs):
+    link, switch, eject = stages
+    return _fabric(n, link_stages=link, switch_stages=switch, eject_stages=eject, **kwargs)
 
 
 #: The fabric delivery BMCs: ``n: (depth, bound, tight, engine)``. ``depth`` is the BMC depth
@@ -113,6 +119,16 @@ PIPELINED_ROUTER_PROOFS = [
 ]
 
 
+#: The fabric safety proofs by PDR with switch or eject stages, or all three: ``(stages, n)``.
+PIPELINED_FABRIC_PROOFS = [(G1, 4), (E1, 4), (S1_G1_E1, 3), (S1_G1_E1, 4), (S1_G1_E1, 5)]
+
+#: The drain checks with every stage: ``n: (drain, engine)``, as :data:`STAGED_FABRIC_DRAINS`
+#: (ABC's BMC at :data:`DRAIN_DEPTH`, so for every stopping cycle up to ``20 - drain - 2``).
+#: 13 where it is 10 with link stages alone and 7 without stages; 12 fails
+#: (``neg_fabric_s1_g1_e1_drain``).
+PIPELINED_FABRIC_DRAINS = {3: (13, "abc bmc3")}
+
+
 def _stages_name(stages):
     """The stages part of a job's name: ``s1`` link, ``g1`` switch, ``e1`` eject."""
     return "_".join(f"{letter}{count}" for letter, count in zip("sge", stages) if count)
@@ -157,6 +173,12 @@ def jobs():
     for n, (drain, engine) in STAGED_FABRIC_DRAINS.items():
         fabric.append(Job(f"fabric_n{n}_s1_drain", _fabric(n, drain=drain, link_stages=1),
                           "bmc", DRAIN_DEPTH, engine=engine, fast=n == 3, slow=n >= 4))
+    for stages, n in PIPELINED_FABRIC_PROOFS:
+        fabric.append(Job(f"fabric_n{n}_{_stages_name(stages)}_proof", _pipelined_fabric(
+            stages, n, eject_ready="free"), "prove", 0, engine="abc pdr"))
+    for n, (drain, engine) in PIPELINED_FABRIC_DRAINS.items():
+        fabric.append(Job(f"fabric_n{n}_s1_g1_e1_drain", _pipelined_fabric(
+            S1_G1_E1, n, drain=drain), "bmc", DRAIN_DEPTH, engine=engine))
     for n, (depth, bound, engine) in STAGED_FABRIC_CHECKS.items():
         fabric.append(Job(f"fabric_n{n}_s1_delivery", _fabric(n, bound=bound, link_stages=1),
                           "bmc", depth, engine=engine, slow=n >= 4))
@@ -281,6 +303,17 @@ def jobs():
         Job("neg_fabric_s1_relay_duplicate_proof", _fabric(4, router=faulty_router(
             "duplicating-relay"), eject_ready="free", link_stages=1),
             "prove", 0, expect="FAIL", engine="abc pdr", fast=True),
+        # With switch or eject stages: a stage without its mask, an eject relay that
+        # duplicates (alone), the drain bound with every stage one cycle too small.
+        Job("neg_fabric_s1_g1_e1_unmasked_proof", _pipelined_fabric(
+            S1_G1_E1, 4, router=faulty_router("unmasked-stage"), eject_ready="free"),
+            "prove", 0, expect="FAIL", engine="abc pdr"),
+        Job("neg_fabric_e1_relay_duplicate_proof", _pipelined_fabric(
+            E1, 4, router=faulty_router("duplicating-relay"), eject_ready="free"),
+            "prove", 0, expect="FAIL", engine="abc pdr"),
+        Job("neg_fabric_s1_g1_e1_drain", _pipelined_fabric(
+            S1_G1_E1, 3, drain=PIPELINED_FABRIC_DRAINS[3][0] - 1), "bmc", DRAIN_DEPTH,
+            expect="FAIL", engine="abc bmc3"),
         Job("neg_fabric_s1_relay_drop", _fabric(3, bound=STAGED_FABRIC_CHECKS[3][1],
                                                 router=faulty_router("dropping-relay"),
                                                 link_stages=1),
