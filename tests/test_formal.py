@@ -57,6 +57,10 @@ def test_every_check_has_a_negative_control():
     assert {"neg_router_s1_relay_duplicate", "neg_router_s1_relay_drop",
             "neg_fabric_s1_relay_duplicate_proof", "neg_fabric_s1_relay_drop",
             "neg_fabric_s1_relay_stuck", "neg_fabric_s1_bound"} <= negatives
+    # With eject stages, the eject relay alone broken; with switch stages (alone and with
+    # every stage), a head that asks again for an output whose stage holds its copy.
+    assert {"neg_router_e1_relay_duplicate", "neg_router_e1_relay_drop",
+            "neg_router_g1_unmasked", "neg_router_s1_g1_e1_unmasked"} <= negatives
     # With link stages, the drain bound one cycle too small (3 and 4 nodes).
     assert {"neg_fabric_s1_drain", "neg_fabric_n4_s1_drain"} <= negatives
     assert {"neg_wormhole_drop", "neg_wormhole_duplicate", "neg_wormhole_reorder",
@@ -82,10 +86,28 @@ def test_wormhole_negative_controls_fail_the_property_they_break(name, failed, t
     assert any(text in result.detail for text in failed), result.detail
 
 
-def test_the_staged_router_check_has_no_fairness_bound():
-    with pytest.raises(ValueError, match="^The fairness bound is checked without link stages "
-                                         "only$"):
-        formal.RouterCheck(3, 0, outputs_ready=True, link_stages=1)
+@pytest.mark.parametrize("name, failed", [
+    ("neg_router_e1_relay_duplicate", ["relay of the PE holds the tagged message twice",
+                                       "lost or duplicated in the relay of the PE",
+                                       "the tagged message leaves on the PE twice"]),
+    ("neg_router_g1_unmasked", ["whose head does not want it", " twice"]),
+])
+def test_staged_router_negative_controls_fail_the_property_they_break(name, failed, toolchain,
+                                                                      tmp_path):
+    """A duplicating eject relay breaks conservation in the relay (or the PE gets the copy
+    twice); a stage without its mask holds an input whose head no longer wants the output
+    (or sends a copy twice), not some unrelated invariant."""
+    job = next(job for job in formal.jobs() if job.name == name)
+    result = formal.run_job(job, toolchain, tmp_path)
+    assert result.verdict == "FAIL" and result.ok
+    assert any(text in result.detail for text in failed), result.detail
+
+
+@pytest.mark.parametrize("stages", ["link_stages", "switch_stages", "eject_stages"])
+def test_the_staged_router_check_has_no_fairness_bound(stages):
+    with pytest.raises(ValueError, match="^The fairness bound is checked without link, switch "
+                                         "or eject stages only$"):
+        formal.RouterCheck(3, 0, outputs_ready=True, **{stages: 1})
 
 
 def test_command_line_runs_a_job_and_reports_it(toolchain, tmp_path):

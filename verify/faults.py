@@ -14,7 +14,8 @@ Each variant works where a :class:`~ihcube.rtl.Router` does: ``Fabric(n, router=
 ``outputs_of``), or a function with the router's constructor's parameters. Pick one by name from
 :data:`FAULTS` with :func:`faulty_router`; the buffer faults take options (how often, from
 which message, which bit), as :func:`buffer_fault_router` does, and so do the relay faults
-(:func:`relay_fault_router`), which break only the relays of ``link_stages=1``.
+(:func:`relay_fault_router`), which break only the relays (of ``link_stages=1`` and
+``eject_stages=1``).
 
 The model's faulty variants (subclasses of :class:`ihcube.sim.model.Model`) stay beside
 their tests.
@@ -349,7 +350,7 @@ def relay_fault_router(fault, **options):
     else:
         buffer = faulty_buffer(fault, **options)
     name = buffer.__name__.removesuffix("Buffer")
-    doc = (f"A router whose relays (link stages only) are {buffer.__name__} with "
+    doc = (f"A router whose relays (link and eject stages only) are {buffer.__name__} with "
            f"{options or 'the default strikes'}; its input buffers are real.")
     return type(f"{name}RelayRouter", (Router,),
                 {"relay_buffer": buffer, "input_buffer": InputBuffer, "__module__": __name__,
@@ -357,24 +358,28 @@ def relay_fault_router(fault, **options):
 
 
 class DroppingRelayRouter(Router):
-    """With ``link_stages=1``, its relays forget the 1st, 4th, 7th, ... message written into
-    them; its input buffers are real (so are its relays' ``w.ready``, a flip-flop).
+    """With ``link_stages=1`` (``eject_stages=1``), its link (eject) relays forget the 1st,
+    4th, 7th, ... message written into them; its input buffers are real (so are its relays'
+    ``w.ready``, a flip-flop).
 
     Caught by: the lockstep with the model (``tests/test_model.py``: a hop that does not
-    happen), the stress engine's ``lost`` count and its drain (``tests/test_stress.py``), and
-    the fabric's delivery BMC with link stages (``neg_fabric_s1_relay_drop``).
+    happen), the stress engine's ``lost`` count and its drain (``tests/test_stress.py``), the
+    fabric's delivery BMC with link stages (``neg_fabric_s1_relay_drop``), and the router's
+    k-induction with link stages (``neg_router_s1_relay_drop``) and with eject stages
+    (``neg_router_e1_relay_drop``: the tagged copy is lost in the relay of the PE).
     """
     relay_buffer = faulty_buffer("drop")
 
 
 class DuplicatingRelayRouter(Router):
-    """With ``link_stages=1``, its relays hand the 1st, 4th, 7th, ... message they hold on
-    twice; its input buffers are real.
+    """With ``link_stages=1`` (``eject_stages=1``), its link (eject) relays hand the 1st,
+    4th, 7th, ... message they hold on twice; its input buffers are real.
 
     Caught by: the fabric's PDR safety proof with link stages
     (``neg_fabric_s1_relay_duplicate_proof``: a node gets the tagged message twice), the
-    router's k-induction with link stages (``neg_router_s1_relay_duplicate``), the lockstep
-    with the model and the stress engine's ``duplicated`` count.
+    router's k-induction with link stages (``neg_router_s1_relay_duplicate``) and with eject
+    stages (``neg_router_e1_relay_duplicate``: the relay of the PE holds the tagged message
+    twice), the lockstep with the model and the stress engine's ``duplicated`` count.
     """
     relay_buffer = faulty_buffer("duplicate")
 
@@ -597,7 +602,10 @@ class UnmaskedStageRouter(Router):
     ``switch_stages=0`` it is the real router.
 
     Caught by the scoreboard of ``tests/test_switch_stages.py`` (all-pairs unicasts,
-    broadcasts and random traffic with the stage: "delivered 2 times")."""
+    broadcasts and random traffic with the stage: "delivered 2 times"), and by the router's
+    k-induction with switch stages (``neg_router_g1_unmasked``, and with every stage
+    ``neg_router_s1_g1_e1_unmasked``: a stage holds an input whose head no longer wants its
+    output; without the stage invariants, the tagged message leaves on a link twice)."""
     mask_staged = False
 
 

@@ -12,7 +12,9 @@ of it. With ``eject_ready="free"`` and no bound the check is pure safety, which 
 every cycle (:data:`~.jobs.FABRIC_PROOFS`). With a ``drain``, injection stops for good at a
 cycle the environment picks, and the tagged message must have been delivered ``drain`` cycles
 later (:data:`~.jobs.FABRIC_DRAINS`; with a relay on every link,
-:data:`~.jobs.STAGED_FABRIC_DRAINS`).
+:data:`~.jobs.STAGED_FABRIC_DRAINS`; with every stage, :data:`~.jobs.PIPELINED_FABRIC_DRAINS`).
+The fabric may have any of the routers' stages (link relays, registered grants, eject relays):
+the properties, at the PEs, are the same.
 """
 
 from amaranth.hdl import (Cat, ClockDomain, ClockSignal, Elaboratable, Module, Mux, Signal,
@@ -54,11 +56,15 @@ class FabricCheck(Elaboratable):
         whenever it stops (the stress campaign's drain).
     link_stages : int
         As for :class:`~ihcube.rtl.Fabric`: 1 puts a relay on every link.
+    switch_stages : int
+        As for :class:`~ihcube.rtl.Fabric`: 1 registers every output's grant.
+    eject_stages : int
+        As for :class:`~ihcube.rtl.Fabric`: 1 puts a relay on every eject port.
     """
 
     def __init__(self, n, payload_width=2, depth=1, order=topology.MSB_FIRST, *, router=Router,
                  bound=None, eject_ready="always", covers=False, tight=False, drain=None,
-                 link_stages=0):
+                 link_stages=0, switch_stages=0, eject_stages=0):
         self.n = n
         self.drain = drain
         self.stop = Signal(name="stop")
@@ -66,8 +72,10 @@ class FabricCheck(Elaboratable):
         self.eject_ready = eject_ready
         self.covers = covers
         self.tight = tight
-        # Passed only when set, so that a router class without the option still builds.
-        stages = {"link_stages": link_stages} if link_stages else {}
+        # Passed only when set, so that a router class without the options still builds.
+        stages = {option: value for option, value in (("link_stages", link_stages),
+                                                      ("switch_stages", switch_stages),
+                                                      ("eject_stages", eject_stages)) if value}
         self.fabric = Fabric(n, payload_width, depth, order, router=router, **stages)
         self.tag = Signal(payload_width, name="tag")
         stop = [self.stop] if drain is not None else []

@@ -9,7 +9,8 @@ from .wormhole_check import WormholeRouterCheck
 
 __all__ = ["FABRIC_CHECKS", "FABRIC_PROOFS", "FABRIC_DRAINS", "DRAIN_DEPTH",
            "STAGED_FABRIC_DRAINS", "STAGED_FABRIC_PROOFS", "STAGED_FABRIC_CHECKS",
-           "STAGED_ROUTER_PROOFS", "jobs", "fast_jobs"]
+           "STAGED_ROUTER_PROOFS", "PIPELINED_ROUTER_PROOFS", "PIPELINED_FABRIC_PROOFS",
+           "PIPELINED_FABRIC_DRAINS", "jobs", "fast_jobs"]
 
 
 def _router(n, node, depth=1, **kwargs):
@@ -31,6 +32,11 @@ def _wormhole_buffer(fault, first=1):
 
 def _fabric(n, **kwargs):
     return lambda: FabricCheck(n, payload_width=1, depth=1, **kwargs)
+
+
+def _pipelined_fabric(stages, n, **kwargs):
+    link, switch, eject = stages
+    return _fabric(n, link_stages=link, switch_stages=switch, eject_stages=eject, **kwargs)
 
 
 #: The fabric delivery BMCs: ``n: (depth, bound, tight, engine)``. ``depth`` is the BMC depth
@@ -91,6 +97,49 @@ STAGED_ROUTER_PROOFS = [
     (6, 2, 1, "_strap_as_3", {"strap_as": 3}, False),
 ]
 
+#: Stages of :class:`~ihcube.rtl.Router` as ``(link_stages, switch_stages, eject_stages)``.
+G1, E1, G1_E1, S1_G1_E1 = (0, 1, 0), (0, 0, 1), (0, 1, 1), (1, 1, 1)
+
+#: The router proofs with a registered grant (``switch_stages=1``) and eject relays
+#: (``eject_stages=1``), alone and with link stages (k-induction, k = 2): ``(stages, n, node,
+#: depth, suffix, extra arguments of RouterCheck, fast)``. A job's name says its stages: ``s1``
+#: link, ``g1`` switch (the registered grant), ``e1`` eject, as ``router_g1_e1_n6_node1_d1``.
+PIPELINED_ROUTER_PROOFS = [
+    (G1, 1, 0, 1, "", {}, False), (G1, 3, 0, 1, "", {}, False), (G1, 3, 0, 2, "", {}, False),
+    (G1, 5, 4, 1, "", {}, True), (G1, 5, 3, 1, "", {}, False), (G1, 6, 1, 1, "", {}, False),
+    (G1, 6, 1, 2, "", {}, False),
+    (E1, 1, 0, 1, "", {}, False), (E1, 3, 0, 1, "", {}, False), (E1, 5, 4, 1, "", {}, False),
+    (E1, 6, 1, 1, "", {}, False), (E1, 6, 1, 2, "", {}, False),
+    (G1_E1, 6, 1, 1, "", {}, False),
+    (S1_G1_E1, 3, 0, 1, "", {}, False), (S1_G1_E1, 3, 0, 2, "", {}, False),
+    (S1_G1_E1, 5, 4, 1, "", {}, True), (S1_G1_E1, 5, 3, 1, "", {}, False),
+    (S1_G1_E1, 6, 1, 1, "", {}, False), (S1_G1_E1, 6, 1, 2, "", {}, False),
+    (S1_G1_E1, 6, 1, 1, "_lsb", {"order": topology.LSB_FIRST}, False),
+    (S1_G1_E1, 6, 2, 1, "_strap_as_3", {"strap_as": 3}, False),
+]
+
+
+#: The fabric safety proofs by PDR with switch or eject stages, or all three: ``(stages, n)``.
+PIPELINED_FABRIC_PROOFS = [(G1, 4), (E1, 4), (S1_G1_E1, 3), (S1_G1_E1, 4), (S1_G1_E1, 5)]
+
+#: The drain checks with every stage: ``n: (drain, engine)``, as :data:`STAGED_FABRIC_DRAINS`
+#: (ABC's BMC at :data:`DRAIN_DEPTH`, so for every stopping cycle up to ``20 - drain - 2``).
+#: 13 where it is 10 with link stages alone and 7 without stages; 12 fails
+#: (``neg_fabric_s1_g1_e1_drain``).
+PIPELINED_FABRIC_DRAINS = {3: (13, "abc bmc3")}
+
+
+def _stages_name(stages):
+    """The stages part of a job's name: ``s1`` link, ``g1`` switch, ``e1`` eject."""
+    return "_".join(f"{letter}{count}" for letter, count in zip("sge", stages) if count)
+
+
+def _pipelined(stages, n, node, depth=1, **kwargs):
+    link, switch, eject = stages
+    return _router(n, node, depth, link_stages=link, switch_stages=switch, eject_stages=eject,
+                   **kwargs)
+
+
 #: The delivery BMCs with link stages: ``n: (depth, bound, engine)``, as
 #: :data:`FABRIC_CHECKS`. For n = 3 the bound is 16 where it is 12 without stages; 15 fails
 #: (``neg_fabric_s1_bound``), so no smaller bound holds at this depth. For n = 4, 18 (for
@@ -124,6 +173,12 @@ def jobs():
     for n, (drain, engine) in STAGED_FABRIC_DRAINS.items():
         fabric.append(Job(f"fabric_n{n}_s1_drain", _fabric(n, drain=drain, link_stages=1),
                           "bmc", DRAIN_DEPTH, engine=engine, fast=n == 3, slow=n >= 4))
+    for stages, n in PIPELINED_FABRIC_PROOFS:
+        fabric.append(Job(f"fabric_n{n}_{_stages_name(stages)}_proof", _pipelined_fabric(
+            stages, n, eject_ready="free"), "prove", 0, engine="abc pdr"))
+    for n, (drain, engine) in PIPELINED_FABRIC_DRAINS.items():
+        fabric.append(Job(f"fabric_n{n}_s1_g1_e1_drain", _pipelined_fabric(
+            S1_G1_E1, n, drain=drain), "bmc", DRAIN_DEPTH, engine=engine))
     for n, (depth, bound, engine) in STAGED_FABRIC_CHECKS.items():
         fabric.append(Job(f"fabric_n{n}_s1_delivery", _fabric(n, bound=bound, link_stages=1),
                           "bmc", depth, engine=engine, slow=n >= 4))
@@ -161,6 +216,15 @@ def jobs():
           for n, node, depth, suffix, extra, fast in STAGED_ROUTER_PROOFS),
         Job("router_s1_n6_node1_d1_cover", _router(6, 1, covers=True, link_stages=1), "cover",
             10),
+        # With a registered grant and eject relays: what each stage holds asserted, and the
+        # delivered copy followed into the eject relay as a link's copy into its relay.
+        *(Job(f"router_{_stages_name(stages)}_n{n}_node{node}_d{depth}{suffix}",
+              _pipelined(stages, n, node, depth, **extra), "prove", 2, fast=fast)
+          for stages, n, node, depth, suffix, extra, fast in PIPELINED_ROUTER_PROOFS),
+        Job("router_g1_e1_n6_node1_d1_cover", _pipelined(G1_E1, 6, 1, covers=True), "cover",
+            12),
+        Job("router_s1_g1_e1_n6_node1_d1_cover", _pipelined(S1_G1_E1, 6, 1, covers=True),
+            "cover", 14),
         # The scenarios happen (so no assumption rules them out).
         Job("router_n6_node1_d1_cover", _router(6, 1, covers=True), "cover", 8, fast=True),
         Job("router_n5_node4_d2_cover", _router(5, 4, 2, covers=True), "cover", 10),
@@ -210,6 +274,16 @@ def jobs():
             "duplicating-relay"), link_stages=1), "prove", 6, expect="FAIL", fast=True),
         Job("neg_router_s1_relay_drop", _router(6, 1, router=faulty_router("dropping-relay"),
                                                 link_stages=1), "prove", 6, expect="FAIL"),
+        # The eject relay alone broken, and the registered grant without its mask (a head
+        # that asks again for an output whose stage holds its copy).
+        Job("neg_router_e1_relay_duplicate", _pipelined(E1, 5, 4, router=faulty_router(
+            "duplicating-relay")), "prove", 6, expect="FAIL"),
+        Job("neg_router_e1_relay_drop", _pipelined(E1, 6, 1, router=faulty_router(
+            "dropping-relay")), "prove", 6, expect="FAIL"),
+        Job("neg_router_g1_unmasked", _pipelined(G1, 5, 4, router=faulty_router(
+            "unmasked-stage")), "prove", 6, expect="FAIL", fast=True),
+        Job("neg_router_s1_g1_e1_unmasked", _pipelined(S1_G1_E1, 6, 1, router=faulty_router(
+            "unmasked-stage")), "prove", 6, expect="FAIL"),
         Job("neg_router_unfair", _router(6, 1, router=faulty_router("unfair-arbiter"),
                                          outputs_ready=True),
             "prove", 8, expect="FAIL"),
@@ -229,6 +303,17 @@ def jobs():
         Job("neg_fabric_s1_relay_duplicate_proof", _fabric(4, router=faulty_router(
             "duplicating-relay"), eject_ready="free", link_stages=1),
             "prove", 0, expect="FAIL", engine="abc pdr", fast=True),
+        # With switch or eject stages: a stage without its mask, an eject relay that
+        # duplicates (alone), the drain bound with every stage one cycle too small.
+        Job("neg_fabric_s1_g1_e1_unmasked_proof", _pipelined_fabric(
+            S1_G1_E1, 4, router=faulty_router("unmasked-stage"), eject_ready="free"),
+            "prove", 0, expect="FAIL", engine="abc pdr"),
+        Job("neg_fabric_e1_relay_duplicate_proof", _pipelined_fabric(
+            E1, 4, router=faulty_router("duplicating-relay"), eject_ready="free"),
+            "prove", 0, expect="FAIL", engine="abc pdr"),
+        Job("neg_fabric_s1_g1_e1_drain", _pipelined_fabric(
+            S1_G1_E1, 3, drain=PIPELINED_FABRIC_DRAINS[3][0] - 1), "bmc", DRAIN_DEPTH,
+            expect="FAIL", engine="abc bmc3"),
         Job("neg_fabric_s1_relay_drop", _fabric(3, bound=STAGED_FABRIC_CHECKS[3][1],
                                                 router=faulty_router("dropping-relay"),
                                                 link_stages=1),

@@ -32,7 +32,8 @@ assertions:
   agree; an entry wants what its message wants (:meth:`~ihcube.rtl.Router.elaborate_wants`),
   less what it has sent if it is the head, and never nothing once it has sent a copy; an
   entry not in use wants nothing; after a stall, an output's arbiter
-  starts its priority at the input it stalled, which still requests that output.
+  starts its priority at the input it stalled, which still requests that output (without
+  switch stages: with them the stage holds the grant, below).
 
 With ``link_stages=1`` each outgoing link leaves from a relay (:class:`~ihcube.rtl.Router`'s
 ``link_stages``): a copy is *sent* when the crossbar writes it into its link's relay (or hands
@@ -44,10 +45,23 @@ tagged otherwise. Every relay entry in use that is a unicast is one for its link
 2), the relays' count, head, tail and room agree, and each output keeps its message until
 ``ready`` at the crossbar (the relay's write side) and at the link.
 
+With ``eject_stages=1`` the eject port is driven by a relay too, and the check treats it as a
+link's: the delivered copy is *sent* when the crossbar writes it into the eject relay and
+*leaves* when the relay hands it to the PE, with the same assertions on that relay.
+
+With ``switch_stages=1`` each output's grant is registered in a stage, and the arbiters do not
+hold their grants (:class:`~ihcube.rtl.RoundRobinArbiter`'s ``hold=False``). A copy is sent
+when its output (or relay) takes it from the stage; the assertions above stand, and the stage
+gets its own invariants: it grants one input at most, is valid exactly when it grants one, and
+the input it grants has a head that still wants the output. So a head whose copy is staged
+does not ask for it again (the negative control ``unmasked-stage`` fails here), and the output
+keeps its message until ``ready`` with no hold in the arbiter. The stages combine: with all
+three, a copy goes from the stage into its link's or the eject port's relay.
+
 With ``outputs_ready=True`` the outputs are assumed always ready, and the check adds the
-router's fairness bound (without link stages only): every copy of a message taken in cycle
-``t`` has left by cycle ``t + depth * (k + 1)``, ``k`` the node's link count (for ``depth=1``
-the bound that :class:`~ihcube.rtl.Router` documents).
+router's fairness bound (without link, switch or eject stages only): every copy of a message
+taken in cycle ``t`` has left by cycle ``t + depth * (k + 1)``, ``k`` the node's link count
+(for ``depth=1`` the bound that :class:`~ihcube.rtl.Router` documents).
 """
 
 from amaranth.hdl import (Cat, ClockDomain, ClockSignal, Const, Elaboratable, Fragment, Module,
@@ -100,9 +114,9 @@ class _Tagged:
     ``seen``: it has entered; ``input``: by which input; ``msg``: as what
     message (for an injection, the message the router must make of it); ``expect``: the
     outputs it must leave by, ``expect_travel``: the travel vector of each link copy; ``left``:
-    the outputs it has left by; ``leaving``: those it leaves by in this cycle. ``sent``: with
-    link stages the outputs whose copy the crossbar has written (into the link's relay, or to
-    the PE); without, ``left``.
+    the outputs it has left by; ``leaving``: those it leaves by in this cycle. ``sent``: the
+    outputs whose copy the crossbar has written: into the output's relay (link or eject
+    stages), or to the output itself (then the same as ``left``).
     """
 
     def __init__(self, message, outputs, links, width):
@@ -140,11 +154,18 @@ class RouterCheck(Elaboratable):
     link_stages : int
         As for :class:`~ihcube.rtl.Router`: 1 puts a relay on each outgoing link, and the
         check follows the tagged copies into the relays (not with ``outputs_ready``).
+    switch_stages : int
+        As for :class:`~ihcube.rtl.Router`: 1 registers each output's grant in a stage, and
+        the check asserts what a stage holds (not with ``outputs_ready``).
+    eject_stages : int
+        As for :class:`~ihcube.rtl.Router`: 1 puts a relay on the eject port, and the check
+        follows the delivered copy into it as into a link's relay (not with
+        ``outputs_ready``).
     """
 
     def __init__(self, n, node, payload_width=2, depth=1, order=topology.MSB_FIRST, *,
                  router=Router, outputs_ready=False, strap_as=None, covers=False,
-                 link_stages=0):
+                 link_stages=0, switch_stages=0, eject_stages=0):
         self.n = n
         self.node = node if strap_as is None else strap_as  # whose rules it must follow
         self.payload_width = payload_width
@@ -156,11 +177,16 @@ class RouterCheck(Elaboratable):
         if self.strap and (topology.router_class(n, strap_as, order)
                            != topology.router_class(n, node, order)):
             raise ValueError(f"Node {strap_as} is not of node {node}'s router class (n={n})")
-        if link_stages and outputs_ready:
-            raise ValueError("The fairness bound is checked without link stages only")
+        stages = {"link_stages": link_stages, "switch_stages": switch_stages,
+                  "eject_stages": eject_stages}
+        if outputs_ready and any(stages.values()):
+            raise ValueError("The fairness bound is checked without link, switch or eject "
+                             "stages only")
         self.link_stages = link_stages
-        # Passed only when set, so that a router class without the option still builds.
-        stages = {"link_stages": link_stages} if link_stages else {}
+        self.switch_stages = switch_stages
+        self.eject_stages = eject_stages
+        # Passed only when set, so that a router class without the options still builds.
+        stages = {option: value for option, value in stages.items() if value}
         self.router = router(n, node, payload_width, depth, order, strap=self.strap, **stages)
         self.tag = Signal(payload_width, name="tag")
         self.ports = [ClockSignal(), self.tag, *free_inputs(self.router)]
@@ -195,31 +221,41 @@ class RouterCheck(Elaboratable):
         if self.outputs_ready:
             m.d.comb += [Assume(port.ready) for port in self._outputs]
 
-        # What each output's arbiter and crossbar drive: the link itself, or its relay.
-        relays = [probe.sub(f"relay{dim}") for dim in self._dims] if self.link_stages else []
-        crossbar = [relay.component.w for relay in relays] or self._outputs[:self._local]
-        crossbar.append(self._outputs[self._local])
+        # What each output's arbiter and crossbar drive: the output itself, or its relay.
+        local = self._local
+        relays = {}  # output: the probe of its relay
+        if self.link_stages:
+            relays.update((o, probe.sub(f"relay{dim}")) for o, dim in enumerate(self._dims))
+        if self.eject_stages:
+            relays[local] = probe.sub("eject_relay")
+        crossbar = [relays[o].component.w if o in relays else port
+                    for o, port in enumerate(self._outputs)]
 
         self._check_missing_links(m)
         self._assume_sent_by_rule(m)
         tagged = self._track(m)
         self._expect(m, tagged)
-        self._check_copies(m, tagged, self._outputs, tagged.left, tagged.leaving, "leaves")
+        self._check_copies(m, tagged, dict(enumerate(self._outputs)), tagged.left,
+                           tagged.leaving, "leaves")
         if relays:
-            # Copies written into the relays; the PE's copy is sent as it leaves.
-            sent = Signal(self._local, name="tag_sent")
-            sending = Signal(self._local, name="tag_sending")
-            self._check_copies(m, tagged, crossbar[:self._local], sent, sending, "is sent")
-            tagged.sent = Cat(sent, tagged.left[self._local])
+            # Copies written into the relays; an output with none sends a copy as it leaves.
+            sent = Signal(local + 1, name="tag_sent")
+            sending = Signal(local + 1, name="tag_sending")
+            self._check_copies(m, tagged, {o: crossbar[o] for o in relays}, sent, sending,
+                               "is sent")
+            tagged.sent = Cat(*(sent[o] if o in relays else tagged.left[o]
+                                for o in range(local + 1)))
             self._check_relays(m, relays, tagged, started)
         holders = self._check_buffers(m, probe, tagged, started)
         self._check_arbiters(m, probe, crossbar)
+        if self.switch_stages:
+            self._check_stages(m, probe)
         self._check_unicast_routes(m, self._outputs)
         if relays:
             self._check_unicast_routes(m, crossbar)
         age = self._check_fairness(m, tagged) if self.outputs_ready else None
         if self.covers:
-            self._add_covers(m, tagged, holders, age)
+            self._add_covers(m, tagged, holders, age, relays, crossbar)
         return m
 
     def _check_missing_links(self, m):
@@ -311,9 +347,10 @@ class RouterCheck(Elaboratable):
 
     def _check_copies(self, m, tagged, outputs, left, leaving, verb):
         """Every copy of the tagged message ``verb`` (leaves, or is sent into a relay) by the
-        ports ``outputs`` where it must, at most once, unchanged; ``left`` records those it has
-        gone by, ``leaving`` those it goes by in this cycle."""
-        for o, port in enumerate(outputs):
+        ports ``outputs`` (output index: port) where it must, at most once, unchanged;
+        ``left`` records those it has gone by, ``leaving`` those it goes by in this cycle
+        (a bit per output of the router; those of other outputs stay 0)."""
+        for o, port in outputs.items():
             name = self._output_name(o)
             out = port.payload
             m.d.comb += leaving[o].eq(port.valid & port.ready & (out.payload == self.tag))
@@ -324,7 +361,7 @@ class RouterCheck(Elaboratable):
         m.d.comb += [
             Assert(tagged.seen | (left == 0),
                    f"copies of the tagged message {verb} before it entered"),
-            Assert((left & ~tagged.expect[:len(outputs)]) == 0,
+            Assert((left & ~tagged.expect) == 0,
                    f"a copy of the tagged message {verb} where it must not go"),
         ]
 
@@ -368,12 +405,13 @@ class RouterCheck(Elaboratable):
         return count, head
 
     def _check_relays(self, m, relays, tagged, started):
-        """With link stages: the tagged copy for link ``o`` is in relay ``o`` (one entry,
-        unchanged) exactly while it has been sent and has not left; every unicast in a relay
-        is one for its link; each relay's count, head, tail and room agree; a link output keeps
-        its message until ``ready``."""
+        """With link or eject stages (``relays``: output index: probe of its relay): the
+        tagged copy for output ``o`` is in its relay (one entry, unchanged) exactly while it
+        has been sent and has not left; every unicast in a relay is one for its output; each
+        relay's count, head, tail and room agree; a relayed output keeps its message until
+        ``ready``."""
         depth = self.depth
-        for o, relay in enumerate(relays):
+        for o, relay in relays.items():
             name = f"relay of {self._output_name(o)}"
             count, head = self._check_ring(m, relay, name, started)
             holders = []
@@ -398,8 +436,8 @@ class RouterCheck(Elaboratable):
                        f"the tagged copy is lost or duplicated in the {name}"),
             ]
             port = self._outputs[o]
-            stalled = Signal(name=f"link_stalled{o}")
-            stalled_msg = Signal(self._message, name=f"link_stalled_msg{o}")
+            stalled = Signal(name=f"relay_stalled{o}")
+            stalled_msg = Signal(self._message, name=f"relay_stalled_msg{o}")
             m.d.sync += [stalled.eq(port.valid & ~port.ready), stalled_msg.eq(port.payload)]
             m.d.comb += Assert(~stalled | (port.valid & (Value.cast(port.payload)
                                                          == Value.cast(stalled_msg))),
@@ -519,6 +557,29 @@ class RouterCheck(Elaboratable):
                                               == Value.cast(stalled_msg))),
                                f"{name}: valid dropped or message changed before ready")
 
+    def _check_stages(self, m, probe):
+        """With switch stages: each output's stage holds one grant at most, and is valid
+        exactly when it holds one; the input it holds has a head that still wants the output.
+        So the head does not ask for it again (its request is masked while staged), the copy
+        is sent once, as the output takes it, and the head stays until then: the output keeps
+        its message until ``ready`` (asserted by :meth:`_check_arbiters`)."""
+        local = self._local
+        for o in range(local + 1):
+            name = f"out{self._dims[o]}" if o < local else "out_pe"
+            offer = probe.signal(f"{name}_staged")
+            grant = probe.signal(f"{name}_staged_grant")
+            stage = f"stage of {self._output_name(o)}"
+            m.d.comb += [
+                Assert(popcount(grant) <= 1, f"{stage} grants two inputs"),
+                Assert(offer == grant.any(), f"{stage}: valid disagrees with its grant"),
+            ]
+            for i, j in enumerate(self.router.inputs_of(o)):
+                head = probe.sub(f"in{self._dims[j]}" if j < local else "in_pe").component.r
+                wants = self._spread(head.payload.want, self.router.outputs_of(j))
+                m.d.comb += Assert(~grant[i] | (head.valid & wants[o]),
+                                   f"{stage} holds {self._input_name(j)}, whose head does not "
+                                   f"want it")
+
     def _right_output(self, m, dest, o):
         """Whether output ``o`` is the Algorithm 2 output of a unicast for ``dest``."""
         n, node = self.n, self.node
@@ -565,7 +626,7 @@ class RouterCheck(Elaboratable):
         ]
         return age
 
-    def _add_covers(self, m, tagged, holders, age):
+    def _add_covers(self, m, tagged, holders, age, relays, crossbar):
         """Show that the scenarios the assertions are about happen."""
         local, msg = self._local, tagged.msg
         pending = self._pending(tagged)
@@ -595,3 +656,15 @@ class RouterCheck(Elaboratable):
             m.d.comb += Cover(Cat(holding).any() & ~Cat(at_head).any())
         if self.outputs_ready:  # the fairness bound is tight
             m.d.comb += Cover(pending & (age == self.bound))
+        for o in relays:
+            # A copy waits in its relay while its output is not ready (and leaves by it later:
+            # with a relay, every copy leaving above does).
+            m.d.comb += Cover(tagged.sent[o] & ~tagged.left[o] & ~self._outputs[o].ready,
+                              f"the tagged copy waits in the relay of {self._output_name(o)}")
+        if self.switch_stages:
+            # A staged copy waits in its stage while its output (or relay) is not ready.
+            for o, port in enumerate(crossbar):
+                m.d.comb += Cover(tagged.seen & port.valid & ~port.ready
+                                  & (port.payload.payload == self.tag),
+                                  f"the tagged copy waits in the stage of "
+                                  f"{self._output_name(o)}")
