@@ -53,7 +53,7 @@ help:
 	@echo "make verilog N=26 [W=32 DEPTH=1 ORDER=msb PORTS=1]  write gen/ihcube_n<N>_w<W>.v (_p<P> if PORTS>1)"
 	@echo "make verilog N=26 LINK_STAGES=1             a relay on each link (_s1): docs/fpga.md"
 	@echo "  SWITCH_STAGES=1 EJECT_STAGES=1            ... and every output staged (_s1_g1_e1, 150 MHz at 26 nodes);"
-	@echo "                                            the three take verilog, cocotb, lint, stress, stress-campaign, saturation, synth"
+	@echo "                                            the three take verilog, cocotb, lint, stress, stress-campaign, saturation, synth, bitstream"
 	@echo "make verilog N=26 SWITCHING=wormhole [VCS=3 FLITS=20 FLIT_WIDTH=32 VC_DEPTH=2]  wormhole fabric: docs/wormhole.md"
 	@echo "make test                                   run the test suite"
 	@echo "make bench                                  measure generation time, memory, size, cells"
@@ -201,7 +201,7 @@ synth: $(STAMP)
 bitstream: $(STAMP)
 	@$(BIN)/ihcube bitstream --board='$(BOARD)' --nodes='$(N)' --width='$(W)' \
 		--depth='$(DEPTH)' $(if $(CLOCK_MHZ),--clock-mhz='$(CLOCK_MHZ)') $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
-		$(if $(PLACER),--placer='$(PLACER)') --out results
+		$(if $(PLACER),--placer='$(PLACER)') $(STAGES) --out results
 
 synth-table: $(STAMP)
 	@$(BIN)/ihcube synth-table --family='$(FAMILY)' $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \

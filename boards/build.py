@@ -538,28 +538,33 @@ def check_clock(board, clock_mhz):
 
 
 def bitstream(board, n, depth=1, out="results", build_root="build", synth_opts=None,
-              placer=None, clock_mhz=None, payload_width=32):
+              placer=None, clock_mhz=None, payload_width=32, link_stages=0, switch_stages=0,
+              eject_stages=0):
     """Build the self-test bitstream of an ``n``-node fabric for ``board``; return figures.
 
     ``placer`` is nextpnr's (:data:`PLACERS`); None for the family's :data:`BITSTREAM_PLACER`.
     ``clock_mhz`` runs the self-test on the board's PLL (:func:`check_clock`) instead of its
     oscillator. ``payload_width`` below 32 is an option for a small device (a checksum of
     ``payload_width - 16`` bits; :class:`~ihcube.boards.top.BoardTop`), never a default.
+    The register stages are the fabric's (:func:`ihcube.params.check_stages`).
 
     The bitstream is ``build/bitstream_<board>_<name>/<name>.bit`` (ECP5) or ``.bin`` (iCE40),
     ``<name>`` being ``ihcube_selftest_n<n>`` with ``_w<payload_width>`` if not 32,
-    ``_d<depth>`` if not 1, and ``_<MHz>mhz`` if given.
+    ``_d<depth>`` if not 1, the stages' :func:`ihcube.params.stages_suffix` (``_s1_g1_e1``),
+    and ``_<MHz>mhz`` if given.
     """
     from .top import BoardTop
     family = BOARDS[board][2]
     synth_opts = synth_options(family, synth_opts)
+    stages = check_stages(link_stages, switch_stages, eject_stages)
     pll = None if clock_mhz is None else check_clock(board, clock_mhz)
-    top = BoardTop(n, depth, pll=pll, payload_width=payload_width)
+    top = BoardTop(n, depth, pll=pll, payload_width=payload_width, **stages)
     name = (f"ihcube_selftest_n{n}" + (f"_w{payload_width}" if payload_width != 32 else "")
-            + (f"_d{depth}" if depth != 1 else "")
+            + (f"_d{depth}" if depth != 1 else "") + stages_suffix(stages)
             + (f"_{clock_mhz:g}mhz".replace(".", "p") if pll is not None else ""))
     build_dir = pathlib.Path(build_root) / f"bitstream_{board}_{name}"
-    figures = {"nodes": n, "payload_width": payload_width, "depth": depth, "board": board}
+    figures = {"nodes": n, "payload_width": payload_width, "depth": depth, "board": board,
+               **stages}
     if pll is not None:
         figures["pll"] = {"asked_mhz": clock_mhz, "clock_mhz": pll.clk_out_mhz,
                           "vco_mhz": pll.vco_hz / 1e6, **dict(pll.dividers)}

@@ -49,6 +49,9 @@ class SelfTest(wiring.Component):
         As for :class:`~ihcube.rtl.Fabric`.
     router : callable
         As for :class:`~ihcube.rtl.Fabric`; the tests pass broken variants.
+    stages : int
+        The fabric's register stages, ``link_stages``, ``switch_stages`` and
+        ``eject_stages``, as for :class:`~ihcube.rtl.Fabric` (keywords).
     run_cycles, drain_cycles : int
         Length of a round's traffic and the most a drain may take.
     rate, broadcast_share, ready_rate : int
@@ -77,9 +80,9 @@ class SelfTest(wiring.Component):
     """
 
     def __init__(self, n, payload_width=32, depth=1, *, router=Router, run_cycles=4096,
-                 drain_cycles=4096, rate=8, broadcast_share=1, ready_rate=12):
+                 drain_cycles=4096, rate=8, broadcast_share=1, ready_rate=12, **stages):
         n = self._n = topology.check_node_count(n)
-        self.fabric = Fabric(n, payload_width, depth, router=router)
+        self.fabric = Fabric(n, payload_width, depth, router=router, **stages)
         self.generators = [TrafficGenerator(n, node, payload_width, rate, broadcast_share)
                            for node in range(n)]
         self.checkers = [Checker(n, node, payload_width, ready_rate) for node in range(n)]

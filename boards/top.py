@@ -44,13 +44,16 @@ class BoardTop(Elaboratable):
     payload_width : int
         The fabric's payload width, 32 unless asked: below it the checksum has fewer bits
         (``payload_width - 16``; :func:`~ihcube.boards.traffic.check_selftest_payload_width`).
+    stages : int
+        The fabric's register stages (``link_stages``, ``switch_stages``, ``eject_stages``;
+        keywords), as for :class:`~ihcube.rtl.Fabric`.
     """
 
-    def __init__(self, n, depth=1, run_cycles=1 << 16, pll=None, payload_width=32):
+    def __init__(self, n, depth=1, run_cycles=1 << 16, pll=None, payload_width=32, **stages):
         if pll is not None and not isinstance(pll, PllSettings):
             raise TypeError(f"PLL settings must come from pll_settings(), not {pll!r}")
         self.selftest = SelfTest(n, payload_width, depth, run_cycles=run_cycles,
-                                 drain_cycles=1 << 12)
+                                 drain_cycles=1 << 12, **stages)
         self.pll = pll
 
     def _clock(self, m, platform):

@@ -1,7 +1,8 @@
 """Build a board's self-test bitstream (a generator and a checker per node).
 
 ``ihcube bitstream --board ulx3s-85f --nodes 26 [--depth 1] [--width 32] [--clock-mhz MHZ]
-[--synth-opts OPTS] [--placer heap|static|sa]`` (``make bitstream``) runs
+[--synth-opts OPTS] [--placer heap|static|sa] [--link-stages 0] [--switch-stages 0]
+[--eject-stages 0]`` (``make bitstream``) runs
 :func:`ihcube.boards.build.bitstream`, prints one line and writes
 ``results/bitstream_<board>_<name>.json``; the bitstream is in ``build/``.
 Nothing here programs a board. The exit status is 1 if the design does not fit or a tool
@@ -11,8 +12,9 @@ fails, 2 (one line) for a wrong parameter.
 import sys
 
 from .. import topology
-from ..params import check_depth
-from .options import add_build_options, build_options, one_build_at_a_time
+from ..params import PACKET, check_depth
+from .options import add_build_options, add_stages_options, build_options, one_build_at_a_time, \
+    stages
 from .usage import UsageError, checked, command_parser, integer, parse_number, run
 
 __all__ = ["main"]
@@ -34,6 +36,7 @@ def _parser():
                         help="run on the board's PLL at the highest frequency it makes that "
                              "is not above MHZ (default: the board's oscillator, no PLL)")
     add_build_options(parser, "static on ECP5, heap on iCE40")
+    add_stages_options(parser)
     return parser
 
 
@@ -44,6 +47,7 @@ def _bitstream(args):
     synth_opts, placer, out = build_options(args)
     n = integer(args.nodes, "Node count", topology.check_node_count)
     depth = integer(args.depth, "Buffer depth", check_depth)
+    staged = stages(args, PACKET)
     width = integer(args.width, "Payload width", check_selftest_payload_width)
     clock_mhz = None
     if args.clock_mhz is not None:
@@ -54,7 +58,8 @@ def _bitstream(args):
         checked(build.check_clock, board, clock_mhz)
     with one_build_at_a_time():
         figures = build.bitstream(board, n, depth, out=out, synth_opts=synth_opts,
-                                  placer=placer, clock_mhz=clock_mhz, payload_width=width)
+                                  placer=placer, clock_mhz=clock_mhz, payload_width=width,
+                                  **staged)
     print(build.summary(figures))
     return 0 if figures["fits"] else 1
 

@@ -14,12 +14,15 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from ihcube.cli import main
 
+#: A packet router's register stages, options of several commands.
+STAGES = ["--link-stages", "--switch-stages", "--eject-stages"]
+
 #: command -> (valid arguments around the option, the options that take a checked value)
 COMMANDS = {
     "verilog": (["--nodes", "3", "--out", "{tmp}"], ["--nodes", "--width", "--depth", "--order",
                                                        "--ports", "--switching", "--flits",
                                                        "--flit-width", "--vcs", "--vc-depth",
-                                                       "--link-stages"]),
+                                                       *STAGES]),
     "ports": (["--nodes", "3"], ["--nodes", "--width", "--ports"]),
     "sweep": (["--sizes", "4", "--rates", "0.1", "--warmup", "10", "--window", "10",
                "--no-plots", "--out", "{tmp}"],
@@ -29,27 +32,27 @@ COMMANDS = {
     "analyze": (["--nodes", "4"], ["--nodes", "--pattern", "--order", "--reading", "--radius",
                                    "--zeta", "--saturation"]),
     "saturation": (["--sizes", "4", "--depths", "1", "--out", "{tmp}"],
-                   ["--sizes", "--depths", "--order", "--jobs", "--link-stages", "--threads"]),
+                   ["--sizes", "--depths", "--order", "--jobs", *STAGES, "--threads"]),
     "collectives": (["--dims", "1", "--sizes", "3", "--depths", "1", "--out", "{tmp}"],
                     ["--dims", "--sizes", "--depths", "--jobs", "--threads"]),
     "stress": (["--nodes", "2", "--cycles", "10"],
                ["--nodes", "--cycles", "--depth", "--order", "--seed", "--backend",
                 "--broadcast", "--eject-ready", "--watchdog", "--switching", "--flits",
-                "--vcs", "--vc-depth", "--flit-width", "--link-stages", "--threads"]),
+                "--vcs", "--vc-depth", "--flit-width", *STAGES, "--threads"]),
     "deadlock": (["--max-nodes", "4"], ["--max-nodes", "--order", "--cross-check"]),
     "lint": (["--nodes", "2", "--out", "{tmp}"], ["--nodes", "--width", "--depth", "--order",
-                                                    "--switching", "--vcs", "--link-stages"]),
+                                                    "--switching", "--vcs", *STAGES]),
     "cocotb": (["--nodes", "2", "--out", "{tmp}"],
                ["--nodes", "--width", "--depth", "--order", "--stress", "--seed",
-                "--link-stages"]),
+                *STAGES]),
     "synth": (["--nodes", "2", "--family", "ice40", "--out", "{tmp}"],
               ["--nodes", "--family", "--width", "--depth", "--placer", "--router",
-               "--switching", "--flit-width", "--vcs", "--link-stages", "--pnr-minutes"]),
+               "--switching", "--flit-width", "--vcs", *STAGES, "--pnr-minutes"]),
     "bitstream": (["--board", "icebreaker", "--nodes", "2", "--out", "{tmp}"],
-                  ["--board", "--nodes", "--depth", "--placer"]),
+                  ["--board", "--nodes", "--depth", "--placer", *STAGES]),
     "synth-table": (["--family", "ice40", "--nodes", "2", "--out", "{tmp}"],
                     ["--family", "--nodes", "--placer", "--depths", "--routers",
-                     "--flit-widths", "--vcs", "--pnr-minutes"]),
+                     "--flit-widths", "--vcs", "--pnr-minutes", "--staged"]),
     "bench": (["--nodes", "2", "--out", "{tmp}/b.json"], ["--nodes"]),
     "bench-model": (["--nodes", "2", "--out", "{tmp}/b.json"], ["--nodes", "--threads"]),
     "bench-wormhole": (["--nodes", "2", "--out", "{tmp}/b.json"], ["--nodes"]),

@@ -346,3 +346,50 @@ def test_synth_table_has_the_rows_of_every_stage():
     table = build.markdown_table([row], {("stages", "_s1_g1_e1", 1): (3.0, 0.25)})
     assert "| 3.00 | 38.5 |" in table
     assert "| - | - |" in build.markdown_table([row], {("stages", "_s1", 1): (2.0, 0.3)})
+
+
+# --- The board self-test with every stage: simulated, named --------------------------------
+
+def test_selftest_with_every_stage_passes_and_counts_right():
+    """The self-test of ``make bitstream ... LINK_STAGES=1 SWITCH_STAGES=1 EJECT_STAGES=1`` in
+    the Amaranth simulator: rounds pass, nothing owed at a round's end, the counts are the
+    handshakes'."""
+    from test_boards import run_selftest
+    from ihcube.boards.selftest import SelfTest
+    dut = SelfTest(5, 32, run_cycles=300, drain_cycles=200, rate=8, broadcast_share=2, **ALL)
+    assert dut.fabric.switch_stages == dut.fabric.eject_stages == dut.fabric.link_stages == 1
+    outputs, observed = run_selftest(dut, 1500)
+    assert (outputs["errors"], outputs["passed"], outputs["failed"]) == (0, 1, 0)
+    assert outputs["rounds"] >= 2 and observed["owed_at_round_end"] == [0] * outputs["rounds"]
+    for name in ("sent", "broadcasts", "delivered"):
+        assert outputs[name] == observed[name], name
+
+
+@pytest.mark.parametrize("fault, complaint", [("dropping-relay", "LOST"),
+                                              ("duplicating-relay", "ORDER")])
+def test_selftest_with_every_stage_fails_on_broken_relays(fault, complaint):
+    """Negative control: relays (on the links and the eject ports) that drop or repeat every
+    seventh message fail the same self-test."""
+    from test_boards import run_selftest
+    from ihcube.boards.selftest import SelfTest, SelfTestErrors
+    dut = SelfTest(5, 32, router=faulty_router(fault, every=7, first=7), run_cycles=300,
+                   drain_cycles=200, broadcast_share=4, **ALL)
+    outputs, _ = run_selftest(dut, 1200)
+    assert (outputs["passed"], outputs["failed"]) == (0, 1)
+    assert outputs["errors"] >> getattr(SelfTestErrors, complaint) & 1, \
+        f"errors {outputs['errors']:#b}"
+
+
+def test_the_bitstream_with_stages_is_named_and_built_with_them(monkeypatch, tmp_path):
+    built = []
+
+    def fake_build(family, top, name, build_dir, platform, synth_opts="", placer=None):
+        fabric = top.selftest.fabric
+        built.append((name, fabric.link_stages, fabric.switch_stages, fabric.eject_stages))
+        return {"fits": False}
+    monkeypatch.setattr(build, "_build", fake_build)
+    figures = build.bitstream("ulx3s-85f", 26, out=tmp_path, clock_mhz=100, **ALL)
+    build.bitstream("ulx3s-85f", 26, out=tmp_path, clock_mhz=100)
+    assert built == [("ihcube_selftest_n26_s1_g1_e1_100mhz", 1, 1, 1),
+                     ("ihcube_selftest_n26_100mhz", 0, 0, 0)]
+    assert {key: figures[key] for key in ALL} == ALL
