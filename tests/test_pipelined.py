@@ -393,3 +393,35 @@ def test_the_bitstream_with_stages_is_named_and_built_with_them(monkeypatch, tmp
     assert built == [("ihcube_selftest_n26_s1_g1_e1_100mhz", 1, 1, 1),
                      ("ihcube_selftest_n26_100mhz", 0, 0, 0)]
     assert {key: figures[key] for key in ALL} == ALL
+
+
+@pytest.mark.parametrize("stages", [{"eject_stages": 1}, {"switch_stages": 1}, ALL],
+                         ids=["eject", "switch", "all"])
+def test_stall_report_with_stages_finds_the_real_cycle_of_waits(stages):
+    """The deadlock-prone model (least-significant-first unicasts with Algorithm 6
+    broadcasts) stalls with the stages too; the report places every copy where the model
+    holds it (input buffers, link relays, eject relays) and finds a real cycle of full
+    buffers, each head waiting for the next (behind a full relay only where links have
+    relays)."""
+    from test_stress import Algorithm6Model, assert_real_wait_cycle
+    from ihcube import deadlock, topology
+    from ihcube.verify.stress import find_stall
+    n, depth = 8, 1
+    config = StressConfig(n, depth, "lsb", cycles=3000, seed=3, broadcast=0.1, watchdog=100,
+                          **stages)
+    result = run_model(config, model_class=Algorithm6Model)
+    assert not result.ok and "cycle of waits: node " in result.stall, result.stall
+    stall = find_stall(result.records, deadlock.routing_for("lsb"))
+    assert_real_wait_cycle(stall, depth)
+    inputs, relays, ejects = result.records.occupancy
+    D = topology.dimensions(n)
+    placed = np.zeros_like(inputs)
+    for channel, held in stall.held.items():
+        placed[channel.far, D if channel.dim == deadlock.INJECT else channel.dim] = len(held)
+    assert (placed == inputs).all()
+    placed_relays = {(link.node, link.dim): len(held) for link, held in
+                     (stall.relays or {}).items()}
+    for node in range(n):
+        assert placed_relays.get((node, deadlock.EJECT), 0) == ejects[node, 0]
+        for dim in topology.links(n, node):
+            assert placed_relays.get((node, dim), 0) == relays[node, dim]

@@ -466,9 +466,10 @@ def find_stall(records, routing):
     depth = records.depth
 
     def blocked(wanted):
-        """Whether a head that owes link ``wanted`` waits on full buffers for it."""
+        """Whether a head that owes link ``wanted`` waits on full buffers for it (and on its
+        full relay, where links have relays)."""
         far_full = _is_full(held, wanted, depth)
-        if relays is None:
+        if relays is None or not records.link_stages:
             return far_full
         return _is_full(relays, wanted, depth) and far_full
 
@@ -567,7 +568,8 @@ def stall_report(records, routing, limit=12):
             if not output.is_link:
                 wanted.append(f"PE {output.node}")
             elif output in stall.waits.get(channel, ()):
-                full = "relay and " if stall.relays is not None else ""
+                full = "relay and " if records.link_stages and stall.relays is not None \
+                    else ""
                 wanted.append(f"dim {output.dim} ({full}{_buffer_name(output)} full)")
             elif stall.relays is not None and _is_full(stall.relays, output, records.depth):
                 wanted.append(f"dim {output.dim} (relay full)")
