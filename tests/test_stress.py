@@ -211,6 +211,17 @@ def test_rtl_with_link_stages_under_saturating_traffic():
     assert_clean(run_rtl(StressConfig(5, 1, "msb", cycles=150, seed=5, link_stages=1)))
 
 
+def delay_last_transfers(records, cycles):
+    """``records`` with the drain's last transfers (hops and deliveries) ``cycles`` later: a
+    run of ``cycles`` idle drain cycles before them."""
+    moved = np.unique(np.concatenate([records.hops["cycle"], records.deliveries["cycle"]]))
+    last = moved[moved >= records.offer_until][-1]
+    deliveries, hops = records.deliveries.copy(), records.hops.copy()
+    deliveries["cycle"][deliveries["cycle"] == last] += cycles
+    hops["cycle"][hops["cycle"] == last] += cycles
+    return replace(records, deliveries=deliveries, hops=hops)
+
+
 def test_link_stages_drain_has_single_idle_cycles():
     """With relays, a drain cycle may move a message only into a relay, which the records do
     not see: idle cycles come, but never two in a row. The bound without relays counts
@@ -220,16 +231,8 @@ def test_link_stages_drain_has_single_idle_cycles():
     counts, _ = score(records)
     assert counts["drain cycles"] > 2 and counts["idle drain cycles"] == 0
     assert score(replace(records, link_stages=0))[0]["idle drain cycles"] > 0
-    start = records.offer_until
-    moved = np.unique(np.concatenate([records.hops["cycle"], records.deliveries["cycle"]]))
-    moved = moved[moved >= start]
     # Delay the drain's last transfers by two cycles: two idle cycles in a row.
-    last = moved[-1]
-    deliveries = records.deliveries.copy()
-    deliveries["cycle"][deliveries["cycle"] == last] += 2
-    hops = records.hops.copy()
-    hops["cycle"][hops["cycle"] == last] += 2
-    counts, problems = score(replace(records, deliveries=deliveries, hops=hops))
+    counts, problems = score(delay_last_transfers(records, 2))
     assert counts["idle drain cycles"] >= 1
     assert any("moved nothing" in problem and "beyond 1 in a row" in problem
                for problem in problems)
