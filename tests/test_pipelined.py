@@ -186,26 +186,31 @@ def test_make_verilog_reports_bad_stages_in_one_line():
 # --- Verilator lint -------------------------------------------------------------------------
 
 @lint_needs_verilator
-@pytest.mark.parametrize("n", [5, 26])
-def test_verilog_with_every_stage_is_lint_clean(tmp_path, n):
-    """``verilator --lint-only -Wall`` with the project's waivers, none added for the stages."""
-    path = tmp_path / f"{generate.fabric_name(n, **ALL)}.v"
-    path.write_text(generate.fabric_verilog(n, **ALL))
+@pytest.mark.parametrize("n, stages", [(5, {"link_stages": 1}), (26, {"link_stages": 1}),
+                                       (5, ALL), (26, ALL)],
+                         ids=["5-link", "26-link", "5-all", "26-all"])
+def test_staged_verilog_is_lint_clean(tmp_path, n, stages):
+    """``verilator --lint-only -Wall`` with the project's waivers, none added for the
+    stages."""
+    path = tmp_path / f"{generate.fabric_name(n, **stages)}.v"
+    path.write_text(generate.fabric_verilog(n, **stages))
     result = lint_file(path)
     assert result.clean, "Verilator -Wall:\n" + "\n".join(result.messages)
 
 
 @lint_needs_verilator
-def test_lint_catches_an_eject_relay_that_drives_no_eject_port(tmp_path):
-    """Negative control: one eject relay's read side is left unconnected, so its router's
-    ``eject__valid`` has no driver; the same lint says so."""
-    text, count = re.subn(r"\.r__valid\(eject__valid\)", ".r__valid()",
-                          generate.fabric_verilog(5, **ALL), count=1)
+@pytest.mark.parametrize("stages, port", [({"link_stages": 1}, "links_out__0__valid"),
+                                          (ALL, "eject__valid")], ids=["link", "eject"])
+def test_lint_catches_a_relay_that_drives_nothing(tmp_path, stages, port):
+    """Negative control: one relay's read side (a link's, an eject port's) is left
+    unconnected, so its router's port has no driver; the same lint says so."""
+    text, count = re.subn(rf"\.r__valid\({port}\)", ".r__valid()",
+                          generate.fabric_verilog(5, **stages), count=1)
     assert count == 1
-    path = tmp_path / f"{generate.fabric_name(5, **ALL)}.v"
+    path = tmp_path / f"{generate.fabric_name(5, **stages)}.v"
     path.write_text(text)
     result = lint_file(path)
-    assert any("eject__valid" in message for message in result.messages), result.output
+    assert any(port in message for message in result.messages), result.output
 
 
 # --- The cocotb regression in Icarus --------------------------------------------------------
