@@ -21,7 +21,7 @@ import time
 
 from .. import topology
 from ..extras import require
-from ..params import STAGE_SUFFIXES, check_stages, stages_label, stages_suffix
+from ..params import STAGE_SUFFIXES, check_no_stages, check_stages, stages_label, stages_suffix
 
 __all__ = ["FAMILIES", "BOARDS", "PLACERS", "check_family", "check_board", "check_placer",
            "check_pnr_minutes", "synth", "synth_name", "synth_digest", "design_digest",
@@ -455,9 +455,7 @@ def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root
     stages = check_stages(link_stages, switch_stages, eject_stages)
     pnr_minutes = check_pnr_minutes(pnr_minutes)
     if wormhole is not None:
-        for key, value in stages.items():
-            raise ValueError(f"{key.replace('_', ' ').capitalize()} are a packet-switching "
-                             f"option, not taken with wormhole switching, not {value!r}")
+        check_no_stages(stages)
     shell, name, tag, platform = _synth_design(n, family, payload_width, depth, synth_opts,
                                                router, placer, ports, wormhole, strapped,
                                                stages)

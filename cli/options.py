@@ -145,15 +145,11 @@ def stages(args, switching):
     """The checked register stages of :func:`add_stages_options` as a dict of those that
     are not 0 (:func:`ihcube.params.check_stages`), the keywords to pass on; with wormhole
     ``switching`` none."""
-    from ..params import STAGE_SUFFIXES, WORMHOLE
-    found = {}
-    for key in STAGE_SUFFIXES:
-        value = stage_value(getattr(args, key), key)
-        if value and switching == WORMHOLE:
-            raise UsageError(f"{key.replace('_', ' ').capitalize()} are a packet-switching "
-                             f"option, not taken with wormhole switching, not {value}")
-        if value:
-            found[key] = value
+    from ..params import STAGE_SUFFIXES, WORMHOLE, check_no_stages
+    found = {key: stage_value(getattr(args, key), key) for key in STAGE_SUFFIXES}
+    found = {key: value for key, value in found.items() if value}
+    if switching == WORMHOLE:
+        checked(check_no_stages, found)
     return found
 
 

@@ -17,7 +17,7 @@ from amaranth.lib.wiring import In, Out
 
 from . import deadlock, topology
 from .params import (PACKET, WORMHOLE_DEFAULTS, check_fabric_depth, check_fabric_payload_width,
-                     check_ports, check_stages, describe_stages, stages_suffix,
+                     check_no_stages, check_ports, check_stages, describe_stages, stages_suffix,
                      switching_parameters)
 from .rtl import Router, WormholeRouter
 from .rtl.fabric import fabric_signature, link_ends
@@ -47,10 +47,7 @@ def _wormhole(n, payload_width, depth, ports, switching, flit_options, stages):
     register stages (``stages``, a dict of :func:`ihcube.params.check_stages`)."""
     wormhole = switching_parameters(n, payload_width, switching, **flit_options)
     if wormhole is not None:
-        for key, value in stages.items():
-            what = key.replace("_", " ").capitalize()
-            raise ValueError(f"{what} are a packet-switching option, not taken with "
-                             f"wormhole switching, not {value!r}")
+        check_no_stages(stages)
         if depth != 1:
             raise ValueError(f"Buffer depth is a packet-switching option, not taken with "
                              f"wormhole switching (its buffers are vc_depth flits), not "

@@ -13,7 +13,7 @@ __all__ = ["check_positive_integer", "check_at_most", "check_payload_width", "ch
            "check_fabric_payload_width", "check_fabric_depth", "LINK_STAGES",
            "check_link_stages", "SWITCH_STAGES", "check_switch_stages", "EJECT_STAGES",
            "check_eject_stages", "STAGE_SUFFIXES", "check_stages", "stages_suffix",
-           "stages_label", "describe_stages", "zero_load_cycles", "max_ports",
+           "check_no_stages", "stages_label", "describe_stages", "zero_load_cycles", "max_ports",
            "check_ports",
            "PACKET", "WORMHOLE", "SWITCHING_MODES", "check_switching", "check_model_threads",
            "WORMHOLE_DEFAULTS",
@@ -149,6 +149,15 @@ def check_stages(link_stages=0, switch_stages=0, eject_stages=0):
                "switch_stages": check_switch_stages(switch_stages),
                "eject_stages": check_eject_stages(eject_stages)}
     return {key: value for key, value in checked.items() if value}
+
+
+def check_no_stages(stages):
+    """Raise ``ValueError`` naming the first of ``stages`` (a dict of :func:`check_stages`)
+    if there is one: the stages are a packet-switching option, and wormhole switching takes
+    none."""
+    for key, value in stages.items():
+        raise ValueError(f"{key.replace('_', ' ').capitalize()} are a packet-switching "
+                         f"option, not taken with wormhole switching, not {value!r}")
 
 
 def stages_suffix(stages):
