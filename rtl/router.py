@@ -164,8 +164,7 @@ class Router(wiring.Component):
         ``docs/fpga.md``, "Every output staged"). With 1, each eject port is driven by a
         relay, as a link is with ``link_stages=1``: the PE's ``ready`` then reaches no arbiter
         and no buffer in the cycle it is read, at the price of a cycle per delivery. With 0
-        the Verilog is
-        the same as before the parameter existed.
+        the Verilog is the same as before the parameter existed.
     """
 
     #: The route selector; negative-control variants in the tests replace it.

@@ -111,11 +111,11 @@ class Model:
     switch_stages : int
         0 (the default) or 1 (:func:`ihcube.params.check_switch_stages`): the
         :class:`~ihcube.rtl.Fabric` whose routers register each output's grant, a cycle more
-        per router, and count a refused injection a cycle later. Not on the command line.
+        per router, and count a refused injection a cycle later (``--switch-stages``).
     eject_stages : int
         0 (the default) or 1 (:func:`ihcube.params.check_eject_stages`): a relay on each eject
         port, a cycle more per delivery. A delivery is recorded when the relay hands the
-        message to the PE. Not on the command line.
+        message to the PE (``--eject-stages``).
     threads : int
         Threads that simulate each cycle of :meth:`advance` (and :meth:`run`,
         :meth:`run_arrays`) and :meth:`run_uniform`, each visiting a contiguous chunk of the

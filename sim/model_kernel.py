@@ -95,7 +95,7 @@ earliest: a cycle more per hop.
 
 Switch and eject stages
 -----------------------
-With ``switch_stages=1`` (:class:`~ihcube.rtl.Router`, RTL and model only) each output's grant
+With ``switch_stages=1`` (:class:`~ihcube.rtl.Router`'s) each output's grant
 is registered: ``HELD`` is then the input the output's *stage* holds (-1: empty). In a
 decision, a staged copy moves if the output is ready (the move's input, the stage's, is kept
 in ``movers``, a row of ``S`` words a thread); the arbiter, with no hold of its own,

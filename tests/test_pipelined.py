@@ -13,7 +13,6 @@ import sys
 import zlib
 from dataclasses import replace
 
-import numpy as np
 import pytest
 from amaranth.back import verilog
 
@@ -411,7 +410,7 @@ def test_stall_report_with_stages_finds_the_real_cycle_of_waits(stages):
     holds it (input buffers, link relays, eject relays) and finds a real cycle of full
     buffers, each head waiting for the next (behind a full relay only where links have
     relays)."""
-    from test_stress import Algorithm6Model, assert_real_wait_cycle
+    from test_stress import Algorithm6Model, assert_real_wait_cycle, placed_counts
     from ihcube import deadlock, topology
     from ihcube.verify.stress import find_stall
     n, depth = 8, 1
@@ -421,15 +420,6 @@ def test_stall_report_with_stages_finds_the_real_cycle_of_waits(stages):
     assert not result.ok and "cycle of waits: node " in result.stall, result.stall
     stall = find_stall(result.records, deadlock.routing_for("lsb"))
     assert_real_wait_cycle(stall, depth)
-    inputs, relays, ejects = result.records.occupancy
-    D = topology.dimensions(n)
-    placed = np.zeros_like(inputs)
-    for channel, held in stall.held.items():
-        placed[channel.far, D if channel.dim == deadlock.INJECT else channel.dim] = len(held)
-    assert (placed == inputs).all()
-    placed_relays = {(link.node, link.dim): len(held) for link, held in
-                     (stall.relays or {}).items()}
-    for node in range(n):
-        assert placed_relays.get((node, deadlock.EJECT), 0) == ejects[node, 0]
-        for dim in topology.links(n, node):
-            assert placed_relays.get((node, dim), 0) == relays[node, dim]
+    for placed, held in zip(placed_counts(stall, n, topology.dimensions(n)),
+                            result.records.occupancy):
+        assert (placed == held).all()

@@ -369,14 +369,19 @@ def test_a_stall_while_draining_is_reported_as_a_stall():
 
 
 def placed_counts(stall, n, D):
-    """The copies the stall places in each input buffer and each relay, as arrays laid out as
-    :attr:`Model.occupancy` and :attr:`Model.relay_occupancy`."""
+    """The copies the stall places in each input buffer, each link's relay and each eject
+    relay, as arrays laid out as :attr:`Model.occupancy`, :attr:`Model.relay_occupancy` and
+    :attr:`Model.eject_occupancy` (one PE port)."""
     inputs, relays = np.zeros((n, D + 1), np.int64), np.zeros((n, max(D, 1)), np.int64)
+    ejects = np.zeros((n, 1), np.int64)
     for channel, held in stall.held.items():
         inputs[channel.far, D if channel.dim == deadlock.INJECT else channel.dim] = len(held)
-    for link, held in (stall.relays or {}).items():
-        relays[link.node, link.dim] = len(held)
-    return inputs, relays
+    for output, held in (stall.relays or {}).items():
+        if output.is_link:
+            relays[output.node, output.dim] = len(held)
+        else:
+            ejects[output.node, 0] = len(held)
+    return inputs, relays, ejects
 
 
 @pytest.mark.parametrize("n, depth", [(8, 1), (16, 2)])
