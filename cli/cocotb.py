@@ -1,9 +1,9 @@
 """Run the cocotb regression on one fabric's Verilog in Icarus.
 
-``ihcube cocotb --nodes 26 [--width 32] [--depth 1] [--order msb] [--waves] [--test NAME ...]
-[--stress COUNT] [--seed SEED] [--link-stages 0] [--switch-stages 0] [--eject-stages 0]
-[--out DIR]`` (``make cocotb N=26 [LINK_STAGES=1 SWITCH_STAGES=1 EJECT_STAGES=1]``) builds the
-fabric in
+``ihcube cocotb --nodes 26 [the fabric options] [--waves] [--test NAME ...] [--stress COUNT]
+[--seed SEED] [--out DIR]`` (``make cocotb N=26 [FABRIC='--link-stages 1']``) builds the
+packet fabric of the fabric options (those of ``ihcube verilog``; one PE port: wormhole
+switching and ``--ports`` are refused in one line) in
 ``DIR/<top>`` and runs the testbench there with :func:`ihcube.verify.cocotb_runner.regression`.
 The results are in ``DIR/<top>/results.xml`` (JUnit XML) and, with ``--waves``, the waveform
 in ``DIR/<top>/<top>.fst``. The exit status is 0 when every test passed, 1 when one failed,
@@ -12,8 +12,8 @@ and 2 (with one line on standard error) for a wrong parameter.
 
 import sys
 
-from ..params import PACKET, check_positive_integer
-from .options import add_fabric_options, add_stages_options, fabric_parameters, stages
+from ..params import check_positive_integer
+from .options import add_fabric_options, fabric_spec, require
 from .usage import UsageError, command_parser, integer, run
 
 __all__ = ["main"]
@@ -33,7 +33,6 @@ def _parser():
                         help="requests in the random stress test (default: scaled with N)")
     parser.add_argument("--seed", default="1", metavar="SEED",
                         help="seed of the random tests (default 1)")
-    add_stages_options(parser)
     parser.add_argument("--out", "-o", default="build/cocotb", metavar="DIR",
                         help="where to build and run (default build/cocotb)")
     return parser
@@ -45,13 +44,15 @@ def _positive(what):
 
 def _cocotb(args):
     from ..verify.cocotb_runner import Settings, regression
-    nodes, width, depth, order = fabric_parameters(args)
-    settings = Settings(
-        nodes=nodes, width=width, depth=depth, order=order,
+    spec = fabric_spec(args)
+    require(spec, spec.packet and spec.ports == 1,
+            "The cocotb regression tests a packet fabric with one PE port (its testbench "
+            "drives one a node): leave out --switching wormhole and --ports")
+    settings = Settings.of(
+        spec,
         stress=(None if args.stress is None else
                 integer(args.stress, "Stress request count", _positive("Stress request count"))),
-        seed=integer(args.seed, "Seed", _positive("Seed")),
-        **stages(args, PACKET))
+        seed=integer(args.seed, "Seed", _positive("Seed")))
     try:
         build_dir, waveform, outcomes = regression(settings, args.out, tests=args.test,
                                                    waves=args.waves)

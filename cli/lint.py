@@ -1,10 +1,9 @@
 """Lint a fabric's Verilog with Verilator -Wall and the project's waivers.
 
-``ihcube lint --nodes 26 [--width 32] [--depth 1] [--order msb] [--link-stages 0]
-[--switch-stages 0] [--eject-stages 0] [--out build/lint]`` (``make lint N=26 [LINK_STAGES=1
-SWITCH_STAGES=1 EJECT_STAGES=1]``), with ``--switching wormhole`` and
-its flit-level options for a wormhole fabric, writes the fabric's Verilog into ``OUT/<top>.v`` and
-lints it with
+``ihcube lint --nodes 26 [the fabric options] [--out build/lint]`` (``make lint N=26
+[FABRIC='--switching wormhole --vcs 1']``; the fabric options are those of ``ihcube
+verilog``, every one of them), writes the fabric's Verilog into ``OUT/<top>.v`` and lints it
+with
 :func:`ihcube.verify.lint.lint_fabric`; ``ihcube lint --verilog FILE [--top MODULE]`` lints
 ``FILE``, whose top module is named after the file unless ``--top`` says otherwise. The exit
 status is 0 when Verilator reports nothing, 1 when it reports a warning or an error (all
@@ -15,8 +14,7 @@ printed), and 2 (one line on standard error) for a wrong parameter or a missing
 import sys
 from pathlib import Path
 
-from .options import add_fabric_options, add_stages_options, add_switching_options, \
-    fabric_parameters, stages, switching_options
+from .options import add_fabric_options, fabric_spec
 from .usage import UsageError, command_parser, run
 
 __all__ = ["main"]
@@ -27,8 +25,6 @@ NAME = "lint"
 def _parser():
     parser = command_parser(NAME, __doc__)
     add_fabric_options(parser, nodes_required=False)
-    add_switching_options(parser)
-    add_stages_options(parser)
     parser.add_argument("--out", "-o", default="build/lint", metavar="DIR",
                         help="where to write the Verilog (default build/lint)")
     parser.add_argument("--verilog", metavar="FILE", help="lint this file instead")
@@ -42,9 +38,10 @@ def _lint(args):
     if (args.nodes is None) == (args.verilog is None):
         raise UsageError("give either --nodes or --verilog")
     if args.verilog is None:
-        n, width, depth, order = fabric_parameters(args)
-        switching, flit_options = switching_options(args, n, width)
-        staged = stages(args, switching)
+        if args.top is not None:
+            raise UsageError("--top names the top module of --verilog FILE; a fabric's top "
+                             "is its name")
+        spec = fabric_spec(args)
     elif not Path(args.verilog).is_file():
         raise UsageError(f"no such file: {args.verilog!r}")
     try:
@@ -53,8 +50,7 @@ def _lint(args):
         raise UsageError(str(error)) from None
     if args.verilog is None:
         try:
-            result = lint_fabric(n, width, depth, order, args.out, switching=switching,
-                                 **staged, **flit_options)
+            result = lint_fabric(spec, out=args.out)
         except ValueError as error:  # a fabric the generator refuses: one that can deadlock
             raise UsageError(str(error)) from None
     else:

@@ -1,6 +1,7 @@
 """List the ports of the generated fabric's top module.
 
-``ihcube ports --nodes 26 [--width 32] [--json]`` prints each port of ``ihcube_n<N>_w<W>``
+``ihcube ports --nodes 26 [--width 32] [the other fabric options] [--json]`` prints each port
+of the top module named by the options (``ihcube_n<N>_w<W>`` by default)
 (direction, width, meaning; node ``k``'s ports once, as ``inject__<k>__valid``) and the
 fields of the ``inject`` and ``eject`` payloads with their bit ranges; ``--json`` prints every
 port of every node and the fields, for scripts. Nothing is generated: the ports come from
@@ -10,7 +11,7 @@ the same signature the generator writes.
 import json
 import sys
 
-from .options import add_ports_option, fabric_parameters, ports
+from .options import add_fabric_options, fabric_spec, require
 from .usage import command_parser, run
 
 __all__ = ["main"]
@@ -20,10 +21,7 @@ NAME = "ports"
 
 def _parser():
     parser = command_parser(NAME, __doc__)
-    parser.add_argument("--nodes", "-n", required=True, metavar="N", help="number of nodes")
-    parser.add_argument("--width", "-w", default="32", metavar="W",
-                        help="payload width in bits (default 32)")
-    add_ports_option(parser)
+    add_fabric_options(parser)
     parser.add_argument("--json", action="store_true", help="every port, as JSON")
     return parser
 
@@ -33,11 +31,11 @@ def _bits(lsb, width):
 
 
 def _ports(args):
-    args.depth, args.order = "1", "msb"  # the ports depend on neither
-    n, width, _, _ = fabric_parameters(args)
-    pe_ports = ports(args, n)
-    from ..generate import PORT_MEANINGS, fabric_name, fabric_ports, payload_fields
-    top = fabric_name(n, width, ports=pe_ports)
+    spec = fabric_spec(args)
+    require(spec, spec.packet, "ihcube ports lists a packet fabric's ports, not a wormhole "
+                               "fabric's (their flits and ports: docs/wormhole.md)")
+    n, width, pe_ports, top = spec.nodes, spec.payload_width, spec.ports, spec.name
+    from ..generate import PORT_MEANINGS, fabric_ports, payload_fields
     listed = fabric_ports(n, width, pe_ports)
     fields = payload_fields(n, width)
     if args.json:

@@ -184,7 +184,7 @@ def _sweep(args):
 
 
 def wormhole_of(args, sizes):
-    """The checked :class:`~ihcube.params.Wormhole` of the switching options for every size
+    """The checked :class:`~ihcube.spec.Wormhole` of the switching options for every size
     (None for packet switching); the fast model's limits are usage errors too."""
     from ..params import switching_parameters
     from ..sim.wormhole_fast import FastWormholeModel

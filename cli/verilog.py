@@ -11,9 +11,7 @@ one line. Amaranth loads only once the options are checked.
 
 import sys
 
-from .options import (add_fabric_options, add_ports_option, add_stages_options,
-                      add_switching_options, fabric_parameters, ports, stages,
-                      switching_options)
+from .options import add_fabric_options, fabric_spec
 from .usage import UsageError, command_parser, run
 
 __all__ = ["main"]
@@ -24,41 +22,37 @@ NAME = "verilog"
 def _parser():
     parser = command_parser(NAME, __doc__)
     add_fabric_options(parser)
-    add_ports_option(parser)
-    add_switching_options(parser)
-    add_stages_options(parser)
     parser.add_argument("--out", "-o", default="gen", metavar="DIR",
                         help="directory to write into (default gen)")
     return parser
 
 
 def _verilog(args):
-    n, width, depth, order = fabric_parameters(args)
-    pe_ports = ports(args, n)
-    switching, flit_options = switching_options(args, n, width)
-    staged = stages(args, switching)
+    spec = fabric_spec(args)
     from ..generate import OutputError, write_fabric  # Amaranth loads only when needed
     try:
         # Checks the folder first, writes a temporary file and renames it: a failed write
         # leaves nothing half-written under the final name.
-        path, size = write_fabric(args.out, n, width, depth, order, pe_ports,
-                                  switching=switching, **staged, **flit_options)
+        path, size = write_fabric(args.out, spec)
     except (ValueError, OutputError) as error:  # e.g. a routing that can deadlock
         raise UsageError(str(error)) from None
-    if switching == "wormhole":
-        from ..params import wormhole_parameters
-        wh = wormhole_parameters(n, width, **flit_options)
-        print(f"wrote {path} ({n} nodes, wormhole: {wh.flits} flits of {wh.flit_width} bits, "
-              f"{wh.vcs} virtual channel{'s' if wh.vcs != 1 else ''} of {wh.vc_depth} flits, "
-              f"order {order}, "
-              f"{size:,} bytes)")
-        return
-    more = "" if pe_ports == 1 else f", {pe_ports} PE ports"
-    if staged:
-        from ..params import stages_label
-        more += f", {stages_label(staged)}"
-    print(f"wrote {path} ({n} nodes, payload {width} bits, depth {depth}, order {order}{more}, "
-          f"{size:,} bytes)")
+    print(f"wrote {path} ({describe(spec)}, {size:,} bytes)")
+
+
+def describe(spec):
+    """The fabric ``spec`` in a few words, as the commands print it: ``26 nodes, payload 32
+    bits, depth 1, order msb`` (and the PE ports and stages when not the defaults), or its
+    wormhole options."""
+    if not spec.packet:
+        wh = spec.wormhole
+        return (f"{spec.nodes} nodes, wormhole: {wh.flits} flits of {wh.flit_width} bits, "
+                f"{wh.vcs} virtual channel{'s' if wh.vcs != 1 else ''} of {wh.vc_depth} "
+                f"flits, order {spec.order}")
+    more = "" if spec.ports == 1 else f", {spec.ports} PE ports"
+    if spec.stages:
+        more += f", {spec.stages.label}"
+    return (f"{spec.nodes} nodes, payload {spec.payload_width} bits, depth {spec.depth}, "
+            f"order {spec.order}{more}")
 
 
 def main(argv=None):

@@ -15,202 +15,87 @@ from amaranth.back import verilog
 from amaranth.hdl import Shape
 from amaranth.lib.wiring import In, Out
 
-from . import deadlock, topology
-from .params import (PACKET, WORMHOLE_DEFAULTS, check_fabric_depth, check_fabric_payload_width,
-                     check_no_stages, check_ports, check_stages, describe_stages, stages_suffix,
-                     switching_parameters)
-from .rtl import Router, WormholeRouter
+from . import topology
+from .modes import mode_of
+from .params import PACKET, check_fabric_payload_width, check_ports
 from .rtl.fabric import fabric_signature, link_ends
 from .rtl.router import router_signature
-from .rtl.wormhole_fabric import wormhole_fabric_signature
-from .rtl.wormhole_router import wormhole_router_signature
+from .spec import FabricSpec, as_spec
 
-__all__ = ["fabric_name", "fabric_verilog", "router_modules", "top_verilog", "write_fabric",
-           "OutputError"]
+__all__ = ["fabric_spec", "fabric_name", "fabric_verilog", "router_modules", "top_verilog",
+           "write_fabric", "OutputError"]
 
 
 class OutputError(OSError):
     """The Verilog file cannot be written; the message is one line that says where and why."""
 
 
-def check_fabric_parameters(n, payload_width=32, depth=1, order=topology.MSB_FIRST):
-    """Return ``(n, payload_width, depth, order)`` checked against the limits of the
-    generator (:mod:`ihcube.params`), as plain ``int``s; raise ``TypeError``/``ValueError``."""
-    return (topology.check_fabric_node_count(n), check_fabric_payload_width(payload_width),
-            check_fabric_depth(depth), topology.check_routing_order(order))
+def fabric_spec(spec, *args, **keywords):
+    """The checked :class:`~ihcube.spec.FabricSpec` of ``spec`` or of the keyword form
+    (:func:`ihcube.spec.as_spec`), within the generator's limits
+    (:meth:`~ihcube.spec.FabricSpec.check_hardware`)."""
+    return as_spec(spec, *args, **keywords).check_hardware()
 
 
-def _wormhole(n, payload_width, depth, ports, switching, flit_options, stages):
-    """The checked :class:`~ihcube.params.Wormhole` of a wormhole fabric, or None for packet
-    switching (which takes no flit-level option). Wormhole fabrics have one PE port per node,
-    virtual-channel buffers (``vc_depth``) instead of the packet buffer ``depth``, and no
-    register stages (``stages``, a dict of :func:`ihcube.params.check_stages`)."""
-    wormhole = switching_parameters(n, payload_width, switching, **flit_options)
-    if wormhole is not None:
-        check_no_stages(stages)
-        if depth != 1:
-            raise ValueError(f"Buffer depth is a packet-switching option, not taken with "
-                             f"wormhole switching (its buffers are vc_depth flits), not "
-                             f"{depth!r}")
-        if ports != 1:
-            raise ValueError(f"Port count must be 1 with wormhole switching, not {ports!r}")
-    return wormhole
+def fabric_name(spec, *args, **keywords):
+    """The top module's name, which is also the file's (:attr:`FabricSpec.name
+    <ihcube.spec.FabricSpec.name>`), of ``spec`` or of the keyword form
+    ``fabric_name(n, payload_width=32, depth=1, order="msb", ports=1, switching="packet",
+    link_stages=0, ..., flits=None, ...)``.
 
-
-def fabric_name(n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1, *,
-                switching=PACKET, link_stages=0, switch_stages=0, eject_stages=0,
-                **flit_options):
-    """The top module's name, which is also the file's: it says ``n`` and ``W``, and the
-    depth, routing order, port count and register stages when they are not the defaults
-    (``ihcube_n26_w32_s1`` for ``link_stages=1``, ``_s1_g1_e1`` with ``switch_stages=1`` and
-    ``eject_stages=1`` too: :func:`ihcube.params.stages_suffix`). A wormhole fabric's
-    says ``wormhole`` and its flit width, flits and virtual channels, and their depth when not
-    the default (``ihcube_n26_wormhole_f32_l20_v3``); ``W`` is left out, since it does not
-    change the hardware.
-
-    It checks every parameter against the limits of the generator (:mod:`ihcube.params`),
-    so whoever asks for the name first refuses a fabric too large to build.
+    It checks every parameter against the limits of the generator, so whoever asks for the
+    name first refuses a fabric too large to build.
     """
-    n, payload_width, depth, order = check_fabric_parameters(n, payload_width, depth, order)
-    ports = check_ports(n, ports)
-    stages = check_stages(link_stages, switch_stages, eject_stages)
-    wormhole = _wormhole(n, payload_width, depth, ports, switching, flit_options, stages)
-    if wormhole is not None:
-        name = (f"ihcube_n{n}_wormhole_f{wormhole.flit_width}_l{wormhole.flits}"
-                f"_v{wormhole.vcs}")
-        if wormhole.vc_depth != WORMHOLE_DEFAULTS["vc_depth"]:
-            name += f"_q{wormhole.vc_depth}"
-        return name + ("" if order == topology.MSB_FIRST else f"_{order}")
-    name = f"ihcube_n{n}_w{payload_width}"
-    if depth != 1:
-        name += f"_d{depth}"
-    if order != topology.MSB_FIRST:
-        name += f"_{order}"
-    if ports != 1:
-        name += f"_p{ports}"
-    return name + stages_suffix(stages)
+    return fabric_spec(spec, *args, **keywords).name
 
 
-def fabric_verilog(n, payload_width=32, depth=1, order=topology.MSB_FIRST, router=None,
-                   ports=1, *, switching=PACKET, link_stages=0, switch_stages=0,
-                   eject_stages=0, **flit_options):
-    """Return the Verilog text of an ``n``-node fabric, deterministic for the same arguments.
+def fabric_verilog(spec, *args, router=None, **keywords):
+    """Return the Verilog text of the fabric ``spec`` (or of the keyword form of
+    :func:`fabric_name`), deterministic for the same spec.
 
-    Routers of the same :func:`ihcube.topology.router_class` (the same links, and the same
-    onward links from each) differ only in their own address, so each class is emitted once
-    as a strapped :class:`~ihcube.rtl.Router` and instantiated for every node of it
-    (:func:`router_modules`). This keeps the output and the generation time close to linear
-    in ``n``.
-    Only the fabric's module carries ``(* top = 1 *)``, so that a tool reading the file
-    without being told its top (Yosys ``hierarchy``, Icarus without ``-s``) elaborates the
-    fabric. ``router`` builds a router as :class:`~ihcube.rtl.Fabric` does; the tests pass
-    broken variants. ``ports`` is the PE ports per node (``docs/ports.md``).
-    ``link_stages=1`` gives every router a relay on each outgoing link
-    (:class:`~ihcube.rtl.Router`'s ``link_stages``; ``docs/fpga.md``, "Link stages"): a cycle
-    more per hop for a shorter clock period; ``switch_stages=1`` registers every router's
-    grant (a cycle more per router) and ``eject_stages=1`` puts a relay on each eject port (a
-    cycle more per delivery): ``docs/fpga.md``, "Every output staged". With 0 (the defaults)
-    the text is as before the options existed.
-
-    ``switching="wormhole"`` writes a fabric of :class:`~ihcube.rtl.WormholeRouter` s instead,
-    with the flit-level options ``flits``, ``flit_width``, ``vcs`` and ``vc_depth``
-    (:func:`ihcube.params.wormhole_parameters`; ``docs/wormhole.md``), after the deadlock
-    check over (link, virtual channel) pairs.
+    Routers that differ only in their own address (the same links, and the same onward
+    links from each: :meth:`Mode.router_modules <ihcube.modes.Mode.router_modules>`) are
+    emitted once as a strapped router and instantiated for every node of their kind. This
+    keeps the output and the generation time close to linear in ``n``. Only the fabric's
+    module carries ``(* top = 1 *)``, so that a tool reading the file without being told its
+    top (Yosys ``hierarchy``, Icarus without ``-s``) elaborates the fabric. The routing's
+    channel dependency graph is checked first (:meth:`Mode.check_deadlock
+    <ihcube.modes.Mode.check_deadlock>`). ``router`` builds a router as the fabric does
+    (``router(spec, node, strap=True)``; the spec's mode's router if None); the tests pass
+    broken variants.
     """
-    n, payload_width, depth, order = check_fabric_parameters(n, payload_width, depth, order)
-    stages = check_stages(link_stages, switch_stages, eject_stages)
-    top = fabric_name(n, payload_width, depth, order, ports, switching=switching,
-                      **stages, **flit_options)
-    wormhole = _wormhole(n, payload_width, depth, ports, switching, flit_options, stages)
-    if wormhole is not None:
-        return _wormhole_verilog(top, n, payload_width, order, wormhole,
-                                 WormholeRouter if router is None else router)
-    router = Router if router is None else router
-    # Passed only when set, so that a router that predates an option still builds.
-    extra = {} if ports == 1 else {"ports": ports}
-    extra.update(stages)
-    deadlock.check_deadlock_free(n, order)  # before the slow part, and before any component
-    modules = router_modules(top, n, order)
+    from . import version
+    spec = fabric_spec(spec, *args, **keywords)
+    mode = mode_of(spec)
+    router = mode.router if router is None else router
+    n, top = spec.nodes, spec.name
+    mode.check_deadlock(spec)  # before the slow part, and before any component
+    modules = mode.router_modules(spec)
     texts = []
     for node in range(n):
         module = modules[node]
         if module in modules[:node]:
             continue
-        text = verilog.convert(router(n, node, payload_width, depth, order, strap=True,
-                                      **extra),
-                               name=module, emit_src=False)
+        text = verilog.convert(router(spec, node, strap=True), name=module, emit_src=False)
         texts.append(_not_top(text, module))
-    texts.append(top_verilog(top, n, payload_width, modules, ports))
-    return header(n, payload_width, depth, order, ports, **stages) + "".join(texts)
+    texts.append(top_verilog(top, n, spec.payload_width, modules, signatures=(
+        mode.fabric_signature(spec), lambda node: mode.router_signature(spec, node))))
+    return mode.header(spec, version()) + "".join(texts)
 
 
 def router_modules(top, n, order=topology.MSB_FIRST):
-    """The name of the router module of each node of the packet fabric ``top``, by node: one
-    per :func:`ihcube.topology.router_class`. ``<top>_router_x<mask>`` (the node's
-    link-existence vector in hex) when its link set is one class, as every link set is when
-    ``n`` is a power of two; ``<top>_router_x<mask>_c<i>`` otherwise, ``i`` counting the
-    link set's classes in node order."""
-    classes = {}   # class -> its index within its link set
-    per_mask = {}  # link set -> how many classes it has
-    of_node = []
-    for node in range(n):
-        key = topology.router_class(n, node, order)
-        if key not in classes:
-            classes[key] = per_mask.get(key[0], 0)
-            per_mask[key[0]] = classes[key] + 1
-        of_node.append(key)
-    return [f"{top}_router_x{key[0]:x}" + (f"_c{classes[key]}" if per_mask[key[0]] > 1
-                                           else "")
-            for key in of_node]
+    """The name of the router module of each node of the ``n``-node packet fabric ``top``
+    (:meth:`ihcube.modes.Mode.router_modules`)."""
+    return mode_of(PACKET).router_modules(FabricSpec(n, order=order), top)
 
 
-def _wormhole_verilog(top, n, payload_width, order, wormhole, router):
-    """The Verilog text of a wormhole fabric: one strapped router module per link set, and
-    the top module of :func:`top_verilog` with the wormhole signatures."""
-    deadlock.check_wormhole_deadlock_free(n, wormhole.vcs, order)
-    module_of_mask, texts = {}, []
-    for node in range(n):
-        mask = topology.exists_mask(n, node)
-        if mask in module_of_mask:
-            continue
-        module = module_of_mask[mask] = f"{top}_router_x{mask:x}"
-        text = verilog.convert(router(n, node, wormhole, order, strap=True), name=module,
-                               emit_src=False)
-        texts.append(_not_top(text, module))
-    modules = [module_of_mask[topology.exists_mask(n, node)] for node in range(n)]
-    texts.append(top_verilog(top, n, payload_width, modules, signatures=(
-        wormhole_fabric_signature(n, wormhole),
-        lambda node: wormhole_router_signature(n, node, wormhole))))
+def header(spec, *args, **keywords):
+    """The comment at the head of the generated file of ``spec`` (or of the keyword form of
+    :func:`fabric_name`): what made it, from which parameters, and where its ports are
+    described (the same for the same parameters and version)."""
     from . import version
-    head = (f"/* {top}: an incomplete-hypercube wormhole fabric of {n} nodes, written by "
-            f"ihcube {version()}.\n"
-            f" * Parameters: nodes {n}, wormhole switching, {wormhole.flits} flits of "
-            f"{wormhole.flit_width} bits per message (payload {payload_width} bits), "
-            f"{wormhole.vcs} unicast virtual channels of {wormhole.vc_depth} flits and one "
-            f"broadcast channel of {wormhole.flits} flits per link, routing order {order}.\n"
-            f" * Top module: {top}, the only one marked top. Flits and ports: docs/wormhole.md."
-            f"\n */\n")
-    return head + "".join(texts)
-
-
-def header(n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1, **stages):
-    """The comment at the head of the generated file: what made it, from which parameters,
-    and where its ports are described (the same for the same parameters and version; with
-    ``ports=1`` and no ``stages`` the same as before those parameters existed). ``stages``
-    are the keywords of :func:`ihcube.params.check_stages`."""
-    from . import version
-    stages = check_stages(**stages)
-    top = fabric_name(n, payload_width, depth, order, ports, **stages)
-    more, option = ("", "") if ports == 1 else (f", PE ports {ports}", f" --ports {ports}")
-    if stages:
-        more += f", {describe_stages(stages)}"
-    return (f"/* {top}: an incomplete-hypercube fabric of {n} nodes, written by ihcube "
-            f"{version()}.\n"
-            f" * Parameters: nodes {n}, payload width {payload_width} bits, buffer depth "
-            f"{depth}, routing order {order}{more}.\n"
-            f" * Top module: {top}, the only one marked top. Its ports: `ihcube ports "
-            f"--nodes {n} --width {payload_width}{option}`.\n"
-            f" */\n")
+    spec = fabric_spec(spec, *args, **keywords)
+    return mode_of(spec).header(spec, version())
 
 
 #: What each port of the fabric is for, by its name with the node number replaced by ``k``.
@@ -340,15 +225,11 @@ def top_verilog(top, n, payload_width, modules, ports=1, *, signatures=None):
     return "\n".join(lines)
 
 
-def write_fabric(folder, n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1, *,
-                 switching=PACKET, link_stages=0, switch_stages=0, eject_stages=0,
-                 **flit_options):
-    """Write the Verilog of an ``n``-node fabric with ``ports`` PE ports per node to
-    ``folder/<fabric_name>.v``, safely.
+def write_fabric(folder, spec, *args, **keywords):
+    """Write the Verilog of the fabric ``spec`` (or of the keyword form of
+    :func:`fabric_name`) to ``folder/<name>.v``, safely.
 
-    ``switching``, the register stages and the flit-level options are those of
-    :func:`fabric_verilog`. The
-    parameters are checked first, then the folder is made if need be and a temporary
+    The parameters are checked first, then the folder is made if need be and a temporary
     file is opened in it, so that a folder that cannot be written is reported before the
     generation, not after it. The text is written to that temporary file, flushed to disk,
     and renamed to its final name: a file of that name is never left half written (a full
@@ -368,14 +249,10 @@ def write_fabric(folder, n, payload_width=32, depth=1, order=topology.MSB_FIRST,
     OutputError
         The folder or the file cannot be written; the message is one line.
     """
-    stages = {"link_stages": link_stages, "switch_stages": switch_stages,
-              "eject_stages": eject_stages}
-    name = fabric_name(n, payload_width, depth, order, ports, switching=switching, **stages,
-                       **flit_options)
-    path = pathlib.Path(folder) / f"{name}.v"
+    spec = fabric_spec(spec, *args, **keywords)
+    path = pathlib.Path(folder) / f"{spec.name}.v"
     with _staged(path) as stage:
-        text = fabric_verilog(n, payload_width, depth, order, ports=ports, switching=switching,
-                              **stages, **flit_options).encode()
+        text = fabric_verilog(spec).encode()
         stage.write(text)
     return path, len(text)
 

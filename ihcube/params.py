@@ -17,7 +17,7 @@ __all__ = ["check_positive_integer", "check_at_most", "check_payload_width", "ch
            "check_ports",
            "PACKET", "WORMHOLE", "SWITCHING_MODES", "check_switching", "check_model_threads",
            "WORMHOLE_DEFAULTS",
-           "MAX_FLITS", "MAX_VCS", "Wormhole", "header_bits", "routing_bits", "HeadFields",
+           "MAX_FLITS", "MAX_VCS", "header_bits", "routing_bits", "HeadFields",
            "head_fields", "wormhole_parameters",
            "switching_parameters"]
 
@@ -237,13 +237,6 @@ MAX_FLITS = 64
 #: Most unicast virtual channels per link.
 MAX_VCS = 8
 
-#: What each wormhole parameter is called in a message, and its command-line option.
-_WORMHOLE_NAMES = {"flits": ("Flit count", "--flits"),
-                   "flit_width": ("Flit width", "--flit-width"),
-                   "vcs": ("Virtual channel count", "--vcs"),
-                   "vc_depth": ("Virtual channel depth", "--vc-depth")}
-
-
 def check_switching(switching):
     """Return ``switching`` if it is one of :data:`SWITCHING_MODES`, else raise."""
     if switching not in SWITCHING_MODES:
@@ -329,85 +322,26 @@ def head_fields(n, flit_width):
     return HeadFields(address_bits(n), flit_width)
 
 
-class Wormhole:
-    """The checked wormhole parameters of a fabric (:func:`wormhole_parameters`).
-
-    Members: ``flits`` (``L``, flits per message), ``flit_width`` (bits per flit), ``vcs``
-    (unicast virtual channels per link; each link also has one broadcast channel),
-    ``vc_depth`` (flits per unicast virtual-channel buffer). Compares and hashes by value.
-    """
-
-    __slots__ = ("flits", "flit_width", "vcs", "vc_depth")
-
-    def __init__(self, flits, flit_width, vcs, vc_depth):
-        self.flits, self.flit_width, self.vcs, self.vc_depth = flits, flit_width, vcs, vc_depth
-
-    def _key(self):
-        return (self.flits, self.flit_width, self.vcs, self.vc_depth)
-
-    def __eq__(self, other):
-        return isinstance(other, Wormhole) and self._key() == other._key()
-
-    def __hash__(self):
-        return hash(self._key())
-
-    def __repr__(self):
-        return (f"Wormhole(flits={self.flits}, flit_width={self.flit_width}, vcs={self.vcs}, "
-                f"vc_depth={self.vc_depth})")
-
-
 def wormhole_parameters(n, payload_width=32, flits=None, flit_width=None, vcs=None,
                         vc_depth=None):
-    """Check the wormhole parameters of an ``n``-node fabric whose messages carry
-    ``payload_width`` bits; None takes the default of :data:`WORMHOLE_DEFAULTS`.
-
-    A message is ``header_bits(n) + payload_width`` bits (header and payload, as a packet-mode
-    message is). A flit holds at least the routing fields, ``routing_bits(n)`` (the head flit
-    routes alone; ``src`` may run on into the second flit, :class:`HeadFields`), is no wider
-    than the message (a wider flit is packet switching with padding), and ``flits`` flits must
-    hold the message.
-
-    Returns a :class:`Wormhole`; raises ``TypeError``/``ValueError`` with one line.
-    """
-    values = {"flits": flits, "flit_width": flit_width, "vcs": vcs, "vc_depth": vc_depth}
-    values = {name: WORMHOLE_DEFAULTS[name] if value is None else value
-              for name, value in values.items()}
-    flits = check_at_most(values["flits"], MAX_FLITS, "Flit count")
-    vcs = check_at_most(values["vcs"], MAX_VCS, "Virtual channel count")
-    vc_depth = check_at_most(values["vc_depth"], MAX_FABRIC_DEPTH, "Virtual channel depth")
-    flit_width = check_positive_integer(values["flit_width"], "Flit width")
-    payload_width = check_positive_integer(payload_width, "Payload width")
-    header, routing = header_bits(n), routing_bits(n)
-    message = header + payload_width
-    if not routing <= flit_width <= message:
-        raise ValueError(f"Flit width must be an integer from {routing} (the head flit's routing "
-                         f"fields, destination and kind) to {message} (the whole message: "
-                         f"header {header} + payload {payload_width} bits) for {n} nodes, not "
-                         f"{flit_width!r}")
-    if flits * flit_width < message:
-        least = -(-message // flit_width)
-        raise ValueError(f"Flit count must be at least {least} to carry a {message}-bit message "
-                         f"in {flit_width}-bit flits, not {flits!r}")
-    return Wormhole(flits, flit_width, vcs, vc_depth)
+    """The checked :class:`ihcube.spec.Wormhole` of an ``n``-node fabric whose messages carry
+    ``payload_width`` bits; None takes the default of :data:`WORMHOLE_DEFAULTS`. A message is
+    ``header_bits(n) + payload_width`` bits; a flit holds at least the routing fields
+    (``routing_bits(n)``), is no wider than the message, and ``flits`` flits hold it
+    (:class:`ihcube.spec.FabricSpec` checks). Raises ``TypeError``/``ValueError``."""
+    from .spec import FabricSpec  # spec imports this module
+    return FabricSpec.of(n, payload_width, switching=WORMHOLE, flits=flits,
+                         flit_width=flit_width, vcs=vcs, vc_depth=vc_depth).wormhole
 
 
 def switching_parameters(n, payload_width=32, switching=PACKET, **flit_options):
     """Check ``switching`` and the flit-level options with it: None for packet switching
-    (which takes none of them: giving one is an error), a :class:`Wormhole` for wormhole.
-
-    ``flit_options`` are ``flits``, ``flit_width``, ``vcs`` and ``vc_depth``, None when not
-    given (:func:`wormhole_parameters`).
-    """
-    switching = check_switching(switching)
-    unknown = set(flit_options) - set(_WORMHOLE_NAMES)
+    (which takes none of them: giving one is an error), a :class:`ihcube.spec.Wormhole` for
+    wormhole. ``flit_options`` are ``flits``, ``flit_width``, ``vcs`` and ``vc_depth``, None
+    when not given."""
+    from .spec import WORMHOLE_OPTIONS, FabricSpec
+    unknown = set(flit_options) - set(WORMHOLE_OPTIONS)
     if unknown:
         raise TypeError(f"Unknown flit-level option {sorted(unknown)[0]!r}; the options are "
-                        f"{', '.join(_WORMHOLE_NAMES)}")
-    if switching == PACKET:
-        for name, value in flit_options.items():
-            if value is not None:
-                what, option = _WORMHOLE_NAMES[name]
-                raise ValueError(f"{what} ({option}) is a wormhole option, not taken with "
-                                 f"packet switching: give switching 'wormhole' or leave it out")
-        return None
-    return wormhole_parameters(n, payload_width, **flit_options)
+                        f"{', '.join(WORMHOLE_OPTIONS)}")
+    return FabricSpec.of(n, payload_width, switching=switching, **flit_options).wormhole

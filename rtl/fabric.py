@@ -5,8 +5,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import deadlock, topology
-from ..params import check_eject_stages, check_fabric_depth, check_fabric_payload_width, \
-    check_link_stages, check_ports, check_switch_stages
+from ..spec import as_spec
 from .message import inject_layout, message_layout
 from .router import REFUSED_COUNT_WIDTH, Router, router_signature
 
@@ -69,18 +68,19 @@ class Fabric(wiring.Component):
 
     Parameters
     ----------
-    n : int
-        Number of nodes, 1 to :data:`ihcube.params.MAX_FABRIC_NODES`.
-    payload_width : int
-        Payload bits per message, 1 to :data:`ihcube.params.MAX_FABRIC_PAYLOAD_WIDTH`.
-    depth : int
-        Messages per router input buffer, 1 to :data:`ihcube.params.MAX_FABRIC_DEPTH`.
-    order : ``"msb"`` or ``"lsb"``
-        Routing order.
+    spec : FabricSpec
+        The fabric (:class:`ihcube.spec.FabricSpec`, packet switching), within the hardware's
+        limits (:meth:`~ihcube.spec.FabricSpec.check_hardware`). The keyword form
+        ``Fabric(n, payload_width=32, depth=1, order="msb", ports=1, link_stages=0,
+        switch_stages=0, eject_stages=0)`` makes the spec (:meth:`FabricSpec.of
+        <ihcube.spec.FabricSpec.of>`). Extra PE ports add sources and sinks to the channel
+        dependency graph, no edge between channels, so the deadlock check holds for any
+        count (``docs/ports.md``). With ``router_modules`` the register stages only say
+        what those modules were built with (:func:`ihcube.generate.fabric_verilog` builds
+        them).
     router : callable
-        Builds the router of one node, as
-        ``router(n, node, payload_width, depth, order, strap=True)`` (and ``ports=ports``
-        when ``ports > 1``); the tests pass broken variants here.
+        Builds the router of one node, as ``router(spec, node, strap=True)``; the tests pass
+        broken variants here.
     router_modules : dict or None
         If given, maps each node to the name of a Verilog module that implements its
         (strapped) router, and the fabric instantiates those modules instead of elaborating
@@ -93,21 +93,6 @@ class Fabric(wiring.Component):
         channel dependency graph, broadcasts included, is checked at construction, which
         raises ``ValueError`` naming a cycle if there is one. The tests pass deadlock-prone
         variants here.
-    ports : int
-        Injection and eject ports per node, 1 to ``D + 1`` (:func:`ihcube.params.check_ports`).
-        Extra ports add sources and sinks to the channel dependency graph, no edge between
-        channels, so the check above holds for any count (``docs/ports.md``).
-    link_stages : int
-        0 (the default) or 1: a relay buffer on each outgoing link of every router
-        (:class:`Router`'s ``link_stages``), a cycle more per hop.
-    switch_stages : int
-        0 (the default) or 1: every router's grant registered (:class:`Router`'s
-        ``switch_stages``), a cycle more per router.
-    eject_stages : int
-        0 (the default) or 1: a relay on each eject port of every router (:class:`Router`'s
-        ``eject_stages``), a cycle more per delivery. With ``router_modules`` the stages
-        only say what those modules were built with (:func:`ihcube.generate.fabric_verilog`
-        builds them).
 
     Members
     -------
@@ -126,62 +111,51 @@ class Fabric(wiring.Component):
         The router of each node, by node number; None when ``router_modules`` is given.
     """
 
-    def __init__(self, n, payload_width=32, depth=1, order=topology.MSB_FIRST, router=Router,
-                 router_modules=None, routing=None, ports=1, link_stages=0, switch_stages=0,
-                 eject_stages=0):
-        n = self._n = topology.check_fabric_node_count(n)
-        payload_width = self._payload_width = check_fabric_payload_width(payload_width)
-        depth = self._depth = check_fabric_depth(depth)
-        self._order = topology.check_routing_order(order)
-        ports = self._ports = check_ports(n, ports)
-        link_stages = self._link_stages = check_link_stages(link_stages)
-        switch_stages = self._switch_stages = check_switch_stages(switch_stages)
-        eject_stages = self._eject_stages = check_eject_stages(eject_stages)
+    def __init__(self, spec, *args, router=Router, router_modules=None, routing=None,
+                 **keywords):
+        spec = self._spec = as_spec(spec, *args, **keywords).check_hardware()
+        if not spec.packet:
+            raise ValueError(f"Fabric is the packet fabric; a {spec.mode} spec's fabric is its "
+                             f"mode's (ihcube.modes)")
+        n = self._n = spec.nodes
         # A cycle of channel dependencies can deadlock the fabric: refuse to build it.
-        deadlock.check_deadlock_free(n, order, routing)
+        deadlock.check_deadlock_free(n, spec.order, routing)
         self._router_modules = router_modules
         if router_modules is None:
-            extra = {} if ports == 1 else {"ports": ports}
-            if link_stages:
-                extra["link_stages"] = link_stages
-            if switch_stages:
-                extra["switch_stages"] = switch_stages
-            if eject_stages:
-                extra["eject_stages"] = eject_stages
-            self.routers = [router(n, node, payload_width, depth, order, strap=True, **extra)
-                            for node in range(n)]
+            self.routers = [router(spec, node, strap=True) for node in range(n)]
         else:
             # The routers are Verilog modules, built by whoever named them.
             self.routers = None
-        super().__init__(fabric_signature(n, payload_width, ports))
+        super().__init__(fabric_signature(n, spec.payload_width, spec.ports))
 
+    spec          = property(lambda self: self._spec)
     n             = property(lambda self: self._n)
-    payload_width = property(lambda self: self._payload_width)
-    depth         = property(lambda self: self._depth)
-    order         = property(lambda self: self._order)
-    ports         = property(lambda self: self._ports)
-    link_stages   = property(lambda self: self._link_stages)
-    switch_stages = property(lambda self: self._switch_stages)
-    eject_stages  = property(lambda self: self._eject_stages)
+    payload_width = property(lambda self: self._spec.payload_width)
+    depth         = property(lambda self: self._spec.depth)
+    order         = property(lambda self: self._spec.order)
+    ports         = property(lambda self: self._spec.ports)
+    link_stages   = property(lambda self: self._spec.stages.link)
+    switch_stages = property(lambda self: self._spec.stages.switch)
+    eject_stages  = property(lambda self: self._spec.stages.eject)
 
     def injects(self, node):
         """The injection ports of ``node``, as a list (one with ``ports=1``)."""
-        return [self.inject[node]] if self._ports == 1 else list(self.inject[node])
+        return [self.inject[node]] if self.ports == 1 else list(self.inject[node])
 
     def ejects(self, node):
         """The eject ports of ``node``, as a list (one with ``ports=1``)."""
-        return [self.eject[node]] if self._ports == 1 else list(self.eject[node])
+        return [self.eject[node]] if self.ports == 1 else list(self.eject[node])
 
     def elaborate(self, platform):
         m = Module()
         ports = [self._place_router(m, node) for node in range(self._n)]
         for node, port in enumerate(ports):
             m.d.comb += port.address.eq(node)
-            if self._ports == 1:
+            if self.ports == 1:
                 wiring.connect(m, wiring.flipped(self.inject[node]), port.inject)
                 wiring.connect(m, port.eject, wiring.flipped(self.eject[node]))
             else:
-                for p in range(self._ports):
+                for p in range(self.ports):
                     wiring.connect(m, wiring.flipped(self.inject[node][p]), port.inject[p])
                     wiring.connect(m, port.eject[p], wiring.flipped(self.eject[node][p]))
             m.d.comb += [
@@ -197,5 +171,5 @@ class Fabric(wiring.Component):
         if self._router_modules is None:
             return place_router(m, node, self.routers[node])
         return place_router(m, node, module=self._router_modules[node],
-                            signature=router_signature(self._n, node, self._payload_width,
-                                                       ports=self._ports))
+                            signature=router_signature(self._n, node, self.payload_width,
+                                                       ports=self.ports))

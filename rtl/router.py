@@ -8,8 +8,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import topology
-from ..params import check_eject_stages, check_fabric_depth, check_fabric_payload_width, \
-    check_link_stages, check_ports, check_switch_stages
+from ..spec import as_spec
 from .arbiter import RoundRobinArbiter
 from .buffer import LinkBuffer
 from .input_buffer import InputBuffer, entry_layout
@@ -97,16 +96,14 @@ class Router(wiring.Component):
 
     Parameters
     ----------
-    n : int
-        Number of nodes in the fabric.
+    spec : FabricSpec
+        The fabric this router is part of (:class:`ihcube.spec.FabricSpec`, packet
+        switching: payload width, buffer depth, routing order, PE ports and register stages,
+        each described below), within the hardware's limits. The keyword form
+        ``Router(n, node, payload_width=32, depth=1, order="msb", ports=1, link_stages=0,
+        switch_stages=0, eject_stages=0)`` makes the spec.
     node : int
         This router's node number, ``0 <= node < n``. It sets which links exist.
-    payload_width : int
-        Payload bits per message.
-    depth : int
-        Messages per input buffer (1 is Katseff's one-message buffer).
-    order : ``"msb"`` or ``"lsb"``
-        Routing order of :func:`ihcube.topology.route_step`.
     strap : bool
         Take the router's own address from the ``address`` port instead of the constant
         ``node``, so that one module serves every node of the same router class (the
@@ -131,20 +128,20 @@ class Router(wiring.Component):
     address : ``In(address_bits(n))``
         With ``strap=True`` only: this router's node number, a static strap. It must be held
         constant (the fabric ties it to the node); timing paths from it are false paths.
-    ports : int
+    ports (of the spec) : int
         Injection ports and eject ports of the PE, each, 1 to ``D + 1``
         (:func:`ihcube.params.check_ports`). With 1 the router is the single-port router
         (the same Verilog, port names included).
-    link_stages : int
-        0 (the default) or 1 (:func:`ihcube.params.check_link_stages`). With 1, each
+    link_stages (the spec's ``stages.link``) : int
+        0 (the default) or 1. With 1, each
         outgoing link leaves from a relay: a :class:`LinkBuffer` of ``depth`` messages
         between the output's crossbar and ``links_out``. The arbiter's "ready" is then the
         relay's room, and the relay sends its oldest message when the far buffer has room.
         So no path runs from one router's arbiter across a link into the next router's
         route selection, at the price of a cycle per hop. With 0 the Verilog is the same as
         before the parameter existed.
-    switch_stages : int
-        0 (the default) or 1 (:func:`ihcube.params.check_switch_stages`; the fast model
+    switch_stages (the spec's ``stages.switch``) : int
+        0 (the default) or 1 (the fast model
         follows it, cycle-exact; ``--switch-stages`` on the command line; ``docs/fpga.md``,
         "Pipelined switch"). With 1, each output's grant is
         registered: its arbiter allocates in one cycle (into the output's *stage*: the
@@ -158,8 +155,8 @@ class Router(wiring.Component):
         after it is taken (``refused`` and ``refused_count`` follow a cycle later): the
         count's enable from the injected ``dest`` was the staged fabric's longest path. With
         0 the Verilog is the same as before the parameter existed.
-    eject_stages : int
-        0 (the default) or 1 (:func:`ihcube.params.check_eject_stages`; like
+    eject_stages (the spec's ``stages.eject``) : int
+        0 (the default) or 1 (like
         ``switch_stages``, in the model too, ``--eject-stages`` on the command line;
         ``docs/fpga.md``, "Every output staged"). With 1, each eject port is driven by a
         relay, as a link is with ``link_stages=1``: the PE's ``ready`` then reaches no arbiter
@@ -181,43 +178,39 @@ class Router(wiring.Component):
     #: (the negative control's variant sets it False, and copies are sent twice).
     mask_staged = True
 
-    def __init__(self, n, node, payload_width=32, depth=1, order=topology.MSB_FIRST, *,
-                 strap=False, ports=1, link_stages=0, switch_stages=0, eject_stages=0):
-        n = self._n = topology.check_fabric_node_count(n)
+    def __init__(self, spec, node, *args, strap=False, **keywords):
+        spec = self._spec = as_spec(spec, *args, **keywords).check_hardware()
+        if not spec.packet:
+            raise ValueError(f"Router is the packet router; a {spec.mode} spec's router is "
+                             f"its mode's (ihcube.modes)")
+        n = self._n = spec.nodes
         node = self._node = topology.check_node(n, node)
-        payload_width = self._payload_width = check_fabric_payload_width(payload_width)
-        depth = self._depth = check_fabric_depth(depth)
-        self._order = topology.check_routing_order(order)
         self._dims = topology.links(n, node)
         self._strap = bool(strap)
-        self._ports = check_ports(n, ports)
-        self._link_stages = check_link_stages(link_stages)
-        self._switch_stages = check_switch_stages(switch_stages)
-        self._eject_stages = check_eject_stages(eject_stages)
+        super().__init__(router_signature(n, node, spec.payload_width, strap=self._strap,
+                                          ports=spec.ports))
 
-        super().__init__(router_signature(n, node, payload_width, strap=self._strap,
-                                          ports=self._ports))
-
+    spec          = property(lambda self: self._spec)
     n             = property(lambda self: self._n)
     node          = property(lambda self: self._node)
-    payload_width = property(lambda self: self._payload_width)
-    depth         = property(lambda self: self._depth)
-    order         = property(lambda self: self._order)
+    payload_width = property(lambda self: self._spec.payload_width)
+    depth         = property(lambda self: self._spec.depth)
+    order         = property(lambda self: self._spec.order)
     strap         = property(lambda self: self._strap)
-    ports         = property(lambda self: self._ports)
-    link_stages   = property(lambda self: self._link_stages)
-    switch_stages = property(lambda self: self._switch_stages)
-    eject_stages  = property(lambda self: self._eject_stages)
+    ports         = property(lambda self: self._spec.ports)
+    link_stages   = property(lambda self: self._spec.stages.link)
+    switch_stages = property(lambda self: self._spec.stages.switch)
+    eject_stages  = property(lambda self: self._spec.stages.eject)
 
     @property
     def injects(self):
         """The injection ports, as a list (one with ``ports=1``)."""
-        return [self.inject] if self._ports == 1 else list(self.inject)
+        return [self.inject] if self.ports == 1 else list(self.inject)
 
     @property
     def ejects(self):
         """The eject ports, as a list (one with ``ports=1``)."""
-        return [self.eject] if self._ports == 1 else list(self.eject)
+        return [self.eject] if self.ports == 1 else list(self.eject)
 
     @property
     def dims(self):
@@ -226,12 +219,12 @@ class Router(wiring.Component):
 
     def travel_mask(self, dim):
         """The travel-vector mask of a broadcast copy sent on link ``dim``."""
-        return topology.travel_mask(self._n, self._node, dim, self._order)
+        return topology.travel_mask(self._n, self._node, dim, self.order)
 
     def known_dest_mask(self, dim):
         """The bits of ``dest`` that a message sent on link ``dim`` takes from this router's
         address, not from the crossbar (:func:`ihcube.topology.known_dest_mask`)."""
-        return topology.known_dest_mask(self._n, self._node, dim, self._order)
+        return topology.known_dest_mask(self._n, self._node, dim, self.order)
 
     def _known_dest(self, dest, address, dim):
         """``dest`` (a message's, through the crossbar) with the :meth:`known_dest_mask`
@@ -247,7 +240,7 @@ class Router(wiring.Component):
         injection buffers; outputs the links, then the eject ports."""
         links = len(self._dims)
         source = self._dims[j] if j < links else topology.dimensions(self._n) + j - links
-        return links + topology.eject_port(self._n, self._ports, source)
+        return links + topology.eject_port(self._n, self.ports, source)
 
     def outputs_of(self, j):
         """The outputs that input ``j`` can ever use, in port order (links, then the eject
@@ -263,18 +256,18 @@ class Router(wiring.Component):
             return (*range(links), self.eject_of(j))
         # Strapped or not: a strapped module serves the nodes of one router class only
         # (topology.router_class), whose onward links are this node's.
-        onward = topology.onward_links(self._n, self._node, self._dims[j], self._order)
+        onward = topology.onward_links(self._n, self._node, self._dims[j], self.order)
         return (*(self._dims.index(dim) for dim in onward), self.eject_of(j))
 
     def inputs_of(self, o):
         """The inputs that can use output ``o``, in port order (:meth:`outputs_of`)."""
-        return [j for j in range(len(self._dims) + self._ports) if o in self.outputs_of(j)]
+        return [j for j in range(len(self._dims) + self.ports) if o in self.outputs_of(j)]
 
     def elaborate(self, platform):
         m = Module()
         links = len(self._dims)
-        inputs = links + self._ports  # the links, then the injection buffers
-        message = message_layout(self._n, self._payload_width)
+        inputs = links + self.ports  # the links, then the injection buffers
+        message = message_layout(self._n, self.payload_width)
         if self._strap:
             address = self.address
         else:
@@ -284,17 +277,17 @@ class Router(wiring.Component):
         # request, a place in the output's arbiter and crossbar, and a `done` bit.
         outputs_of = [self.outputs_of(j) for j in range(inputs)]
         inputs_of = [[j for j in range(inputs) if o in outputs_of[j]]
-                     for o in range(links + self._ports)]
+                     for o in range(links + self.ports)]
 
         # Inputs: one buffer per incoming link, then the PE's injection buffers. Each entry is
         # the message and what it still wants here (:meth:`elaborate_wants`), decided as it
         # is written, so a head's requests come from flip-flops.
         buffers = []
-        pe_names = ["pe"] if self._ports == 1 else [f"pe{p}" for p in range(self._ports)]
+        pe_names = ["pe"] if self.ports == 1 else [f"pe{p}" for p in range(self.ports)]
         names = [str(dim) for dim in self._dims] + [f"_{name}" for name in pe_names]
         for j, name in enumerate(names):
             entry = entry_layout(message, len(outputs_of[j]))
-            buffers.append(self.input_buffer(entry, self._depth))
+            buffers.append(self.input_buffer(entry, self.depth))
             m.submodules[f"in{name}"] = buffers[j]
         # What is written into each buffer, as a stream of messages: a link, or what the PE
         # injects stamped (its own signals, so no bit of an entry is computed from another
@@ -323,10 +316,10 @@ class Router(wiring.Component):
         for o, port in enumerate(outputs):
             name = f"out{self._dims[o]}" if o < links else f"out_{pe_names[o - links]}"
             # A staged output holds its grant in its stage, so its arbiter need not.
-            hold = {"hold": False} if self._switch_stages else {}
+            hold = {"hold": False} if self.switch_stages else {}
             arbiter = m.submodules[f"arbiter_{name}"] = self.arbiter(len(inputs_of[o]), **hold)
             arbiters.append(arbiter)
-            if self._switch_stages:
+            if self.switch_stages:
                 grant, offer = self._stage(m, name, arbiter, port)
             else:
                 grant, offer = arbiter.grant, arbiter.valid
@@ -347,7 +340,7 @@ class Router(wiring.Component):
                 port.valid.eq(offer),
                 port.payload.eq(chosen),
             ]
-            if not self._switch_stages:  # the stage drives it otherwise (_stage)
+            if not self.switch_stages:  # the stage drives it otherwise (_stage)
                 m.d.comb += arbiter.ready.eq(port.ready)
             if o < links:
                 dim = self._dims[o]
@@ -368,7 +361,7 @@ class Router(wiring.Component):
             want, sent = buffer.r.payload.want, buffer.sent
             for b, o in enumerate(outputs_of[j]):
                 arbiter, i = arbiters[o], inputs_of[o].index(j)
-                if not self._switch_stages:
+                if not self.switch_stages:
                     m.d.comb += [
                         arbiter.requests[i].eq(want[b]),
                         sent[b].eq(arbiter.grant[i] & arbiter.ready),
@@ -407,11 +400,11 @@ class Router(wiring.Component):
     def _relays(self, m, message):
         """What each link output's crossbar drives: ``links_out`` itself, or with
         ``link_stages=1`` the write side of a relay buffer whose read side drives it."""
-        if self._link_stages == 0:
+        if self.link_stages == 0:
             return list(self.links_out)
         writes = []
         for dim, port in zip(self._dims, self.links_out):
-            relay = m.submodules[f"relay{dim}"] = self.relay_buffer(message, self._depth)
+            relay = m.submodules[f"relay{dim}"] = self.relay_buffer(message, self.depth)
             wiring.connect(m, relay.r, wiring.flipped(port))
             writes.append(relay.w)
         return writes
@@ -419,12 +412,12 @@ class Router(wiring.Component):
     def _eject_relays(self, m, message):
         """What each eject port's crossbar drives: the port itself, or with
         ``eject_stages=1`` the write side of a relay buffer whose read side drives it."""
-        if self._eject_stages == 0:
+        if self.eject_stages == 0:
             return list(self.ejects)
         writes = []
         for p, port in enumerate(self.ejects):
-            name = "eject_relay" if self._ports == 1 else f"eject_relay{p}"
-            relay = m.submodules[name] = self.relay_buffer(message, self._depth)
+            name = "eject_relay" if self.ports == 1 else f"eject_relay{p}"
+            relay = m.submodules[name] = self.relay_buffer(message, self.depth)
             wiring.connect(m, relay.r, wiring.flipped(port))
             writes.append(relay.w)
         return writes
@@ -443,7 +436,7 @@ class Router(wiring.Component):
         links = len(self._dims)
         outputs = self.outputs_of(j)
         route = m.submodules[name or f"route{j}"] = self.route_select(
-            self._n, self._node, self._order,
+            self._n, self._node, self.order,
             outputs=[self._dims[o] for o in outputs if o < links])
         m.d.comb += [
             route.dest.eq(msg.dest),
@@ -477,7 +470,7 @@ class Router(wiring.Component):
                 port.ready.eq(buffer.ready),
             ]
             refusals.append(port.valid & port.ready & nowhere)
-        if self._switch_stages:
+        if self.switch_stages:
             # Counted a cycle later: a flip-flop between the injected dest and the count.
             seen = [Signal(name="refusal_seen" if len(refusals) == 1 else f"refusal_seen{p}")
                     for p in range(len(refusals))]

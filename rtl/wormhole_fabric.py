@@ -5,7 +5,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import deadlock, topology
-from ..params import Wormhole
+from ..spec import as_wormhole_spec
 from .fabric import link_ends, place_router
 from .flit import eject_signature, inject_signature
 from .router import REFUSED_COUNT_WIDTH
@@ -35,15 +35,13 @@ class WormholeFabric(wiring.Component):
 
     Parameters
     ----------
-    n : int
-        Number of nodes.
-    wormhole : :class:`ihcube.params.Wormhole`
-        The wormhole parameters (:func:`ihcube.params.wormhole_parameters`).
-    order : ``"msb"`` or ``"lsb"``
-        Routing order.
+    spec : FabricSpec
+        The fabric (:class:`ihcube.spec.FabricSpec` with :class:`~ihcube.spec.Wormhole`
+        switching). The older form ``(n, wormhole, order)`` makes the spec
+        (:func:`ihcube.spec.as_wormhole_spec`).
     router : callable
-        Builds a node's router as ``router(n, node, wormhole, order, strap=True)``; the tests
-        pass broken variants.
+        Builds a node's router as ``router(spec, node, strap=True)``; the tests pass broken
+        variants.
     routing, rule : optional
         The unicast routing and the virtual-channel rule that the check is run on (the
         router's if None); the tests pass deadlock-prone ones.
@@ -59,20 +57,19 @@ class WormholeFabric(wiring.Component):
     refused_count : ``Out(REFUSED_COUNT_WIDTH).array(n)``
     """
 
-    def __init__(self, n, wormhole, order=topology.MSB_FIRST, router=WormholeRouter,
+    def __init__(self, spec, wormhole=None, order=topology.MSB_FIRST, router=WormholeRouter,
                  routing=None, rule=None, router_modules=None):
-        n = self._n = topology.check_fabric_node_count(n)
-        if not isinstance(wormhole, Wormhole):
-            raise TypeError(f"Wormhole parameters must be a Wormhole (from "
-                            f"ihcube.params.wormhole_parameters), not {wormhole!r}")
-        self._wormhole = wormhole
-        self._order = topology.check_routing_order(order)
-        deadlock.check_wormhole_deadlock_free(n, wormhole.vcs, order, routing, rule)
+        spec = self._spec = as_wormhole_spec(spec, wormhole, order).check_hardware()
+        n = self._n = spec.nodes
+        wormhole = self._wormhole = spec.wormhole
+        self._order = spec.order
+        deadlock.check_wormhole_deadlock_free(n, wormhole.vcs, spec.order, routing, rule)
         self._router_modules = router_modules
         self.routers = None if router_modules is not None else [
-            router(n, node, wormhole, order, strap=True) for node in range(n)]
+            router(spec, node, strap=True) for node in range(n)]
         super().__init__(wormhole_fabric_signature(n, wormhole))
 
+    spec     = property(lambda self: self._spec)
     n        = property(lambda self: self._n)
     wormhole = property(lambda self: self._wormhole)
     order    = property(lambda self: self._order)

@@ -8,7 +8,8 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import topology
-from ..params import Wormhole, check_fabric_depth, head_fields
+from ..params import head_fields
+from ..spec import as_wormhole_spec
 from .arbiter import RoundRobinArbiter
 from .flit import eject_signature, flit_layout, inject_signature, link_signature, routing_layout
 from .broadcast_buffer import BroadcastBuffer
@@ -96,15 +97,13 @@ class WormholeRouter(wiring.Component):
 
     Parameters
     ----------
-    n : int
-        Number of nodes.
+    spec : FabricSpec
+        The fabric (:class:`ihcube.spec.FabricSpec` with :class:`~ihcube.spec.Wormhole`
+        switching: flits per message, flit width, virtual channels and their depth; the
+        routing order), within the hardware's limits. The older form ``(n, node, wormhole,
+        order)`` makes the spec (:func:`ihcube.spec.as_wormhole_spec`).
     node : int
         This router's node number; it sets which links exist.
-    wormhole : :class:`ihcube.params.Wormhole`
-        Flits per message, flit width, virtual channels and their depth
-        (:func:`ihcube.params.wormhole_parameters`).
-    order : ``"msb"`` or ``"lsb"``
-        Routing order.
     strap : bool
         Take the router's address from the ``address`` port (one module per link set).
 
@@ -128,19 +127,18 @@ class WormholeRouter(wiring.Component):
     #: Where the header lies in a message's flits (:func:`ihcube.params.head_fields`).
     head_fields = staticmethod(head_fields)
 
-    def __init__(self, n, node, wormhole, order=topology.MSB_FIRST, *, strap=False):
-        n = self._n = topology.check_fabric_node_count(n)
+    def __init__(self, spec, node, wormhole=None, order=topology.MSB_FIRST, *, strap=False):
+        spec = self._spec = as_wormhole_spec(spec, wormhole, order).check_hardware()
+        n = self._n = spec.nodes
         self._node = topology.check_node(n, node)
-        if not isinstance(wormhole, Wormhole):
-            raise TypeError(f"Wormhole parameters must be a Wormhole (from "
-                            f"ihcube.params.wormhole_parameters), not {wormhole!r}")
-        self._wormhole = wormhole
-        check_fabric_depth(wormhole.vc_depth)
-        self._order = topology.check_routing_order(order)
+        self._wormhole = spec.wormhole
+        self._order = spec.order
         self._dims = topology.links(n, self._node)
         self._strap = bool(strap)
-        super().__init__(wormhole_router_signature(n, self._node, wormhole, strap=self._strap))
+        super().__init__(wormhole_router_signature(n, self._node, self._wormhole,
+                                                   strap=self._strap))
 
+    spec     = property(lambda self: self._spec)
     n        = property(lambda self: self._n)
     node     = property(lambda self: self._node)
     wormhole = property(lambda self: self._wormhole)

@@ -37,9 +37,8 @@ from collections import namedtuple
 import numpy as np
 
 from .. import topology
-from ..params import (check_at_most, check_depth, check_eject_stages, check_link_stages,
-                      check_payload_width, check_ports, check_positive_integer,
-                      check_switch_stages)
+from ..params import check_at_most, check_positive_integer
+from ..spec import FabricSpec, as_spec
 from ..rtl.message import Kind
 from . import model_kernel
 from .by_distance import class_sizes
@@ -90,32 +89,18 @@ class Model:
 
     Parameters
     ----------
-    n : int
-        Number of nodes (at most ``2**20`` here).
-    payload_width : int
-        Payload bits per message (at most 64 here). Payloads are truncated to it.
-    depth : int
-        Messages per input buffer.
-    order : ``"msb"`` or ``"lsb"``
-        Routing order.
-    ports : int
-        PE injection and eject ports per node (``docs/ports.md``), 1 to ``D + 1``
-        (:func:`ihcube.params.check_ports`), and here at most ``31 - D`` (a node's slots fit
-        the kernel's 31-bit masks). Each port has its own source queue (:meth:`offer`'s
-        ``ports``). Random traffic (:meth:`run_uniform`, :class:`RandomTraffic`) takes one port.
-    link_stages : int
-        0 (the default) or 1 (:func:`ihcube.params.check_link_stages`): the
-        :class:`~ihcube.rtl.Fabric` with a relay on each outgoing link, a cycle more per
-        hop. A hop is recorded when the relay hands the message to the far buffer (where
-        the RTL's ``links_out`` handshake is).
-    switch_stages : int
-        0 (the default) or 1 (:func:`ihcube.params.check_switch_stages`): the
-        :class:`~ihcube.rtl.Fabric` whose routers register each output's grant, a cycle more
-        per router, and count a refused injection a cycle later (``--switch-stages``).
-    eject_stages : int
-        0 (the default) or 1 (:func:`ihcube.params.check_eject_stages`): a relay on each eject
-        port, a cycle more per delivery. A delivery is recorded when the relay hands the
-        message to the PE (``--eject-stages``).
+    spec : FabricSpec
+        The fabric (:class:`ihcube.spec.FabricSpec`, packet switching); the keyword form
+        ``Model(n, payload_width=32, depth=1, order="msb", ports=1, link_stages=0,
+        switch_stages=0, eject_stages=0)`` makes it. The model's own limits: at most
+        ``2**20`` nodes, payloads of at most 64 bits (truncated to the width), buffers of at
+        most 64 messages, ``ports`` at most ``31 - D`` (a node's slots fit the kernel's
+        31-bit masks). Each PE port has its own source queue (:meth:`offer`'s ``ports``);
+        random traffic (:meth:`run_uniform`, :class:`RandomTraffic`) takes one port. With a
+        link stage a hop is recorded when the relay hands the message to the far buffer
+        (where the RTL's ``links_out`` handshake is); with a switch stage a refused
+        injection is counted a cycle later; with an eject stage a delivery is recorded when
+        the relay hands the message to the PE.
     threads : int
         Threads that simulate each cycle of :meth:`advance` (and :meth:`run`,
         :meth:`run_arrays`) and :meth:`run_uniform`, each visiting a contiguous chunk of the
@@ -160,15 +145,19 @@ class Model:
     _one_port_loop = 1
     _one_message_loop = 1
 
-    def __init__(self, n, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1,
-                 link_stages=0, threads=1, switch_stages=0, eject_stages=0):
-        n = self._n = topology.check_node_count(n)
-        payload_width = self._payload_width = check_payload_width(payload_width)
-        depth = self._depth = check_depth(depth)
+    def __init__(self, spec, *args, threads=1, **keywords):
+        if not isinstance(spec, FabricSpec) and len(args) > 5:
+            # The older positional form: threads stood between link_stages and switch_stages.
+            args, threads = (*args[:5], *args[6:]), args[5]
+        spec = self._spec = as_spec(spec, *args, **keywords)
+        if not spec.packet:
+            raise ValueError(f"Model is the packet model; a {spec.mode} spec's model is its "
+                             f"mode's (ihcube.modes)")
+        n = self._n = spec.nodes
+        payload_width, depth, ports = spec.payload_width, spec.depth, spec.ports
         if depth > MAX_DEPTH:
             raise ValueError(f"Buffer depth must be at most {MAX_DEPTH} in the model, "
                              f"not {depth!r}")
-        self._order = topology.check_routing_order(order)
         if payload_width > MAX_PAYLOAD_WIDTH:
             raise ValueError(f"Payload width must be at most {MAX_PAYLOAD_WIDTH} in the model, "
                              f"not {payload_width!r}")
@@ -177,18 +166,20 @@ class Model:
         if self._A > MAX_ADDRESS_BITS:
             raise ValueError(f"Node count must be at most {1 << MAX_ADDRESS_BITS} in the "
                              f"model, not {n!r}")
-        ports = self._ports = check_ports(n, ports)
         if self._D + ports > MAX_SLOTS:
             raise ValueError(f"Port count must be at most {MAX_SLOTS - self._D} in the model "
                              f"for {n} nodes, not {ports!r}")
-        self._link_stages = check_link_stages(link_stages)
-        self._switch_stages = check_switch_stages(switch_stages)
-        self._eject_stages = check_eject_stages(eject_stages)
+        self._payload_width, self._depth, self._order = payload_width, depth, spec.order
+        self._ports = ports
+        self._link_stages = spec.stages.link
+        self._switch_stages = spec.stages.switch
+        self._eject_stages = spec.stages.eject
         self._threads = check_at_most(threads, n, "Thread count")
         self._tables = self._build_tables()
         self._links = int(sum(bin(int(mask)).count("1") for mask in self._tables[0]))
         self.reset()
 
+    spec          = property(lambda self: self._spec)
     n             = property(lambda self: self._n)
     payload_width = property(lambda self: self._payload_width)
     depth         = property(lambda self: self._depth)

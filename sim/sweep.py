@@ -9,7 +9,7 @@ A *point* is one fabric (``n``, buffer depth, routing order) under one traffic p
    ``tolerance`` (relative) of the window before it (*converged*), or when the point is
    saturated.
 
-A point with a :class:`~ihcube.params.Wormhole` runs the wormhole fast model instead, fed by
+A point with a :class:`~ihcube.spec.Wormhole` runs the wormhole fast model instead, fed by
 :class:`~.wormhole_traffic.WormholeTrafficSource` from the same patterns: rates are messages
 of ``flits`` flits per node per cycle, latency runs to the tail's delivery, densities count
 flits, and the row adds the flits accepted (``docs/wormhole.md``, "Experiments").
@@ -41,7 +41,8 @@ import zlib
 import numpy as np
 
 from .. import topology
-from ..params import (WORMHOLE, WORMHOLE_DEFAULTS, Wormhole, check_model_threads, check_stages,
+from ..spec import Wormhole
+from ..params import (WORMHOLE, WORMHOLE_DEFAULTS, check_model_threads, check_stages,
                       stages_suffix)
 from .cluster import Cluster, Progress
 from .model import Model, threads_for
@@ -70,7 +71,7 @@ class Point:
     radius: int = SPHERE_RADIUS
     zeta: float = SPHERE_ZETA
     reading: str = "literal"
-    #: None: packet switching; a :class:`~ihcube.params.Wormhole`: wormhole switching (then
+    #: None: packet switching; a :class:`~ihcube.spec.Wormhole`: wormhole switching (then
     #: ``depth`` is its ``vc_depth``).
     wormhole: Wormhole = None
     #: Packet switching's register stages (:class:`~.model.Model`'s ``link_stages``,
@@ -149,7 +150,7 @@ def points(sizes, depths, orders, patterns, rates, radius=SPHERE_RADIUS, zeta=SP
            reading="literal", wormhole=None):
     """The points of a sweep, grouped by size (so that a process reuses its patterns);
     ``reading`` is :class:`~.traffic.Pattern`'s. With ``wormhole`` (a
-    :class:`~ihcube.params.Wormhole`) the points are wormhole points and ``depths`` is
+    :class:`~ihcube.spec.Wormhole`) the points are wormhole points and ``depths`` is
     ignored (the depth is its ``vc_depth``)."""
     if wormhole is not None:
         depths = (wormhole.vc_depth,)
@@ -358,7 +359,7 @@ def sweep(point_list, settings=Settings(), jobs=2, keep_links=lambda point: Fals
 def zero_load(n, depth, order=topology.MSB_FIRST, rate=None, cycles=20000, seed=1,
               wormhole=None, threads=1, **stages):
     """Latency per hop at (almost) zero load, uniform traffic (wormhole switching with
-    ``wormhole``, a :class:`~ihcube.params.Wormhole`; ``depth`` is then ignored; packet
+    ``wormhole``, a :class:`~ihcube.spec.Wormhole`; ``depth`` is then ignored; packet
     switching with the register ``stages`` of :func:`ihcube.params.check_stages`,
     :class:`~.model.Model`, on ``threads`` threads).
 
@@ -401,7 +402,7 @@ def zero_load(n, depth, order=topology.MSB_FIRST, rate=None, cycles=20000, seed=
 def saturation(n, depth, order=topology.MSB_FIRST, pattern="uniform", settings=Settings(),
                resolution=None, wormhole=None, threads=1, **stages):
     """Saturation throughput, two ways (wormhole switching with ``wormhole``, a
-    :class:`~ihcube.params.Wormhole`; ``depth`` is then ignored; packet switching with the
+    :class:`~ihcube.spec.Wormhole`; ``depth`` is then ignored; packet switching with the
     register ``stages`` of :func:`ihcube.params.check_stages`, :class:`~.model.Model`, on
     ``threads`` threads for each measurement). ``resolution`` is in
     messages per node per cycle; by default 0.01, or ``0.01 / flits`` in wormhole mode (0.01

@@ -19,7 +19,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import topology
-from ..params import Wormhole
+from ..spec import Wormhole
 from ..rtl.message import Kind
 from ..rtl.router import REFUSED_COUNT_WIDTH
 from . import wormhole_kernel

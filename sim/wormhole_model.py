@@ -33,7 +33,8 @@ router's); a broadcast copy's travel vector is masked with
 import numpy as np
 
 from .. import topology
-from ..params import Wormhole, head_fields, header_bits
+from ..params import head_fields, header_bits
+from ..spec import Wormhole
 from ..rtl.message import Kind
 from ..rtl.router import REFUSED_COUNT_WIDTH
 
@@ -52,7 +53,7 @@ class WormholeModel:
     ----------
     n : int
         Number of nodes.
-    wormhole : :class:`ihcube.params.Wormhole`
+    wormhole : :class:`ihcube.spec.Wormhole`
         Flits per message, flit width, virtual channels and their depth.
     order : ``"msb"`` or ``"lsb"``
         Routing order.

@@ -59,7 +59,7 @@ def test_verilator_lint_is_clean(tmp_path, n, options):
         pytest.skip(str(error))
     options = dict(options)
     order = options.pop("order", "msb")
-    result = lint_fabric(n, 32, 1, order, tmp_path, switching="wormhole", **options)
+    result = lint_fabric(n, 32, 1, order, out=tmp_path, switching="wormhole", **options)
     assert result.clean, "\n".join(result.messages[:20])
 
 

@@ -9,7 +9,8 @@ import pytest
 
 from ihcube import params
 from ihcube.generate import fabric_name
-from ihcube.params import (WORMHOLE_DEFAULTS, Wormhole, head_fields, header_bits,
+from ihcube.spec import Wormhole
+from ihcube.params import (WORMHOLE_DEFAULTS, head_fields, header_bits,
                            routing_bits, switching_parameters, wormhole_parameters)
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

@@ -20,7 +20,11 @@ from pathlib import Path
 
 from .. import topology
 from ..extras import require
-from ..params import STAGE_SUFFIXES, check_depth, check_payload_width, check_stages
+from ..params import check_depth, check_payload_width
+from ..spec import FabricSpec, Packet, Stages
+
+#: The register stages' fields of :class:`Settings`.
+_STAGE_KEYWORDS = [keyword for keyword, _, _ in Stages.FIELDS.values()]
 
 __all__ = ["TESTS", "Settings", "Outcome", "build", "run", "regression", "read_results"]
 
@@ -88,26 +92,41 @@ class Settings:
         check_payload_width(self.width)
         check_depth(self.depth)
         topology.check_routing_order(self.order)
-        check_stages(self.link_stages, self.switch_stages, self.eject_stages)
+        Stages(self.link_stages, self.switch_stages, self.eject_stages)  # checked
         if self.stress is None:
             object.__setattr__(self, "stress", default_stress(self.nodes))
+
+    @classmethod
+    def of(cls, spec, stress=None, seed=1):
+        """The settings of the packet fabric ``spec`` (a :class:`~ihcube.spec.FabricSpec`
+        with one PE port: the testbench drives one a node)."""
+        if not spec.packet or spec.ports != 1:
+            raise ValueError(f"The cocotb regression tests a packet fabric with one PE port, "
+                             f"not {spec.name}")
+        return cls(spec.nodes, spec.payload_width, spec.depth, spec.order, stress, seed,
+                   spec.stages.link, spec.stages.switch, spec.stages.eject)
+
+    @property
+    def spec(self):
+        """The fabric, a :class:`~ihcube.spec.FabricSpec`."""
+        return FabricSpec(self.nodes, self.width, self.order,
+                          Packet(self.depth, 1, Stages(self.link_stages, self.switch_stages,
+                                                       self.eject_stages)))
 
     @property
     def top(self):
         """The Verilog top module's name."""
-        from ..generate import fabric_name
-        return fabric_name(self.nodes, self.width, self.depth, self.order, **self.stages)
+        return self.spec.name
 
     @property
     def stages(self):
-        """The register stages, as :func:`ihcube.params.check_stages` gives them (those not
-        0)."""
-        return check_stages(self.link_stages, self.switch_stages, self.eject_stages)
+        """The register stages, a :class:`~ihcube.spec.Stages`."""
+        return self.spec.stages
 
     def to_env(self):
         return {_ENV_PREFIX + name.upper(): str(getattr(self, name))
                 for name in ("nodes", "width", "depth", "order", "stress", "seed",
-                             *STAGE_SUFFIXES)}
+                             *_STAGE_KEYWORDS)}
 
     @classmethod
     def from_env(cls, environ=os.environ):
@@ -115,7 +134,7 @@ class Settings:
             return environ[_ENV_PREFIX + name.upper()]
         return cls(nodes=int(get("nodes")), width=int(get("width")), depth=int(get("depth")),
                    order=get("order"), stress=int(get("stress")), seed=int(get("seed")),
-                   **{key: int(get(key)) for key in STAGE_SUFFIXES})
+                   **{key: int(get(key)) for key in _STAGE_KEYWORDS})
 
 
 @dataclass(frozen=True)
@@ -144,8 +163,7 @@ def build(settings, build_dir, *, waves=False, verilog=None):
     build_dir = Path(build_dir).resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
     if verilog is None:
-        verilog = fabric_verilog(settings.nodes, settings.width, settings.depth, settings.order,
-                                 **settings.stages)
+        verilog = fabric_verilog(settings.spec)
     source = build_dir / f"{settings.top}.v"
     source.write_text(verilog)
     sources, build_args = [source], list(BUILD_ARGS)

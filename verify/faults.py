@@ -569,16 +569,16 @@ class _FullCrossbarRouter(Router):
         return tuple(range(len(self.dims) + 1))
 
 
-def weight_parity_router(n, node, payload_width=32, depth=1, order=topology.MSB_FIRST, *,
-                         strap=False):
-    """The router of :data:`WEIGHT_PARITY` at ``node`` (``order`` is ignored).
+def weight_parity_router(spec, node, *, strap=False):
+    """The router of :data:`WEIGHT_PARITY` at ``node`` of the fabric ``spec`` (its routing
+    order is ignored).
 
     Build its fabric with ``routing=WEIGHT_PARITY`` and the elaboration-time deadlock check
     turned off. Caught by: the stress engine's watchdog ("no transfer for ... cycles") under
     saturating unicasts, which names the cycle of waits.
     """
-    return _FullCrossbarRouter(n, node, payload_width, depth, WEIGHT_PARITY.order_at(node),
-                              strap=strap)
+    return _FullCrossbarRouter(spec.replace(order=WEIGHT_PARITY.order_at(node)), node,
+                               strap=strap)
 
 
 # --- Composition and the registry ----------------------------------------------------------
@@ -587,8 +587,8 @@ def only_at(nodes, router):
     """A router factory: ``router`` at the nodes in ``nodes``, the real router elsewhere."""
     nodes = frozenset(nodes)
 
-    def make(n, node, *args, **kwargs):
-        return (router if node in nodes else Router)(n, node, *args, **kwargs)
+    def make(spec, node, *args, **kwargs):
+        return (router if node in nodes else Router)(spec, node, *args, **kwargs)
     make.__name__ = f"{router.__name__}_at_{'_'.join(map(str, sorted(nodes)))}"
     return make
 
@@ -687,9 +687,9 @@ class _FullCrossbarWormholeRouter(WormholeRouter):
         return tuple(range(links + 1))
 
 
-def weight_parity_wormhole_router(n, node, wormhole, order=topology.MSB_FIRST, *,
-                                  strap=False):
-    """The wormhole router of :data:`WEIGHT_PARITY` at ``node`` (``order`` is ignored; its
+def weight_parity_wormhole_router(spec, node, *, strap=False):
+    """The wormhole router of :data:`WEIGHT_PARITY` at ``node`` of the fabric ``spec`` (its
+    routing order is ignored; its
     unicasts only: broadcasts would follow the node's order too, which Algorithm 6 does not).
 
     The dependency graph over (link, virtual channel) is cyclic whatever channel a worm takes
@@ -698,7 +698,7 @@ def weight_parity_wormhole_router(n, node, wormhole, order=topology.MSB_FIRST, *
     wormhole stress run's watchdog under saturating unicasts, whose report names the cycle of
     waits over (link, virtual channel) (``tests/test_wormhole_stress.py``).
     """
-    return _FullCrossbarWormholeRouter(n, node, wormhole, WEIGHT_PARITY.order_at(node),
+    return _FullCrossbarWormholeRouter(spec.replace(order=WEIGHT_PARITY.order_at(node)), node,
                                        strap=strap)
 
 

@@ -14,7 +14,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import topology
+from ..modes import mode_of
+
 
 __all__ = ["WAIVERS", "WORMHOLE_WAIVERS", "LintResult", "require_verilator", "waivers_for",
            "lint_file", "lint_fabric"]
@@ -84,14 +85,13 @@ def lint_file(path, top=None, waivers=None):
     return LintResult(path, result.returncode, messages, output, waivers)
 
 
-def lint_fabric(n, payload_width=32, depth=1, order=topology.MSB_FIRST, out="build/lint",
-                **switching):
-    """Write the Verilog of an ``n``-node fabric into ``out`` and lint it; ``switching`` are
-    :func:`ihcube.generate.fabric_verilog`'s ``switching``, register stages
-    (``link_stages``, ``switch_stages``, ``eject_stages``) and flit-level options."""
-    from ..generate import fabric_name, fabric_verilog  # Amaranth loads only when needed
+def lint_fabric(spec, *args, out="build/lint", **keywords):
+    """Write the Verilog of the fabric ``spec`` (a :class:`~ihcube.spec.FabricSpec`, or the
+    keyword form of :func:`ihcube.generate.fabric_name`) into ``out`` and lint it."""
+    from ..generate import fabric_spec, fabric_verilog  # Amaranth loads only when needed
+    spec = fabric_spec(spec, *args, **keywords)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{fabric_name(n, payload_width, depth, order, **switching)}.v"
-    path.write_text(fabric_verilog(n, payload_width, depth, order, **switching))
-    return lint_file(path)
+    path = out / f"{spec.name}.v"
+    path.write_text(fabric_verilog(spec))
+    return lint_file(path, waivers=mode_of(spec).lint_waivers)

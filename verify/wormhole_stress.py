@@ -112,7 +112,7 @@ class WormholeStressConfig:
 
     @property
     def wormhole(self):
-        """The :class:`~ihcube.params.Wormhole` parameters of the fabric."""
+        """The :class:`~ihcube.spec.Wormhole` parameters of the fabric."""
         return wormhole_parameters(self.n, flits=self.flits, flit_width=self.flit_width,
                                    vcs=self.vcs, vc_depth=self.vc_depth)
 

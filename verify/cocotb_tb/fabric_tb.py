@@ -22,7 +22,6 @@ from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from ihcube import topology
-from ihcube.params import zero_load_cycles
 from ihcube.verify.cocotb_runner import Settings
 from ihcube.rtl.message import Kind, inject_layout, message_layout
 from ihcube.verify.harness import Delivery, Hop, Message, Request
@@ -289,7 +288,7 @@ async def route_selection(dut):
                  if delivery.node == delivery.message.payload % n}
     # Cycles from the injection to the first step: onto a link (True), or to the own PE.
     first_step = {True: 1 + settings.link_stages + settings.switch_stages,
-                  False: zero_load_cycles(0, **settings.stages)}
+                  False: settings.stages.zero_load_cycles(0)}
     mismatches, late = [], []
     for cycle, a, request in bench.injected:
         if request.dest >= n:
@@ -415,13 +414,13 @@ async def bad_destination_refused(dut):
 async def zero_load_latency(dut):
     """Alone in the fabric, a message taken in cycle t is delivered in cycle t + hops + 1, or
     t + 2 hops + 1 with a link stage (a relay) on every link, t + 3 hops + 3 with every
-    stage (:func:`ihcube.params.zero_load_cycles`)."""
+    stage (:meth:`ihcube.spec.Stages.zero_load_cycles`)."""
     settings = Settings.from_env()
     n = settings.nodes
     bench = VerilogFabric(dut, settings)
     await bench.reset()
     # Longer than any delivery takes at zero load.
-    gap = zero_load_cycles(topology.dimensions(n), **settings.stages) + 3
+    gap = settings.stages.zero_load_cycles(topology.dimensions(n)) + 3
     start = bench.cycle
     requests = [(src, Request(payload=src, dest=n - 1 - src, at=start + gap * src))
                 for src in range(n)]
@@ -433,9 +432,9 @@ async def zero_load_latency(dut):
     for delivery in bench.deliveries:
         message = delivery.message
         hops = len(topology.path(n, message.src, message.dest, settings.order)) - 1
-        if delivery.cycle - taken[message.payload] != zero_load_cycles(hops, **settings.stages):
+        if delivery.cycle - taken[message.payload] != settings.stages.zero_load_cycles(hops):
             wrong.append((message.src, message.dest, taken[message.payload], delivery.cycle))
-    more = zero_load_cycles(0, **settings.stages)
-    per_hop = zero_load_cycles(1, **settings.stages) - more
+    more = settings.stages.zero_load_cycles(0)
+    per_hop = settings.stages.zero_load_cycles(1) - more
     _fail_if(wrong, f"(src, dest, taken, delivered) not delivered "
                     f"{f'{per_hop} ' if per_hop != 1 else ''}hops + {more} cycles after")

@@ -1,0 +1,89 @@
+"""Packet switching (the default): whole messages, one link word each (Katseff, Algorithm 3).
+
+:class:`~ihcube.rtl.Router` and :class:`~ihcube.rtl.Fabric`, the fast model
+:class:`~ihcube.sim.model.Model`, the stress engine :mod:`ihcube.verify.stress` and the
+faults of :data:`ihcube.verify.faults.FAULTS`.
+"""
+
+from .. import deadlock, topology
+from . import Mode
+
+__all__ = ["MODE"]
+
+
+class PacketMode(Mode):
+    name = "packet"
+    description = "packet switching"
+
+    def router(self, spec, node, *, strap=False):
+        from ..rtl import Router
+        return Router(spec, node, strap=strap)
+
+    def fabric(self, spec, **options):
+        from ..rtl import Fabric
+        return Fabric(spec, **options)
+
+    def router_signature(self, spec, node):
+        from ..rtl.router import router_signature
+        return router_signature(spec.nodes, node, spec.payload_width, ports=spec.ports)
+
+    def fabric_signature(self, spec):
+        from ..rtl.fabric import fabric_signature
+        return fabric_signature(spec.nodes, spec.payload_width, spec.ports)
+
+    def check_deadlock(self, spec):
+        deadlock.check_deadlock_free(spec.nodes, spec.order)
+
+    def router_modules(self, spec, top=None):
+        """One module per :func:`ihcube.topology.router_class`: ``<top>_router_x<mask>``
+        (the node's link-existence vector in hex) when its link set is one class, as every
+        link set is when ``n`` is a power of two; ``<top>_router_x<mask>_c<i>`` otherwise,
+        ``i`` counting the link set's classes in node order."""
+        n, top = spec.nodes, spec.name if top is None else top
+        classes = {}   # class -> its index within its link set
+        per_mask = {}  # link set -> how many classes it has
+        of_node = []
+        for node in range(n):
+            key = topology.router_class(n, node, spec.order)
+            if key not in classes:
+                classes[key] = per_mask.get(key[0], 0)
+                per_mask[key[0]] = classes[key] + 1
+            of_node.append(key)
+        return [f"{top}_router_x{key[0]:x}" + (f"_c{classes[key]}" if per_mask[key[0]] > 1
+                                               else "")
+                for key in of_node]
+
+    def header(self, spec, version):
+        n, top, width, ports = spec.nodes, spec.name, spec.payload_width, spec.ports
+        more, option = ("", "") if ports == 1 else (f", PE ports {ports}", f" --ports {ports}")
+        if spec.stages:
+            more += f", {spec.stages.description}"
+        return (f"/* {top}: an incomplete-hypercube fabric of {n} nodes, written by ihcube "
+                f"{version}.\n"
+                f" * Parameters: nodes {n}, payload width {width} bits, buffer depth "
+                f"{spec.depth}, routing order {spec.order}{more}.\n"
+                f" * Top module: {top}, the only one marked top. Its ports: `ihcube ports "
+                f"--nodes {n} --width {width}{option}`.\n"
+                f" */\n")
+
+    @property
+    def lint_waivers(self):
+        from ..verify.lint import WAIVERS
+        return (WAIVERS,)
+
+    def model(self, spec, threads=1):
+        from ..sim.model import Model
+        return Model(spec, threads=threads)
+
+    @property
+    def stress(self):
+        from ..verify import stress
+        return stress
+
+    @property
+    def faults(self):
+        from ..verify.faults import FAULTS
+        return FAULTS
+
+
+MODE = PacketMode()
