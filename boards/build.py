@@ -438,7 +438,7 @@ def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root
     number), only that node's router is built: its per-router figures, and an Fmax that
     stands for the fabric's when the fabric is too big to place quickly. ``ports`` is the PE
     injection and eject ports per node (:func:`ihcube.params.check_ports`); names end in
-    ``_p<ports>`` when it is not 1. With ``wormhole`` (a :class:`ihcube.params.Wormhole`) the
+    ``_p<ports>`` when it is not 1. With ``wormhole`` (a :class:`ihcube.spec.Wormhole`) the
     wormhole fabric or router is built instead (``depth`` and ``ports`` do not apply). With
     ``strapped`` the packet ``router`` is built as the fabric builds it
     (:class:`~ihcube.boards.strapped.StrappedRouter`; names end in ``_strapped``).

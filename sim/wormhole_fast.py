@@ -19,7 +19,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import topology
-from ..spec import Wormhole
+from ..spec import as_wormhole_spec
 from ..rtl.message import Kind
 from ..rtl.router import REFUSED_COUNT_WIDTH
 from . import wormhole_kernel
@@ -72,13 +72,12 @@ class FastWormholeModel(WormholeModel):
     #: channel (both; fewer only in the negative controls that show the lockstep sees them).
     _wakes = wormhole_kernel.WAKE_ON_POP | wormhole_kernel.WAKE_ON_RELEASE
 
-    def __init__(self, n, wormhole, order=topology.MSB_FIRST):
-        n = topology.check_fabric_node_count(n)
-        if isinstance(wormhole, Wormhole):  # (else WormholeModel says what it must be)
-            beyond = self.beyond(n, wormhole)
-            if beyond:
-                raise ValueError(beyond)
-        super().__init__(n, wormhole, order)
+    def __init__(self, spec, wormhole=None, order=topology.MSB_FIRST):
+        spec = as_wormhole_spec(spec, wormhole, order).check_hardware()
+        beyond = self.beyond(spec.nodes, spec.wormhole)
+        if beyond:
+            raise ValueError(beyond)
+        super().__init__(spec)
 
     @staticmethod
     def beyond(n, wormhole):

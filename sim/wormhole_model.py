@@ -34,7 +34,7 @@ import numpy as np
 
 from .. import topology
 from ..params import head_fields, header_bits
-from ..spec import Wormhole
+from ..spec import as_wormhole_spec
 from ..rtl.message import Kind
 from ..rtl.router import REFUSED_COUNT_WIDTH
 
@@ -51,12 +51,10 @@ class WormholeModel:
 
     Parameters
     ----------
-    n : int
-        Number of nodes.
-    wormhole : :class:`ihcube.spec.Wormhole`
-        Flits per message, flit width, virtual channels and their depth.
-    order : ``"msb"`` or ``"lsb"``
-        Routing order.
+    spec : FabricSpec
+        The fabric (:class:`ihcube.spec.FabricSpec` with :class:`~ihcube.spec.Wormhole`
+        switching); the older form ``(n, wormhole, order)`` makes it
+        (:func:`ihcube.spec.as_wormhole_spec`).
     """
 
     #: Whether buffers have room in the first cycle after reset (False in the RTL).
@@ -64,13 +62,9 @@ class WormholeModel:
     #: Whether a tail frees the output channel it leaves on (True in the RTL).
     _tail_releases = True
 
-    def __init__(self, n, wormhole, order=topology.MSB_FIRST):
-        self.n = n = topology.check_fabric_node_count(n)
-        if not isinstance(wormhole, Wormhole):
-            raise TypeError(f"Wormhole parameters must be a Wormhole (from "
-                            f"ihcube.params.wormhole_parameters), not {wormhole!r}")
-        self.wormhole = wormhole
-        self.order = topology.check_routing_order(order)
+    def __init__(self, spec, wormhole=None, order=topology.MSB_FIRST):
+        self.spec = spec = as_wormhole_spec(spec, wormhole, order).check_hardware()
+        self.n, self.wormhole, self.order = spec.nodes, spec.wormhole, spec.order
         self._build_tables()
         self.reset()
 
