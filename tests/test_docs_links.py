@@ -119,3 +119,26 @@ def test_broken_file_links_and_anchors_are_reported():
     assert broken_links(right, document) == []
     # A link inside a code block or inline code is not a link.
     assert broken_links("```\n[x](nowhere.md)\n```\n`[y](nowhere.md)`\n", document) == []
+
+
+#: The most lines a page of docs/ may have: a longer page is two topics (or a history).
+MAX_PAGE_LINES = 600
+
+
+def long_pages(pages):
+    """The pages of ``pages`` (name -> text) longer than :data:`MAX_PAGE_LINES`, one line
+    each: the name and its line count."""
+    return [f"{name}: {text.count(chr(10)) + (not text.endswith(chr(10)))} lines"
+            for name, text in pages.items()
+            if text.count("\n") + (not text.endswith("\n")) > MAX_PAGE_LINES]
+
+
+def test_no_page_is_longer_than_600_lines():
+    assert long_pages({page.name: page.read_text() for page in DOCUMENTS}) == []
+
+
+def test_a_long_page_is_reported():
+    """Negative control: a page of 601 lines is reported, one of 600 is not."""
+    assert long_pages({"long.md": "x\n" * 601, "fine.md": "x\n" * 600}) == [
+        "long.md: 601 lines"]
+    assert long_pages({"unterminated.md": "x\n" * 600 + "x"}) == ["unterminated.md: 601 lines"]
