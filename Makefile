@@ -4,27 +4,27 @@
 PYTHON ?= python3
 VENV   ?= .venv
 N      ?= 26
-W      ?= 32
-DEPTH  ?= 1
-PORTS  ?= 1
-ORDER  ?= msb
-# Wormhole switching (docs/wormhole.md): the flit-level options are passed only when set, so
-# their defaults live in one place (ihcube.params.WORMHOLE_DEFAULTS).
-SWITCHING ?= packet
-FLITS      ?=
-FLIT_WIDTH ?=
-VCS        ?=
-VC_DEPTH   ?=
-# Register stages of a packet router, each 0 or 1 (docs/fpga.md): a relay on each link
-# ("Link stages"), the grant registered ("Pipelined switch"), a relay on each eject port; all
-# three place the 26-node fabric at 150 MHz ("Every output staged"). Passed only when set, so
-# that their defaults live in one place (ihcube.params).
-LINK_STAGES   ?=
-SWITCH_STAGES ?=
-EJECT_STAGES  ?=
-STAGES = $(if $(LINK_STAGES),--link-stages='$(LINK_STAGES)') \
-	$(if $(SWITCH_STAGES),--switch-stages='$(SWITCH_STAGES)') \
-	$(if $(EJECT_STAGES),--eject-stages='$(EJECT_STAGES)')
+# The fabric (ihcube.spec.FabricSpec; docs/commands.md): every option of `ihcube verilog`, in
+# one variable, FABRIC_OPTIONS, that each target building a fabric passes. Each short form is
+# passed only when set, so that the defaults live in one place (ihcube.spec); FABRIC adds any
+# option as it is, e.g. FABRIC='--switching wormhole --vcs 1'.
+#   W DEPTH ORDER PORTS                  --width --depth --order --ports
+#   SWITCHING FLITS FLIT_WIDTH VCS VC_DEPTH  --switching and the wormhole options
+#   LINK_STAGES SWITCH_STAGES EJECT_STAGES   a packet router's register stages, each 0 or 1:
+#     a relay on each link, the grant registered, a relay on each eject port; all three place
+#     the 26-node fabric at 150 MHz (docs/fpga.md)
+FABRIC ?=
+option = $(if $($(1)),--$(2)='$($(1))')
+SPEC_OPTIONS = $(call option,W,width) $(call option,DEPTH,depth) $(call option,ORDER,order) \
+	$(call option,PORTS,ports) $(call option,SWITCHING,switching) \
+	$(call option,FLITS,flits) $(call option,FLIT_WIDTH,flit-width) $(call option,VCS,vcs) \
+	$(call option,VC_DEPTH,vc-depth) $(call option,LINK_STAGES,link-stages) \
+	$(call option,SWITCH_STAGES,switch-stages) $(call option,EJECT_STAGES,eject-stages) \
+	$(FABRIC)
+FABRIC_OPTIONS = $(strip --nodes='$(N)' $(SPEC_OPTIONS))
+# The register stages alone, for the experiments that take no other fabric option yet.
+STAGES = $(strip $(call option,LINK_STAGES,link-stages) \
+	$(call option,SWITCH_STAGES,switch-stages) $(call option,EJECT_STAGES,eject-stages))
 # Threads each task's packet model runs on (--threads of sweep, saturation, collectives and
 # stress; docs/scale.md): passed only when set, so that its default lives in one place (the
 # commands' option). The wormhole model has one thread: its targets refuse THREADS above 1,
@@ -102,10 +102,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	@touch $@ $(BASE)
 
 verilog: $(BASE)
-	@$(BIN)/ihcube verilog --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' --order='$(ORDER)' \
-		--ports='$(PORTS)' --switching='$(SWITCHING)' $(if $(FLITS),--flits='$(FLITS)') \
-		$(if $(FLIT_WIDTH),--flit-width='$(FLIT_WIDTH)') $(if $(VCS),--vcs='$(VCS)') \
-		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)') $(STAGES) --out=gen
+	@$(BIN)/ihcube verilog $(FABRIC_OPTIONS) --out=gen
 
 system-tools:
 	@sh .ci/system-tools.sh
@@ -123,24 +120,17 @@ bench-wormhole: $(STAMP)
 	$(BIN)/ihcube bench-wormhole --out results/bench_wormhole_model.json
 
 cocotb: $(STAMP) system-tools
-	@$(BIN)/ihcube cocotb --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' \
-		--order='$(ORDER)' $(if $(WAVES),--waves) $(STAGES)
+	@$(BIN)/ihcube cocotb $(FABRIC_OPTIONS) $(if $(WAVES),--waves)
 
 lint: $(STAMP) system-tools
-	@$(BIN)/ihcube lint --nodes='$(N)' --width='$(W)' --depth='$(DEPTH)' --order='$(ORDER)' \
-		$(STAGES)
+	@$(BIN)/ihcube lint $(FABRIC_OPTIONS)
 
 deadlock: $(STAMP)
 	$(BIN)/ihcube deadlock --max-nodes 4096
 
 stress: $(STAMP)
-	@$(BIN)/ihcube stress --nodes='$(N)' --cycles='$(CYCLES)' \
-		$(if $(filter wormhole,$(SWITCHING)),,--depth='$(DEPTH)') \
-		--order='$(ORDER)' --seed='$(SEED)' --backend='$(BACKEND)' \
-		--switching='$(SWITCHING)' $(if $(FLITS),--flits='$(FLITS)') \
-		$(if $(FLIT_WIDTH),--flit-width='$(FLIT_WIDTH)') $(if $(VCS),--vcs='$(VCS)') \
-		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)') $(if $(THREADS),--threads='$(THREADS)') \
-		$(STAGES)
+	@$(BIN)/ihcube stress $(FABRIC_OPTIONS) --cycles='$(CYCLES)' --seed='$(SEED)' \
+		--backend='$(BACKEND)' $(if $(THREADS),--threads='$(THREADS)')
 
 # The file is named by the stages: results/stress_campaign.json, _s1.json, _s1_g1_e1.json, ...
 stress-campaign: $(STAMP)
@@ -189,19 +179,14 @@ analysis: $(STAMP)
 	@$(BIN)/ihcube analyze --scan 4096 --order msb,lsb --json results/analysis_scan.json
 
 synth: $(STAMP)
-	@$(BIN)/ihcube synth --nodes='$(N)' --family='$(FAMILY)' \
-		--width='$(W)' --depth='$(DEPTH)' --ports='$(PORTS)' \
-		--switching='$(SWITCHING)' $(if $(FLITS),--flits='$(FLITS)') \
-		$(if $(FLIT_WIDTH),--flit-width='$(FLIT_WIDTH)') $(if $(VCS),--vcs='$(VCS)') \
-		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)') $(STAGES) \
+	@$(BIN)/ihcube synth $(FABRIC_OPTIONS) --family='$(FAMILY)' \
 		$(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
 		$(if $(PNR_MINUTES),--pnr-minutes='$(PNR_MINUTES)') \
 		$(if $(PLACER),--placer='$(PLACER)') --out results
 
 bitstream: $(STAMP)
-	@$(BIN)/ihcube bitstream --board='$(BOARD)' --nodes='$(N)' --width='$(W)' \
-		--depth='$(DEPTH)' $(if $(CLOCK_MHZ),--clock-mhz='$(CLOCK_MHZ)') $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
-		$(if $(PLACER),--placer='$(PLACER)') $(STAGES) --out results
+	@$(BIN)/ihcube bitstream --board='$(BOARD)' $(FABRIC_OPTIONS) $(if $(CLOCK_MHZ),--clock-mhz='$(CLOCK_MHZ)') $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
+		$(if $(PLACER),--placer='$(PLACER)') --out results
 
 synth-table: $(STAMP)
 	@$(BIN)/ihcube synth-table --family='$(FAMILY)' $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
