@@ -60,9 +60,10 @@ RATES = (0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.65,
 
 @dataclasses.dataclass(frozen=True)
 class Point:
-    """One sweep point: the fabric ``spec`` (its payload width is the traffic's, whatever it
-    says) under the traffic ``pattern`` (with ``radius``, ``zeta`` and ``reading``, those of
-    :class:`~.traffic.Pattern`) at generation ``rate``, messages per node per cycle."""
+    """One sweep point: the fabric ``spec`` (whose payload width does not matter: the
+    traffic's payloads carry the generation cycle) under the traffic ``pattern`` (with
+    ``radius``, ``zeta`` and ``reading``, those of :class:`~.traffic.Pattern`) at generation
+    ``rate``, messages per node per cycle."""
     spec: FabricSpec
     pattern: str
     rate: float
