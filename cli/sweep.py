@@ -6,16 +6,15 @@
 :func:`ihcube.sim.sweep.points` with :func:`ihcube.sim.sweep.sweep` and writes
 ``<out>/<name>.csv``, ``.json`` and, unless ``--no-plots``, the PNG pictures of
 :mod:`ihcube.sim.plots`. A named set gives every part the options leave out. The fabric
-options (:func:`~.options.add_fabric_options`) but ``--nodes --depth --width --ports`` (the
-sizes, depths and orders are lists here) describe each point's fabric: with ``--switching
+options (:func:`~.options.add_fabric_options`) but ``--nodes --depth --order --width --ports``
+(lists, or the traffic, give those here) describe each point's fabric: with ``--switching
 wormhole`` (or a wormhole set) and ``--flits --vcs --vc-depth --flit-width`` the points run
 the wormhole fast model (``docs/wormhole.md``, "Experiments"), and ``--beside`` a packet
 sweep's CSV draws its curves beside the wormhole ones; with register stages
-(``--link-stages`` ...) the packet model has them, and the files' name their suffix
-(``sweep_quick_s1.csv``). The points run on ``--jobs``
-local Dask worker processes, or on the cluster of ``--scheduler ADDRESS``
-(:mod:`ihcube.sim.cluster`), each packet point's model on ``--threads`` threads (at most one
-a node); the CSV is the same bytes either way.
+(``--link-stages`` ...) the packet model has them, and the files' names end in their suffix
+(``sweep_quick_s1.csv``). The points run on ``--jobs`` local Dask worker processes, or on the
+cluster of ``--scheduler ADDRESS`` (:mod:`ihcube.sim.cluster`), each packet point's model on
+``--threads`` threads (at most one a node); the CSV is the same bytes either way.
 """
 
 import argparse
@@ -39,12 +38,12 @@ NAME = "sweep"
 #: wormhole message carries 32 payload bits, what the flit options are checked against, as
 #: ``ihcube verilog`` checks them at its default payload width).
 REFUSALS = {"nodes": ("Node count (--nodes) is not taken: give --sizes", None),
-           "depth": ("Buffer depth (--depth) is not taken: give --depths", "1"),
-           "width": ("Payload width (--width) is not taken: the experiments' payloads carry "
-                     "each message's generation cycle", "32"),
-           "ports": ("Port count (--ports) is not taken: the experiments' traffic enters "
-                     "through one PE port a node", "1"),
-           "order": ("Routing order (--order) is not taken: give --orders", "msb")}
+            "depth": ("Buffer depth (--depth) is not taken: give --depths", "1"),
+            "width": ("Payload width (--width) is not taken: the experiments' payloads carry "
+                      "each message's generation cycle", "32"),
+            "ports": ("Port count (--ports) is not taken: the experiments' traffic enters "
+                      "through one PE port a node", "1"),
+            "order": ("Routing order (--order) is not taken: give --orders", "msb")}
 #: The fabric options ``ihcube sweep`` refuses: every one of :data:`REFUSALS`.
 REFUSED = tuple(REFUSALS)
 
