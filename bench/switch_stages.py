@@ -6,48 +6,20 @@ synth --switch-stages 1 [--link-stages 1] [--eject-stages 1]`` (``make synth SWI
 the same options gives the throughput at any size from the fast model.
 
 ``.venv/bin/python -m ihcube.bench.switch_stages --nodes 26 [--router 0] [--placer static]
-[--link-stages 1] [--eject-stages 1]`` builds what ``ihcube synth`` builds with the same
-options, every router with a registered grant (and with ``--eject-stages 1`` a relay on each
-eject port: ``docs/fpga.md``, "Every output staged"), in ``build/switch_stages/`` (with eject
-stages ``build/switch_stages/eject_stages/`` unless ``--variant`` names another) and writes its
-figures to ``build/results/switch_stages/`` (never ``results/``: the names are ``ihcube
-synth``'s, so that the figures of the design without the option are not overwritten). It
-prints the same one line as ``ihcube synth``.
+[--link-stages 1] [--eject-stages 1]`` builds what ``ihcube synth --switch-stages 1`` builds
+with the same options, every router with a registered grant (and with ``--eject-stages 1`` a
+relay on each eject port: ``docs/fpga.md``, "Every output staged"), in
+``build/switch_stages/`` (with eject stages ``build/switch_stages/eject_stages/`` unless
+``--variant`` names another) and writes its figures to ``build/results/switch_stages/``
+(never ``results/``). It prints the same one line as ``ihcube synth``.
 """
 
 import argparse
-import contextlib
 import sys
 
 from .. import rtl
 
-__all__ = ["switch_staged", "main"]
-
-
-@contextlib.contextmanager
-def switch_staged(eject_stages=0):
-    """While open, :mod:`ihcube.rtl`'s ``Router`` and ``Fabric`` build with
-    ``switch_stages=1`` (and ``eject_stages``) unless told otherwise (what
-    :func:`ihcube.boards.build.synth` looks up when it builds)."""
-    router, fabric = rtl.Router, rtl.Fabric
-    ejects = eject_stages
-
-    class StagedRouter(router):
-        def __init__(self, *args, switch_stages=1, eject_stages=ejects, **kwargs):
-            super().__init__(*args, switch_stages=switch_stages, eject_stages=eject_stages,
-                             **kwargs)
-
-    class StagedFabric(fabric):
-        def __init__(self, *args, switch_stages=1, eject_stages=ejects, **kwargs):
-            kwargs.setdefault("router", StagedRouter)
-            super().__init__(*args, switch_stages=switch_stages, eject_stages=eject_stages,
-                             **kwargs)
-
-    rtl.Router, rtl.Fabric = StagedRouter, StagedFabric
-    try:
-        yield
-    finally:
-        rtl.Router, rtl.Fabric = router, fabric
+__all__ = ["backlogged_throughput", "main"]
 
 
 def backlogged_throughput(n, switch_stages, link_stages=0, depth=1, cycles=600, warmup=150,
@@ -100,14 +72,11 @@ def main(argv=None):
         return 0
     from ..boards import build
     variant = args.variant or ("eject_stages" if args.eject_stages else None)
-    with switch_staged(args.eject_stages):
-        where = "switch_stages" + (f"/{variant}" if variant else "")
-        figures = build.synth(args.nodes, "ecp5", depth=args.depth,
-                              out=f"build/results/{where}",
-                              build_root=f"build/{where}", router=args.router,
-                              placer=args.placer, link_stages=args.link_stages)
-    figures["switch_stages"] = 1
-    figures["eject_stages"] = args.eject_stages
+    where = "switch_stages" + (f"/{variant}" if variant else "")
+    figures = build.synth(args.nodes, "ecp5", depth=args.depth, out=f"build/results/{where}",
+                          build_root=f"build/{where}", router=args.router,
+                          placer=args.placer, link_stages=args.link_stages, switch_stages=1,
+                          eject_stages=args.eject_stages)
     print(build.summary(figures) + " (switch_stages=1"
           + (", eject_stages=1)" if args.eject_stages else ")"))
     return 0 if figures["fits"] else 1

@@ -69,16 +69,17 @@ def measure(n, flits=FLITS, vcs=VCS, router_cycles=ROUTER_CYCLES, repeats=REPEAT
         what the fabric did in the last run: ``flits_accepted`` (flits taken by the PEs per
         node per cycle), ``messages_accepted``, ``link_load`` (flits per link per cycle).
     """
-    from ..params import wormhole_parameters
     from ..sim.wormhole_fast import FastWormholeModel
+    from ..spec import FabricSpec
 
-    wormhole = wormhole_parameters(n, flits=flits, vcs=vcs)
-    FastWormholeModel(4, wormhole_parameters(4, flits=2)).advance(2)  # load the code
+    spec = FabricSpec.of(n, switching="wormhole", flits=flits, vcs=vcs)
+    wormhole = spec.wormhole
+    FastWormholeModel(FabricSpec.of(4, switching="wormhole", flits=2)).advance(2)  # load the code
     cycles = max(200, router_cycles // n)
     cpu, wall, builds = [], [], []
     for seed in range(repeats):
         start = time.perf_counter()
-        model = FastWormholeModel(n, wormhole)
+        model = FastWormholeModel(spec)
         builds.append(time.perf_counter() - start)
         model.offer(*saturating_messages(n, wormhole, warmup + cycles, seed))
         model.advance(warmup)
@@ -104,15 +105,15 @@ def measure_reference(n, flits=FLITS, vcs=VCS, cycles=REFERENCE_CYCLES, warmup=W
     """Router-cycles per CPU second of the plain Python reference model, stepped through
     ``cycles`` cycles from the state of a fast model after ``warmup`` saturated cycles (the
     fabric full; the PEs offer nothing more)."""
-    from ..params import wormhole_parameters
     from ..sim.wormhole_fast import FastWormholeModel
     from ..sim.wormhole_model import WormholeModel
+    from ..spec import FabricSpec
 
-    wormhole = wormhole_parameters(n, flits=flits, vcs=vcs)
-    fast = FastWormholeModel(n, wormhole)
-    fast.offer(*saturating_messages(n, wormhole, warmup + cycles, 0))
+    spec = FabricSpec.of(n, switching="wormhole", flits=flits, vcs=vcs)
+    fast = FastWormholeModel(spec)
+    fast.offer(*saturating_messages(n, spec.wormhole, warmup + cycles, 0))
     fast.advance(warmup)
-    reference = WormholeModel(n, wormhole)
+    reference = WormholeModel(spec)
     for name in vars(reference):
         value = getattr(fast, name)
         if isinstance(value, np.ndarray) and name in vars(fast):

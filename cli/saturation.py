@@ -1,7 +1,8 @@
 """Measure zero-load latency per hop and saturation throughput (model).
 
 ``ihcube saturation [--sizes 1024,1048] [--depths 1,2,3] [--order msb] [--link-stages 0]
-[--switch-stages 0] [--eject-stages 0]`` (``make saturation``) runs
+[--switch-stages 0] [--eject-stages 0]`` (``make saturation``; the fabric options of
+:func:`~.options.add_fabric_options` but ``--nodes --depth --width --ports``) runs
 :func:`ihcube.sim.sweep.saturation` and :func:`ihcube.sim.sweep.zero_load` for each size and
 depth under uniform traffic, prints a Markdown table and writes ``<out>/saturation.json``,
 each row with its ``link_stages``. With ``--link-stages 1`` (``make saturation
@@ -22,16 +23,16 @@ import json
 import sys
 import time
 
-from .. import topology
-from ..params import PACKET, WORMHOLE
-from .options import (add_run_options, add_stages_options, add_switching_options, ints,
-                      model_depth, node_count, run_options, stages, started, thread_count)
-from .sweep import wormhole_of
-from .usage import UsageError, checked, command_parser, run
+from .options import (add_run_options, ints, model_depth, node_count, run_options, started,
+                      thread_count)
+from .sweep import add_experiment_fabric_options, fabric_specs
+from .usage import UsageError, command_parser, run
 
 __all__ = ["main"]
 
 NAME = "saturation"
+#: The fabric options ``ihcube saturation`` refuses (:data:`ihcube.cli.sweep.REFUSALS`).
+REFUSED = ("nodes", "depth", "width", "ports")
 
 
 def _parser():
@@ -40,56 +41,47 @@ def _parser():
                         help="node counts (default 1024,1048)")
     parser.add_argument("--depths", default=None, metavar="D,...",
                         help="buffer depths (default 1,2,3; packet switching)")
-    parser.add_argument("--order", default=topology.MSB_FIRST,
-                        help="routing order (default msb)")
-    add_stages_options(parser)
-    add_switching_options(parser)
+    add_experiment_fabric_options(parser, REFUSED)
     add_run_options(parser)
     return parser
 
 
 def _measure(task):
     from ..sim import sweep as sw
-    kind, n, depth, order, wormhole, staged, threads = task
+    kind, spec, threads = task
     if kind == "zero":
-        return sw.zero_load(n, depth, order, wormhole=wormhole, threads=threads, **staged)
-    return sw.saturation(n, depth, order, wormhole=wormhole, threads=threads, **staged)
+        return sw.zero_load(spec, threads=threads)
+    return sw.saturation(spec, threads=threads)
 
 
 def _saturation(args):
+    from ..sim.sweep import saturation_results_name, wormhole_record
     sizes = ints(args.sizes, "Sizes", node_count, 2)
-    wormhole = wormhole_of(args, sizes)
-    switching = PACKET if wormhole is None else WORMHOLE
-    staged = stages(args, switching)
-    threads = thread_count(args.threads, switching)
-    if wormhole is not None:
-        if args.depths is not None:
-            raise UsageError("Depths (--depths) are packet buffer depths, not taken with "
-                             "wormhole switching: give --vc-depth")
-        depths = (wormhole.vc_depth,)
-    else:
+    specs = fabric_specs(args, sizes, REFUSED)
+    first = specs[0]
+    threads = thread_count(args.threads, first.mode)
+    if first.packet:
         depths = ints("1,2,3" if args.depths is None else args.depths, "Depths", model_depth)
-    order = checked(topology.check_routing_order, args.order)
+        specs = [spec.replace(depth=depth) for spec in specs for depth in depths]
+    elif args.depths is not None:  # a wormhole fabric's buffers are its --vc-depth
+        raise UsageError("Depths (--depths) are packet buffer depths, not taken with "
+                         "wormhole switching: give --vc-depth")
     cluster, out = run_options(args)
-    tasks = [(kind, n, depth, order, wormhole, staged, threads)
-             for kind in ("saturation", "zero") for n in sizes for depth in depths]
+    tasks = [(kind, spec, threads) for kind in ("saturation", "zero") for spec in specs]
     start = time.monotonic()
     with started(cluster):
         results = list(cluster.map(_measure, tasks, "saturation"))
     seconds = time.monotonic() - start
     sat = [r for (kind, *_), r in zip(tasks, results) if kind == "saturation"]
     zero = [r for (kind, *_), r in zip(tasks, results) if kind == "zero"]
-    from ..sim.sweep import saturation_results_name
-    name = saturation_results_name(wormhole, staged)
+    name = saturation_results_name(first)
     with open(out / name, "w") as f:
         json.dump(dict(saturation=sat, zero_load=zero, seconds=round(seconds, 1),
-                       wormhole=None if wormhole is None else dict(
-                           flits=wormhole.flits, flit_width=wormhole.flit_width,
-                           vcs=wormhole.vcs, vc_depth=wormhole.vc_depth)), f, indent=1)
-    if wormhole is None:
-        if staged:
-            from ..params import describe_stages
-            print(f"Register stages: {describe_stages(staged)}")
+                       wormhole=wormhole_record(first)), f, indent=1)
+    # The tables differ: a wormhole message is flits, each column says both.
+    if first.packet:
+        if first.stages:
+            print(f"Register stages: {first.stages.description}")
         print("| n | depth | zero-load latency per hop | + fixed | saturation throughput "
               "(highest unsaturated rate) | accepted with sources backlogged |")
         print("|---:|---:|---:|---:|---:|---:|")
@@ -101,7 +93,7 @@ def _saturation(args):
               "messages (flits) per node per cycle (highest unsaturated rate) | accepted "
               "with sources backlogged, messages (flits) |")
         print("|---:|---:|---:|---:|---:|---:|")
-        L = wormhole.flits
+        L = first.wormhole.flits
         for s, z in zip(sat, zero):
             print(f"| {s['n']} | {s['depth']} | {z['per_hop']:.3f} | {z['overhead']:.2f} | "
                   f"{s['throughput']:.4f} ({L * s['throughput']:.3f}) "

@@ -5,15 +5,19 @@
 (``make sweep``, ``make sweep-full``, ``make sweep-wormhole``) runs the points of
 :func:`ihcube.sim.sweep.points` with :func:`ihcube.sim.sweep.sweep` and writes
 ``<out>/<name>.csv``, ``.json`` and, unless ``--no-plots``, the PNG pictures of
-:mod:`ihcube.sim.plots`. A named set gives every part the options leave out. With
-``--switching wormhole`` (or a wormhole set) and ``--flits --vcs --vc-depth --flit-width``
-the points run the wormhole fast model (``docs/wormhole.md``, "Experiments"); ``--beside``
-a packet sweep's CSV draws its curves beside the wormhole ones. The points run on ``--jobs``
-local Dask worker processes, or on the cluster of ``--scheduler ADDRESS``
-(:mod:`ihcube.sim.cluster`), each packet point's model on ``--threads`` threads (at most one
-a node); the CSV is the same bytes either way.
+:mod:`ihcube.sim.plots`. A named set gives every part the options leave out. The fabric
+options (:func:`~.options.add_fabric_options`) but ``--nodes --depth --order --width --ports``
+(lists, or the traffic, give those here) describe each point's fabric: with ``--switching
+wormhole`` (or a wormhole set) and ``--flits --vcs --vc-depth --flit-width`` the points run
+the wormhole fast model (``docs/wormhole.md``, "Experiments"), and ``--beside`` a packet
+sweep's CSV draws its curves beside the wormhole ones; with register stages
+(``--link-stages`` ...) the packet model has them, and the files' names end in their suffix
+(``sweep_quick_s1.csv``). The points run on ``--jobs`` local Dask worker processes, or on the
+cluster of ``--scheduler ADDRESS`` (:mod:`ihcube.sim.cluster`), each packet point's model on
+``--threads`` threads (at most one a node); the CSV is the same bytes either way.
 """
 
+import argparse
 import dataclasses
 import json
 import os
@@ -21,17 +25,27 @@ import sys
 import time
 
 from .. import topology
-from .options import (add_run_options, add_switching_options, choices, floats, ints,
-                      model_depth, node_count, number, run_options, started,
-                      switching_options, thread_count)
+from .options import (add_fabric_options, add_run_options, choices, fabric_spec, floats,
+                      ints, model_depth, node_count, number, run_options, started,
+                      thread_count)
 from .usage import UsageError, checked, command_parser, run
 
-__all__ = ["main", "wormhole_of"]
+__all__ = ["main", "add_experiment_fabric_options", "fabric_specs"]
 
 NAME = "sweep"
-#: The payload bits a wormhole message carries (what the flit options are checked against,
-#: as ``ihcube verilog`` checks them at its default payload width).
-WORMHOLE_PAYLOAD = 32
+#: The fabric options an experiment may refuse: what to give instead, and the value its specs
+#: take in the option's place (the sizes, depths and orders are replaced by the lists'; a
+#: wormhole message carries 32 payload bits, what the flit options are checked against, as
+#: ``ihcube verilog`` checks them at its default payload width).
+REFUSALS = {"nodes": ("Node count (--nodes) is not taken: give --sizes", None),
+            "depth": ("Buffer depth (--depth) is not taken: give --depths", "1"),
+            "width": ("Payload width (--width) is not taken: the experiments' payloads carry "
+                      "each message's generation cycle", "32"),
+            "ports": ("Port count (--ports) is not taken: the experiments' traffic enters "
+                      "through one PE port a node", "1"),
+            "order": ("Routing order (--order) is not taken: give --orders", "msb")}
+#: The fabric options ``ihcube sweep`` refuses: every one of :data:`REFUSALS`.
+REFUSED = tuple(REFUSALS)
 
 
 def _parser():
@@ -60,10 +74,11 @@ def _parser():
     parser.add_argument("--tolerance", metavar="F",
                         help="convergence and saturation tolerance (default 0.02)")
     parser.add_argument("--seed", default="1", metavar="S", help="random seed (default 1)")
-    add_switching_options(parser)
+    add_experiment_fabric_options(parser, ("nodes", "depth", "width", "ports", "order"))
     add_run_options(parser)
     parser.add_argument("--name", metavar="NAME",
-                        help="file name prefix (default sweep_<set>)")
+                        help="file name prefix (default sweep_<set>, and the register "
+                             "stages' suffix)")
     parser.add_argument("--no-plots", action="store_true", help="write the CSV only")
     parser.add_argument("--beside", metavar="CSV",
                         help="wormhole: a packet sweep's CSV whose curves (same sizes, "
@@ -83,9 +98,10 @@ def _sweep(args):
     sizes = ints(args.sizes, "Sizes", node_count, 2) if args.sizes is not None else base["sizes"]
     if args.switching == "packet" and base.get("switching") == "wormhole":
         args.switching = "wormhole"  # the set's switching, as its other parts
-    wormhole = wormhole_of(args, sizes)
-    threads = thread_count(args.threads, args.switching)
-    if wormhole is not None and args.depths is not None:
+    specs = fabric_specs(args, sizes, REFUSED)
+    first = specs[0]
+    threads = thread_count(args.threads, first.mode)
+    if not first.packet and args.depths is not None:
         raise UsageError("Depths (--depths) are packet buffer depths, not taken with wormhole "
                          "switching: give --vc-depth")
     depths = (ints(args.depths, "Depths", model_depth) if args.depths is not None
@@ -112,12 +128,13 @@ def _sweep(args):
     changes["seed"] = number(args.seed, "Seed", int, 0)
     settings = dataclasses.replace(settings, **changes)
     cluster, out = run_options(args)
-    prefix = str(out / (args.name or f"sweep_{args.set}"))
+    prefix = str(out / (args.name or f"sweep_{args.set}{first.stages.suffix}"))
 
+    from ..modes import mode_of
     from ..sim import plots
     beside = None
     if args.beside is not None:
-        if wormhole is None:
+        if first.packet:
             raise UsageError("Beside (--beside) draws packet curves beside wormhole ones: "
                              "give --switching wormhole")
         try:
@@ -127,19 +144,21 @@ def _sweep(args):
                              f"{error}") from None
     if not args.no_plots:
         plots.require_matplotlib()  # before the work, not after it
-    point_list = sw.points(sizes, depths, orders, patterns, rates, radius, zeta, reading,
-                           wormhole)
+    # --depths is packet switching's: a wormhole fabric's buffers are its --vc-depth.
+    by_depth = [dict(depth=depth) for depth in depths] if first.packet else [{}]
+    fabrics = [spec.replace(order=order, **depth) for spec in specs for depth in by_depth
+               for order in orders]
+    point_list = sw.points(fabrics, patterns, rates, radius, zeta, reading)
     if not point_list:
-        if wormhole is not None:
+        if not first.packet:
             raise UsageError(f"No points: every rate is above the injection limit 1/"
-                             f"{wormhole.flits} (one flit a cycle)")
+                             f"{first.wormhole.flits} (one flit a cycle)")
         raise UsageError("No points: every rate is above the injection limit of its depth")
     # The picture of per-link density: the first incomplete size (else the first), the
     # deepest buffers (where a link can carry more than one message per cycle), the first
     # order and pattern.
     picture_n = next((n for n in sizes if n & (n - 1)), sizes[0])
-    picture = (picture_n, wormhole.vc_depth if wormhole else max(depths), orders[0],
-               patterns[0])
+    picture = (picture_n, max(p.depth for p in point_list), orders[0], patterns[0])
     start = time.monotonic()
     with started(cluster):
         rows, kept = sw.sweep(point_list, settings, cluster=cluster, threads=threads,
@@ -157,25 +176,21 @@ def _sweep(args):
         if unsaturated:
             point, (density, ends) = unsaturated[-1]
             row = rows[point_list.index(point)]
-            kind = (f"depth {point.depth}" if wormhole is None else
-                    f"{wormhole.flits}-flit worms, {wormhole.vcs} VCs x {wormhole.vc_depth}")
-            title = (f"n = {point.n}, {kind}, {point.order} first, {point.pattern} "
-                     f"traffic, rate {point.rate:g} (throughput {row['throughput']:.3g}): "
-                     f"peak {row['peak_density']:.2f}, "
+            mode = mode_of(point.spec)
+            title = (f"n = {point.n}, {mode.buffers(point.spec)}, {point.order} first, "
+                     f"{point.pattern} traffic, rate {point.rate:g} (throughput "
+                     f"{row['throughput']:.3g}): peak {row['peak_density']:.2f}, "
                      f"{100 * row['links_above_1']:.1f}% of links above 1.0")
             written.append(plots.density_plot(point.n, density, ends, title,
-                                              prefix + "_density.png",
-                                              "messages" if wormhole is None else "flits"))
+                                              prefix + "_density.png", mode.unit))
     for stale in plots.stale_pictures(prefix, written):
         os.remove(stale)  # an earlier run's picture that this run did not redraw
     summary = dict(set=args.set, settings=dataclasses.asdict(settings), sizes=sizes,
                    depths=depths, orders=orders, patterns=patterns, rates=rates,
                    radius=radius, zeta=zeta, reading=reading, jobs=cluster.jobs,
-                   scheduler=cluster.scheduler, points=len(rows),
-                   switching="packet" if wormhole is None else "wormhole",
-                   wormhole=None if wormhole is None else dict(
-                       flits=wormhole.flits, flit_width=wormhole.flit_width, vcs=wormhole.vcs,
-                       vc_depth=wormhole.vc_depth),
+                   scheduler=cluster.scheduler, points=len(rows), switching=first.mode,
+                   wormhole=sw.wormhole_record(first),
+                   **({"stages": first.stages.keywords()} if first.stages else {}),
                    seconds=round(seconds, 1), curves=_curves(rows))
     with open(prefix + ".json", "w") as f:
         json.dump(summary, f, indent=1)
@@ -183,18 +198,31 @@ def _sweep(args):
     print(f"{len(rows)} points in {seconds:.0f} s; wrote {', '.join(written)}")
 
 
-def wormhole_of(args, sizes):
-    """The checked :class:`~ihcube.spec.Wormhole` of the switching options for every size
-    (None for packet switching); the fast model's limits are usage errors too."""
-    from ..params import switching_parameters
-    from ..sim.wormhole_fast import FastWormholeModel
-    wormhole = None
+def add_experiment_fabric_options(parser, refused):
+    """Add the fabric options (:func:`~.options.add_fabric_options`, ``--nodes`` not
+    required) to ``parser``, those named in ``refused`` (keys of :data:`REFUSALS`) without a
+    default, so that :func:`fabric_specs` refuses them if given."""
+    add_fabric_options(parser, nodes_required=False)
+    parser.set_defaults(**dict.fromkeys(refused))
+
+
+def fabric_specs(args, sizes, refused):
+    """The checked :class:`~ihcube.spec.FabricSpec` of the fabric options
+    (:func:`add_experiment_fabric_options`) at each of ``sizes``: an option of ``refused``
+    given is a usage error, one line, and so are the fast model's limits."""
+    for option in refused:
+        if getattr(args, option) is not None:
+            raise UsageError(REFUSALS[option][0])
+    specs = []
     for n in sizes:
-        switching, options = switching_options(args, n, WORMHOLE_PAYLOAD)
-        wormhole = switching_parameters(n, WORMHOLE_PAYLOAD, switching, **options)
-        if wormhole is not None:
-            checked(lambda n=n, wormhole=wormhole: _refuse(FastWormholeModel.beyond(n, wormhole)))
-    return wormhole
+        options = {**vars(args), **{option: REFUSALS[option][1] for option in refused},
+                   "nodes": str(n)}
+        spec = fabric_spec(argparse.Namespace(**options), hardware=False)
+        if not spec.packet:  # the wormhole model's int64 words: its own limits
+            from ..sim.wormhole_fast import FastWormholeModel
+            checked(_refuse, FastWormholeModel.beyond(n, spec.wormhole))
+        specs.append(spec)
+    return specs
 
 
 def _refuse(why):

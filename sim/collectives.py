@@ -60,6 +60,7 @@ import numpy as np
 
 from .. import topology
 from ..rtl.message import Kind
+from ..spec import FabricSpec
 from .by_distance import class_size
 from .model import Model, threads_for
 from .schedule import greedy, hops, relays, segment_tree, translated_tree
@@ -441,7 +442,7 @@ def run(n, collective, depth=2, order=topology.MSB_FIRST, max_cycles=None, ports
     if collective not in COLLECTIVES:
         raise ValueError(f"Collective must be one of {', '.join(COLLECTIVES)}, "
                          f"not {collective!r}")
-    model = Model(n, payload_width=32, depth=depth, order=order, ports=ports,
+    model = Model(FabricSpec.of(n, depth=depth, order=order, ports=ports),
                   threads=threads_for(n, threads))
     if max_cycles is None:
         max_cycles = 4 * (link_bound(n, collective) + port_bound(n, collective, depth)) + 100

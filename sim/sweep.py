@@ -1,7 +1,9 @@
 """Latency-throughput sweeps of the fabric model (Tzeng and Kumar, Section 5; SPEC section 6).
 
-A *point* is one fabric (``n``, buffer depth, routing order) under one traffic pattern
-(:mod:`.traffic`) at one generation rate. :func:`measure` runs it:
+A *point* is one fabric (a :class:`~ihcube.spec.FabricSpec`: ``n``, buffer depth, routing
+order, register stages, or the wormhole options) under one traffic pattern (:mod:`.traffic`)
+at one generation rate. :func:`measure` runs it on the fast model of the spec's switching
+mode, fed by that mode's traffic source (:meth:`ihcube.modes.Mode.traffic`):
 
 1. a warm-up of ``warmup`` cycles from empty, not counted;
 2. measurement windows of ``window`` cycles, at least ``min_windows`` and at most
@@ -9,10 +11,9 @@ A *point* is one fabric (``n``, buffer depth, routing order) under one traffic p
    ``tolerance`` (relative) of the window before it (*converged*), or when the point is
    saturated.
 
-A point with a :class:`~ihcube.spec.Wormhole` runs the wormhole fast model instead, fed by
-:class:`~.wormhole_traffic.WormholeTrafficSource` from the same patterns: rates are messages
-of ``flits`` flits per node per cycle, latency runs to the tail's delivery, densities count
-flits, and the row adds the flits accepted (``docs/wormhole.md``, "Experiments").
+A wormhole point's rates are messages of ``flits`` flits per node per cycle, its latency runs
+to the tail's delivery, its densities count flits, and its row adds the flits accepted
+(``docs/wormhole.md``, "Experiments").
 
 A point is *saturated* when, over the measurement windows so far, the fabric accepted fewer
 than ``1 - tolerance`` of the messages generated, or the source queues grew by more than
@@ -41,19 +42,16 @@ import zlib
 import numpy as np
 
 from .. import topology
-from ..spec import Wormhole
-from ..params import (WORMHOLE, WORMHOLE_DEFAULTS, check_model_threads, check_stages,
-                      stages_suffix)
+from ..modes import mode_of
+from ..spec import FabricSpec
 from .cluster import Cluster, Progress
-from .model import Model, threads_for
-from .traffic import SPHERE_RADIUS, SPHERE_ZETA, Pattern, TrafficSource
-from .wormhole_fast import FastWormholeModel
-from .wormhole_traffic import WormholeTrafficSource
+from .traffic import SPHERE_RADIUS, SPHERE_ZETA, Pattern
 
 __all__ = ["Point", "Settings", "RATES", "QUICK", "FULL", "SETS", "injection_limit", "points",
            "WORMHOLE_RATES",
            "measure", "sweep", "write_csv", "CSV_COLUMNS", "link_density", "Progress",
-           "zero_load", "saturation", "saturation_results_name", "read_csv"]
+           "zero_load", "saturation", "saturation_results_name", "wormhole_record",
+           "read_csv"]
 
 #: Generation rates of the sweeps; at depth 1 only those up to the injection limit 0.5 (an
 #: injection buffer of one message takes a message every other cycle).
@@ -62,28 +60,29 @@ RATES = (0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.65,
 
 @dataclasses.dataclass(frozen=True)
 class Point:
-    """One sweep point."""
-    n: int
-    depth: int
-    order: str
+    """One sweep point: the fabric ``spec`` (whose payload width does not matter: the
+    traffic's payloads carry the generation cycle) under the traffic ``pattern`` (with
+    ``radius``, ``zeta`` and ``reading``, those of :class:`~.traffic.Pattern`) at generation
+    ``rate``, messages per node per cycle."""
+    spec: FabricSpec
     pattern: str
     rate: float
     radius: int = SPHERE_RADIUS
     zeta: float = SPHERE_ZETA
     reading: str = "literal"
-    #: None: packet switching; a :class:`~ihcube.spec.Wormhole`: wormhole switching (then
-    #: ``depth`` is its ``vc_depth``).
-    wormhole: Wormhole = None
-    #: Packet switching's register stages (:class:`~.model.Model`'s ``link_stages``,
-    #: ``switch_stages`` and ``eject_stages``).
-    link_stages: int = 0
-    switch_stages: int = 0
-    eject_stages: int = 0
 
     @property
-    def stages(self):
-        """The register stages that are not 0 (:func:`ihcube.params.check_stages`)."""
-        return check_stages(self.link_stages, self.switch_stages, self.eject_stages)
+    def n(self):
+        return self.spec.nodes
+
+    @property
+    def order(self):
+        return self.spec.order
+
+    @property
+    def depth(self):
+        """The buffer depth of the records (a wormhole point's: its virtual channels')."""
+        return mode_of(self.spec).buffer_depth(self.spec)
 
     def seed(self, base):
         """The point's seed: a function of ``base`` and the parameters only."""
@@ -92,13 +91,14 @@ class Point:
             text += f":{self.radius}:{self.zeta!r}"
         if self.reading != "literal" and self.pattern != "uniform":
             text += f":{self.reading}"
-        if self.wormhole is not None:
-            wh = self.wormhole
-            text += f":wormhole:{wh.flits}:{wh.flit_width}:{wh.vcs}:{wh.vc_depth}"
-        if self.link_stages:  # the seeds of the points without link stages are as before
-            text += f":stages:{self.link_stages}"
-        if self.switch_stages or self.eject_stages:  # and those with link stages only
-            text += f":switch:{self.switch_stages}:eject:{self.eject_stages}"
+        wormhole, stages = self.spec.wormhole, self.spec.stages
+        if wormhole is not None:
+            text += (f":wormhole:{wormhole.flits}:{wormhole.flit_width}:{wormhole.vcs}:"
+                     f"{wormhole.vc_depth}")
+        if stages.link:  # the seeds of the points without link stages are as before
+            text += f":stages:{stages.link}"
+        if stages.switch or stages.eject:  # and those with link stages only
+            text += f":switch:{stages.switch}:eject:{stages.eject}"
         return zlib.crc32(text.encode())
 
 
@@ -138,31 +138,25 @@ SETS["wormhole"] = dict(sizes=(1024, 1048, 1114, 1818, 2048), depths=(2,), order
 QUICK, FULL = SETS["quick"], SETS["full"]
 
 
-def injection_limit(depth, wormhole=None):
-    """The most messages per cycle a PE can inject: every other cycle at depth 1; in wormhole
-    mode one flit a cycle, so one message every ``flits`` cycles."""
-    if wormhole is not None:
-        return 1.0 / wormhole.flits
-    return 0.5 if depth == 1 else 1.0
+def injection_limit(spec):
+    """The most messages per cycle a PE of ``spec`` can inject: every other cycle at depth 1;
+    in wormhole mode one flit a cycle, so one message every ``flits`` cycles."""
+    return mode_of(spec).injection_limit(spec)
 
 
-def points(sizes, depths, orders, patterns, rates, radius=SPHERE_RADIUS, zeta=SPHERE_ZETA,
-           reading="literal", wormhole=None):
-    """The points of a sweep, grouped by size (so that a process reuses its patterns);
-    ``reading`` is :class:`~.traffic.Pattern`'s. With ``wormhole`` (a
-    :class:`~ihcube.spec.Wormhole`) the points are wormhole points and ``depths`` is
-    ignored (the depth is its ``vc_depth``)."""
-    if wormhole is not None:
-        depths = (wormhole.vc_depth,)
+def points(fabrics, patterns, rates, radius=SPHERE_RADIUS, zeta=SPHERE_ZETA,
+           reading="literal"):
+    """The points of a sweep: each of ``fabrics`` (:class:`~ihcube.spec.FabricSpec`, in the
+    order of their sizes) under each pattern at each rate up to its injection limit, grouped
+    by size (so that a process reuses its patterns); ``reading`` is
+    :class:`~.traffic.Pattern`'s."""
     out = []
-    for n in sizes:
+    for n in dict.fromkeys(spec.nodes for spec in fabrics):
         for pattern in patterns:
-            for depth in depths:
-                for order in orders:
-                    for rate in rates:
-                        if rate <= injection_limit(depth, wormhole):
-                            out.append(Point(n, depth, order, pattern, rate, radius, zeta,
-                                             reading, wormhole))
+            for spec in fabrics:
+                if spec.nodes == n:
+                    out += [Point(spec, pattern, rate, radius, zeta, reading) for rate in rates
+                            if rate <= injection_limit(spec)]
     return out
 
 
@@ -200,20 +194,16 @@ def link_density(n, link_count, cycles):
 
 
 def _source(point, seed, threads=1):
-    """The traffic source of ``point``: the packet :class:`~.model.Model` on ``threads``
-    threads (:func:`~.model.threads_for`) or the wormhole
-    :class:`~.wormhole_fast.FastWormholeModel` (one thread), fed from the same
-    :class:`~.traffic.Pattern`."""
+    """The traffic source of ``point`` (its mode's, :meth:`ihcube.modes.Mode.traffic`) on
+    ``threads`` threads."""
     pattern = _pattern(point.n, point.pattern, point.radius, point.zeta, point.reading)
-    if point.wormhole is None:
-        model = Model(point.n, payload_width=64, depth=point.depth, order=point.order,
-                      threads=threads_for(point.n, threads), **point.stages)
-        return TrafficSource(model, pattern, point.rate, seed)
-    if point.stages:
-        raise ValueError("Register stages are a packet switching option, not a wormhole one")
-    check_model_threads(threads, WORMHOLE)
-    model = FastWormholeModel(point.n, point.wormhole, point.order)
-    return WormholeTrafficSource(model, pattern, point.rate, seed)
+    return mode_of(point.spec).traffic(point.spec, pattern, point.rate, seed, threads)
+
+
+def _wormhole_option(spec, name, missing):
+    """The wormhole option ``name`` of ``spec``, or ``missing`` with packet switching: the
+    cells of a record that packet switching leaves empty."""
+    return getattr(spec.wormhole, name, missing)
 
 
 def measure(point, settings=Settings(), keep_links=False, threads=1):
@@ -250,7 +240,7 @@ def measure(point, settings=Settings(), keep_links=False, threads=1):
     cycles = windows * settings.window
     density, ends = link_density(point.n, links, cycles)
     delivered = totals["delivered"]
-    wh = point.wormhole
+    spec = point.spec
     row = dict(
         n=point.n, complete=int(point.n & (point.n - 1) == 0), depth=point.depth,
         order=point.order, pattern=point.pattern,
@@ -265,10 +255,11 @@ def measure(point, settings=Settings(), keep_links=False, threads=1):
         peak_density=float(density.max()) if len(density) else 0.0,
         links_above_1=float((density > 1.0).mean()) if len(density) else 0.0,
         queued=source.queued, generated=totals["generated"], delivered=delivered,
-        switching="packet" if wh is None else "wormhole",
-        flits="" if wh is None else wh.flits, vcs="" if wh is None else wh.vcs,
-        flit_width="" if wh is None else wh.flit_width,
-        flit_throughput="" if wh is None else totals["flits_ejected"] / (point.n * cycles),
+        switching=spec.mode, flits=_wormhole_option(spec, "flits", ""),
+        vcs=_wormhole_option(spec, "vcs", ""),
+        flit_width=_wormhole_option(spec, "flit_width", ""),
+        flit_throughput=(totals["flits_ejected"] / (point.n * cycles)
+                         if "flits_ejected" in got else ""),  # where the source counts flits
     )
     if keep_links:
         return row, (density, ends)
@@ -356,29 +347,23 @@ def sweep(point_list, settings=Settings(), jobs=2, keep_links=lambda point: Fals
     return rows, kept
 
 
-def zero_load(n, depth, order=topology.MSB_FIRST, rate=None, cycles=20000, seed=1,
-              wormhole=None, threads=1, **stages):
-    """Latency per hop at (almost) zero load, uniform traffic (wormhole switching with
-    ``wormhole``, a :class:`~ihcube.spec.Wormhole`; ``depth`` is then ignored; packet
-    switching with the register ``stages`` of :func:`ihcube.params.check_stages`,
-    :class:`~.model.Model`, on ``threads`` threads).
+def zero_load(spec, rate=None, cycles=20000, seed=1, threads=1):
+    """Latency per hop at (almost) zero load, uniform traffic, on the fabric ``spec`` (its
+    fast model on ``threads`` threads).
 
     Fits ``latency = overhead + per_hop * hops`` by least squares to every delivered message
-    of ``cycles`` cycles at generation rate ``rate`` (default 0.002, in wormhole mode
-    ``0.002 / flits``: the same flits per node per cycle) (after ``cycles // 10`` of warm-up).
+    of ``cycles`` cycles at generation rate ``rate`` (default ``0.002 / flits``: a flit load
+    of 0.002 per node per cycle whatever the switching) (after ``cycles // 10`` of warm-up).
     Returns ``per_hop``, ``overhead``, ``mean_latency``, ``mean_hops``, ``messages`` and
-    ``by_hops`` (mean latency of the messages that took ``h`` hops, ``h = 0 .. D``); in
-    wormhole mode also ``fastest_by_hops``, their least latency (a message that met no other
-    worm). A packet switching row also has ``link_stages``, and the other stages that are
-    not 0.
+    ``by_hops`` (mean latency of the messages that took ``h`` hops, ``h = 0 .. D``), then what
+    the mode's records add (:meth:`ihcube.modes.Mode.record`: a packet row's ``link_stages``,
+    and the other stages that are not 0), and the fastest latency of each hop count where the
+    traffic measures it (wormhole: ``fastest_by_hops``, a message that met no other worm).
     """
-    stages = check_stages(**stages)
-    if wormhole is not None:
-        depth = wormhole.vc_depth
-    if rate is None:  # a flit load of 0.002 per node per cycle either way
-        rate = 0.002 if wormhole is None else 0.002 / wormhole.flits
-    source = _source(Point(n, depth, order, "uniform", rate, wormhole=wormhole, **stages),
-                     seed, threads)
+    mode = mode_of(spec)
+    if rate is None:
+        rate = 0.002 / mode.flits(spec)
+    source = _source(Point(spec, "uniform", rate), seed, threads)
     source.run(cycles // 10)
     got = source.run(cycles)
     count, latency = got["by_hops"]
@@ -386,27 +371,23 @@ def zero_load(n, depth, order=topology.MSB_FIRST, rate=None, cycles=20000, seed=
     used = count > 0
     per_hop, overhead = np.polyfit(hops[used], latency[used] / count[used], 1,
                                    w=np.sqrt(count[used]))
-    return dict(n=n, depth=depth, order=order, rate=rate, cycles=cycles,
-                switching="packet" if wormhole is None else "wormhole",
-                flits=None if wormhole is None else wormhole.flits,
+    fastest = {} if "fastest_by_hops" not in got else dict(
+        fastest_by_hops=[int(got["fastest_by_hops"][h]) if count[h] else None
+                         for h in range(len(count))])
+    return dict(n=spec.nodes, depth=mode.buffer_depth(spec), order=spec.order, rate=rate,
+                cycles=cycles, switching=spec.mode, flits=_wormhole_option(spec, "flits", None),
                 per_hop=float(per_hop), overhead=float(overhead),
                 mean_latency=got["latency_sum"] / got["delivered"],
                 mean_hops=got["hops_sum"] / got["delivered"], messages=got["delivered"],
                 by_hops=[float(latency[h] / count[h]) if count[h] else None
                          for h in range(len(count))],
-                **(_stages_row(stages) if wormhole is None else dict(
-                    fastest_by_hops=[int(got["fastest_by_hops"][h]) if count[h] else None
-                                     for h in range(len(count))])))
+                **mode.record(spec), **fastest)
 
 
-def saturation(n, depth, order=topology.MSB_FIRST, pattern="uniform", settings=Settings(),
-               resolution=None, wormhole=None, threads=1, **stages):
-    """Saturation throughput, two ways (wormhole switching with ``wormhole``, a
-    :class:`~ihcube.spec.Wormhole`; ``depth`` is then ignored; packet switching with the
-    register ``stages`` of :func:`ihcube.params.check_stages`, :class:`~.model.Model`, on
-    ``threads`` threads for each measurement). ``resolution`` is in
-    messages per node per cycle; by default 0.01, or ``0.01 / flits`` in wormhole mode (0.01
-    flits per node per cycle).
+def saturation(spec, pattern="uniform", settings=Settings(), resolution=None, threads=1):
+    """Saturation throughput of the fabric ``spec``, two ways (its fast model on ``threads``
+    threads for each measurement). ``resolution`` is in messages per node per cycle; by
+    default ``0.01 / flits`` (0.01 flits per node per cycle).
 
     ``backlogged``: what the fabric accepts per node per cycle when every source always has a
     message waiting (generation rate 1; in wormhole mode the injection limit ``1 / flits``,
@@ -414,58 +395,47 @@ def saturation(n, depth, order=topology.MSB_FIRST, pattern="uniform", settings=S
     the warm-up.
     ``highest_rate``, ``throughput``: the highest generation rate, to within ``resolution``,
     at which :func:`measure` does not find the point saturated (bisection from the injection
-    limit down), and the throughput measured there.
+    limit down), and the throughput measured there. The record ends with what the mode's
+    records add (:meth:`ihcube.modes.Mode.record`).
     """
-    stages = check_stages(**stages)
-    if wormhole is not None:
-        depth = wormhole.vc_depth
-    limit = injection_limit(depth, wormhole)
+    mode = mode_of(spec)
+    flits, limit = mode.flits(spec), mode.injection_limit(spec)
     if resolution is None:
-        resolution = 0.01 if wormhole is None else 0.01 / wormhole.flits
-    backlogged = measure(Point(n, depth, order, pattern, min(1.0, limit), wormhole=wormhole,
-                               **stages),
+        resolution = 0.01 / flits
+    backlogged = measure(Point(spec, pattern, min(1.0, limit)),
                          dataclasses.replace(settings, min_windows=settings.max_windows),
                          threads=threads)
     low, high = 0.0, limit
     best = None
     while high - low > resolution:
         rate = round((low + high) / 2, 6)
-        row = measure(Point(n, depth, order, pattern, rate, wormhole=wormhole, **stages),
-                      settings, threads=threads)
+        row = measure(Point(spec, pattern, rate), settings, threads=threads)
         if row["saturated"]:
             high = rate
         else:
             low, best = rate, row
-    flits = 1 if wormhole is None else wormhole.flits
-    return dict(n=n, depth=depth, order=order, pattern=pattern,
-                switching="packet" if wormhole is None else "wormhole",
-                flits=None if wormhole is None else wormhole.flits,
+    return dict(n=spec.nodes, depth=mode.buffer_depth(spec), order=spec.order,
+                pattern=pattern, switching=spec.mode,
+                flits=_wormhole_option(spec, "flits", None),
                 backlogged=backlogged["throughput"], highest_rate=low,
                 backlogged_flits=backlogged["throughput"] * flits,
                 throughput=best["throughput"] if best else 0.0,
                 latency_there=best["mean_latency"] if best else None,
-                **(_stages_row(stages) if wormhole is None else {}))
+                **mode.record(spec))
 
 
-def _stages_row(stages):
-    """What a packet switching row of :func:`zero_load` and :func:`saturation` says of its
-    register ``stages``: ``link_stages`` always (as before the other stages existed), the
-    others when not 0."""
-    return {"link_stages": 0, **stages}
-
-
-def saturation_results_name(wormhole=None, stages=None):
-    """The results file of ``ihcube saturation``: ``saturation.json`` for packet switching
-    (``wormhole`` None), ``saturation_link_stages.json`` with a relay on each link (the
-    register ``stages``, a dict of :func:`ihcube.params.check_stages`, ``{"link_stages":
-    1}``), ``saturation_s1_g1_e1.json`` with link, switch and eject stages (other stages, by
-    :func:`ihcube.params.stages_suffix`); for wormhole, ``saturation_wormhole.json`` at the
+def saturation_results_name(spec):
+    """The results file of ``ihcube saturation`` on ``spec`` (any of its sizes):
+    ``saturation.json`` for packet switching, ``saturation_link_stages.json`` with a relay on
+    each link, ``saturation_s1_g1_e1.json`` with link, switch and eject stages (other stages,
+    by :attr:`ihcube.spec.Stages.suffix`); for wormhole, ``saturation_wormhole.json`` at the
     default message length, virtual channels and their depth, else with them in the name
-    (``saturation_wormhole_l20_v1_q2.json``). The flit width changes no cycle."""
-    if wormhole is None:
-        suffix = stages_suffix(stages or {})
-        return "saturation_link_stages.json" if suffix == "_s1" else f"saturation{suffix}.json"
-    if all(getattr(wormhole, key) == WORMHOLE_DEFAULTS[key]
-           for key in ("flits", "vcs", "vc_depth")):
-        return "saturation_wormhole.json"
-    return f"saturation_wormhole_l{wormhole.flits}_v{wormhole.vcs}_q{wormhole.vc_depth}.json"
+    (``saturation_wormhole_l20_v1_q2.json``). The flit width changes no cycle
+    (:meth:`ihcube.modes.Mode.results_suffix`)."""
+    return f"saturation{mode_of(spec).results_suffix(spec)}.json"
+
+
+def wormhole_record(spec):
+    """The wormhole options of ``spec`` as the results files record them (``flits``,
+    ``flit_width``, ``vcs``, ``vc_depth``); None with packet switching."""
+    return None if spec.wormhole is None else dataclasses.asdict(spec.wormhole)

@@ -15,6 +15,7 @@ from ihcube import deadlock, topology
 from ihcube.cli import main
 from ihcube.sim import analysis, sweep
 from ihcube.sim.traffic import Pattern
+from ihcube.spec import FabricSpec
 
 F = Fraction
 
@@ -225,7 +226,7 @@ SETTINGS = sweep.Settings(warmup=500, window=10_000, min_windows=4, max_windows=
 def measured():
     """n = 26 (incomplete), decreasing literal traffic at rate 0.2, msb, depth 2: well below
     the bound 1 / 0.65 of the busiest direction. The link counts of 40,000 cycles."""
-    point = sweep.Point(N, 2, "msb", "decreasing", RATE)
+    point = sweep.Point(FabricSpec.of(N, depth=2), "decreasing", RATE)
     row, (density, ends) = sweep.measure(point, SETTINGS, keep_links=True)
     assert not row["saturated"]
     return row, density * row["cycles"], ends

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from ihcube import topology
-from ihcube.params import wormhole_parameters
 from ihcube.sim import sweep, traffic
 from ihcube.sim.by_distance import class_member, class_size, hops
 from ihcube.sim.model import Model, RandomTraffic
 from ihcube.sim.traffic import Pattern, draw
+from ihcube.spec import FabricSpec
 
 SIZES = [*range(2, 71), 100, 129, 1000]
 #: name, radius, reading
@@ -189,16 +189,17 @@ def _by_table(monkeypatch, order="class"):
         np.asarray(sources, np.int64), u, v))
 
 
-WORMHOLE = wormhole_parameters(26, flits=4, vcs=2, vc_depth=2)
+WORMHOLE = FabricSpec.of(26, switching="wormhole", flits=4, vcs=2, vc_depth=2)
 
 
 @pytest.mark.parametrize("point, order", [
-    (sweep.Point(26, 1, "msb", "decreasing", 0.3), "class"),
-    (sweep.Point(100, 2, "lsb", "sphere", 0.4, radius=2, reading="exclusive"), "class"),
-    (sweep.Point(100, 2, "msb", "uniform", 0.6), "class"),
-    (sweep.Point(26, 2, "msb", "sphere", 0.05, wormhole=WORMHOLE), "class"),
-    (sweep.Point(26, 1, "msb", "uniform", 0.3), "distance"),
-    (sweep.Point(26, 2, "msb", "sphere", 0.05, wormhole=WORMHOLE), "distance"),
+    (sweep.Point(FabricSpec(26), "decreasing", 0.3), "class"),
+    (sweep.Point(FabricSpec.of(100, depth=2, order="lsb"), "sphere", 0.4, radius=2,
+                 reading="exclusive"), "class"),
+    (sweep.Point(FabricSpec.of(100, depth=2), "uniform", 0.6), "class"),
+    (sweep.Point(WORMHOLE, "sphere", 0.05), "class"),
+    (sweep.Point(FabricSpec(26), "uniform", 0.3), "distance"),
+    (sweep.Point(WORMHOLE, "sphere", 0.05), "distance"),
 ])
 def test_a_point_measures_the_same_by_table(point, order, monkeypatch):
     """A sweep point's row and link densities by class and by the table: the same (and,

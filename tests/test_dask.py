@@ -19,11 +19,17 @@ distributed = pytest.importorskip("distributed")
 from ihcube.cli import main  # noqa: E402
 from ihcube.sim import sweep  # noqa: E402
 from ihcube.sim.cluster import CONNECT_TIMEOUT, Cluster  # noqa: E402
+from ihcube.spec import FabricSpec  # noqa: E402
 
 #: A small sweep: two sizes, two depths, two patterns, two rates (16 points).
 SWEEP = ["sweep", "--sizes", "26,32", "--depths", "1,2", "--patterns", "uniform,decreasing",
          "--rates", "0.1,0.4", "--warmup", "100", "--window", "200", "--max-windows", "3",
          "--seed", "7", "--no-plots"]
+
+
+def fabrics(sizes, depths):
+    """The packet fabrics of ``sizes`` at each of ``depths``, by size."""
+    return [FabricSpec.of(n, depth=depth) for n in sizes for depth in depths]
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +65,7 @@ def test_two_workers_give_the_csv_bytes_of_one_process(tmp_path, two_workers, ca
 def test_a_local_cluster_of_jobs_workers_gives_the_same_rows():
     """Without a scheduler, ``jobs`` 2 starts a local cluster: the rows, and the kept link
     densities, are those of one process."""
-    points = sweep.points((20, 26), (2,), ("msb",), ("uniform",), (0.1, 0.3))
+    points = sweep.points(fabrics((20, 26), (2,)), ("uniform",), (0.1, 0.3))
     settings = sweep.Settings(warmup=100, window=200, max_windows=3, seed=3)
     keep = lambda point: point.n == 26  # noqa: E731
     rows, kept = sweep.sweep(points, settings, jobs=1, keep_links=keep, progress=False)
@@ -74,7 +80,7 @@ def test_a_worker_killed_mid_sweep_is_not_fatal(tmp_path, monkeypatch, two_worke
     """The task of point 1 kills its own worker process the first time it runs (a marker
     file says it did): the scheduler runs it again elsewhere, and the rows are those of an
     undisturbed sweep."""
-    points = sweep.points((20, 26), (1, 2), ("msb",), ("uniform",), (0.1, 0.3))
+    points = sweep.points(fabrics((20, 26), (1, 2)), ("uniform",), (0.1, 0.3))
     settings = sweep.Settings(warmup=100, window=200, max_windows=3, seed=5)
     expected, _ = sweep.sweep(points, settings, jobs=1, progress=False)
     marker = str(tmp_path / "killed")
@@ -102,7 +108,7 @@ def test_model_threads_travel_to_the_workers(monkeypatch, two_workers):
     rows of one, and where the workers' models have barriers that do not wait (the negative
     control of ``tests/test_model_threads.py``), the rows differ, which they could not if
     the points ran on one thread there."""
-    points = sweep.points((20, 26), (2,), ("msb",), ("uniform",), (0.1, 0.4))
+    points = sweep.points(fabrics((20, 26), (2,)), ("uniform",), (0.1, 0.4))
     settings = sweep.Settings(warmup=100, window=200, max_windows=3, seed=5)
     expected, _ = sweep.sweep(points, settings, jobs=1, progress=False)
     address = two_workers.scheduler_address

@@ -16,6 +16,10 @@ from ihcube.cli import main
 
 #: A packet router's register stages, options of several commands.
 STAGES = ["--link-stages", "--switch-stages", "--eject-stages"]
+#: The fabric options the experiments take beside their lists (the stages and the switching)
+#: or refuse (those the lists or the traffic replace).
+FABRIC = ["--nodes", "--width", "--depth", "--ports", "--switching", "--flits", "--flit-width",
+          "--vcs", "--vc-depth"]
 
 #: command -> (valid arguments around the option, the options that take a checked value)
 COMMANDS = {
@@ -28,11 +32,12 @@ COMMANDS = {
                "--no-plots", "--out", "{tmp}"],
               ["--set", "--sizes", "--depths", "--orders", "--patterns", "--rates", "--radius",
                "--zeta", "--reading", "--warmup", "--window", "--max-windows", "--tolerance",
-               "--seed", "--jobs", "--threads"]),
+               "--seed", "--jobs", "--threads", *FABRIC, "--order", *STAGES]),
     "analyze": (["--nodes", "4"], ["--nodes", "--pattern", "--order", "--reading", "--radius",
                                    "--zeta", "--saturation"]),
     "saturation": (["--sizes", "4", "--depths", "1", "--out", "{tmp}"],
-                   ["--sizes", "--depths", "--order", "--jobs", *STAGES, "--threads"]),
+                   ["--sizes", "--depths", "--order", "--jobs", *STAGES, "--threads",
+                    *FABRIC]),
     "collectives": (["--dims", "1", "--sizes", "3", "--depths", "1", "--out", "{tmp}"],
                     ["--dims", "--sizes", "--depths", "--jobs", "--threads"]),
     "stress": (["--nodes", "2", "--cycles", "10"],

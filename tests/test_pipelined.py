@@ -20,6 +20,7 @@ from ihcube import generate, params
 from ihcube.boards import build
 from ihcube.rtl import Fabric, Router
 from ihcube.sim import sweep
+from ihcube.spec import FabricSpec
 from ihcube.verify.cocotb_runner import Settings
 from ihcube.verify.faults import faulty_router
 from ihcube.verify.lint import lint_file
@@ -48,14 +49,13 @@ def test_the_name_says_each_stage(stages, suffix):
     assert generate.fabric_name(26, **stages) == f"ihcube_n26_w32{suffix}"
     assert generate.fabric_name(13, 8, 2, "lsb", 2, **stages) == f"ihcube_n13_w8_d2_lsb_p2{suffix}"
     assert build.synth_name(26, router=0, **stages)[0] == f"ihcube_n26_w32{suffix}_router0"
-    assert sweep.saturation_results_name(stages=params.check_stages(**stages)) == \
+    assert sweep.saturation_results_name(FabricSpec.of(26, **stages)) == \
         f"saturation{suffix}.json"
     # Zeros are no stages: the names of before.
     zeros = {key: 0 for key in stages}
     assert generate.fabric_name(26, **zeros) == "ihcube_n26_w32"
-    assert sweep.saturation_results_name(stages=params.check_stages(**zeros)) == \
-        "saturation.json"
-    assert sweep.saturation_results_name(stages={"link_stages": 1}) == \
+    assert sweep.saturation_results_name(FabricSpec.of(26, **zeros)) == "saturation.json"
+    assert sweep.saturation_results_name(FabricSpec.of(26, link_stages=1)) == \
         "saturation_link_stages.json"
 
 
@@ -330,13 +330,13 @@ def test_the_campaign_with_stages_runs_its_packet_configurations_with_them():
 def test_saturation_rows_say_their_stages():
     """A packet row says ``link_stages`` always (as before) and the other stages when set;
     the seed of a point with the link stage alone is as before the other stages existed."""
-    row = sweep.zero_load(16, 1, cycles=3000, **ALL)
+    row = sweep.zero_load(FabricSpec.of(16, **ALL), cycles=3000)
     assert {key: row[key] for key in ALL} == ALL
-    plain = sweep.zero_load(16, 1, cycles=3000)
+    plain = sweep.zero_load(FabricSpec(16), cycles=3000)
     assert plain["link_stages"] == 0 and "switch_stages" not in plain
     assert row["per_hop"] > plain["per_hop"] + 1.5  # 3 cycles a hop against 1
-    link = sweep.Point(16, 1, "msb", "uniform", 0.1, link_stages=1)
-    assert link.seed(1) != sweep.Point(16, 1, "msb", "uniform", 0.1, **ALL).seed(1)
+    link = sweep.Point(FabricSpec.of(16, link_stages=1), "uniform", 0.1)
+    assert link.seed(1) != sweep.Point(FabricSpec.of(16, **ALL), "uniform", 0.1).seed(1)
     assert link.seed(1) == zlib.crc32(b"1:16:1:msb:uniform:0.1:stages:1")  # since link stages
 
 

@@ -5,10 +5,12 @@ section 6 and the Hamming distance (``bin(a ^ b).count("1")``, Katseff's Theorem
 empirical frequencies of many draws; each check is shown to reject a wrong pattern.
 """
 
+import functools
 import json
 import math
 import subprocess
 import sys
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -18,6 +20,7 @@ from ihcube.cli import main
 from ihcube.sim import sweep
 from ihcube.sim.model import Model
 from ihcube.sim.traffic import Pattern, TrafficSource, sample
+from ihcube.spec import FabricSpec
 
 DRAWS = 200_000
 
@@ -226,7 +229,7 @@ def test_link_density_of_uniform_traffic():
     """On a complete 6-cube under uniform traffic at rate r, each of the 192 links carries
     r * n * (mean distance) / 192 messages per cycle on average, mean distance 6*32/63."""
     n, rate = 64, 0.1
-    row = sweep.measure(sweep.Point(n, 2, "msb", "uniform", rate),
+    row = sweep.measure(sweep.Point(FabricSpec.of(n, depth=2), "uniform", rate),
                         sweep.Settings(warmup=500, window=4000, max_windows=2))
     assert not row["saturated"]
     assert row["mean_hops"] == pytest.approx(6 * 32 / 63, rel=0.02)
@@ -239,8 +242,8 @@ def test_saturation_is_detected():
     """Depth 1 injects at most every other cycle, so rate 0.6 must saturate; rate 0.05 must
     not, and converges."""
     settings = sweep.Settings(warmup=300, window=500, max_windows=5)
-    high = sweep.measure(sweep.Point(32, 1, "msb", "uniform", 0.6), settings)
-    low = sweep.measure(sweep.Point(32, 1, "msb", "uniform", 0.05), settings)
+    high = sweep.measure(sweep.Point(FabricSpec(32), "uniform", 0.6), settings)
+    low = sweep.measure(sweep.Point(FabricSpec(32), "uniform", 0.05), settings)
     assert high["saturated"] and high["mean_latency"] == "" and high["throughput"] <= 0.5
     assert not low["saturated"] and low["converged"] and low["mean_latency"] > 1
 
@@ -300,7 +303,8 @@ def test_links_are_the_topologys_in_order(n):
 
 
 def test_same_seed_same_csv_bytes(tmp_path):
-    points = sweep.points((26, 32), (1, 2), ("msb",), ("uniform", "decreasing"), (0.1, 0.4))
+    points = sweep.points([FabricSpec.of(n, depth=depth) for n in (26, 32) for depth in (1, 2)],
+                          ("uniform", "decreasing"), (0.1, 0.4))
     settings = sweep.Settings(warmup=100, window=200, max_windows=3, seed=7)
     files = []
     for k, jobs in enumerate((2, 1, 2)):
@@ -368,3 +372,62 @@ def test_sweep_error_from_the_shell():
                          capture_output=True, text=True)
     assert run.returncode == 2
     assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("command, option, value, message", [
+    ("sweep", "--nodes", "16", "Node count (--nodes) is not taken: give --sizes"),
+    ("sweep", "--depth", "2", "Buffer depth (--depth) is not taken: give --depths"),
+    ("sweep", "--order", "lsb", "Routing order (--order) is not taken: give --orders"),
+    ("sweep", "--width", "64", "Payload width (--width) is not taken: the experiments' "
+                               "payloads carry each message's generation cycle"),
+    ("sweep", "--ports", "2", "Port count (--ports) is not taken: the experiments' traffic "
+                              "enters through one PE port a node"),
+    ("saturation", "--nodes", "16", "Node count (--nodes) is not taken: give --sizes"),
+    ("saturation", "--depth", "1", "Buffer depth (--depth) is not taken: give --depths"),
+    ("saturation", "--width", "32", "Payload width (--width) is not taken: the experiments' "
+                                    "payloads carry each message's generation cycle"),
+    ("saturation", "--ports", "1", "Port count (--ports) is not taken: the experiments' "
+                                   "traffic enters through one PE port a node"),
+])
+def test_the_experiments_refuse_the_fabric_options_they_do_not_take(command, option, value,
+                                                                   message, tmp_path, capsys):
+    """The fabric option group's options that a list or the traffic replaces: one line, even
+    at their default value, and nothing written."""
+    assert main([command, "--sizes", "16", option, value, "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr() == ("", f"ihcube {command}: error: {message}\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+#: Short saturation measurements for the command's tests.
+SHORT_SATURATION = sweep.Settings(warmup=100, window=200, max_windows=3)
+
+
+def test_saturation_takes_the_routing_order_of_the_fabric_options(tmp_path):
+    """``--order`` is the fabric group's, and reaches the rows (the control of the refusals:
+    an option the command takes is not refused)."""
+    with mock.patch.object(sweep, "saturation", functools.partial(
+            sweep.saturation, settings=SHORT_SATURATION, resolution=0.1)), \
+            mock.patch.object(sweep, "zero_load", functools.partial(sweep.zero_load,
+                                                                    cycles=1000)):
+        assert main(["saturation", "--sizes", "8", "--depths", "2", "--order", "lsb",
+                     "--jobs", "1", "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "saturation.json").read_text())
+    assert [row["order"] for row in data["saturation"] + data["zero_load"]] == ["lsb"] * 2
+
+
+def test_sweep_with_register_stages(tmp_path):
+    """``ihcube sweep --link-stages 1 --switch-stages 1``: the packet model has the stages
+    (two cycles more a hop at low load), and the files say so, in their name and summary;
+    without stages, the names and summary of before."""
+    base = ["sweep", "--sizes", "16", "--depths", "2", "--patterns", "uniform", "--rates",
+            "0.05", "--warmup", "100", "--window", "400", "--no-plots", "--jobs", "1",
+            "--out", str(tmp_path)]
+    assert main(base) == 0
+    assert main(base + ["--link-stages", "1", "--switch-stages", "1"]) == 0
+    (plain,), (staged,) = (sweep.read_csv(tmp_path / name)
+                           for name in ("sweep_quick.csv", "sweep_quick_s1_g1.csv"))
+    assert staged["mean_latency"] > plain["mean_latency"] + 1.5 * plain["mean_hops"]
+    summaries = [json.loads((tmp_path / name).read_text())
+                 for name in ("sweep_quick.json", "sweep_quick_s1_g1.json")]
+    assert "stages" not in summaries[0]
+    assert summaries[1]["stages"] == {"link_stages": 1, "switch_stages": 1}

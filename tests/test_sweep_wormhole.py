@@ -11,11 +11,16 @@ import numpy as np
 import pytest
 
 from ihcube.cli import main
-from ihcube.params import wormhole_parameters
 from ihcube.sim import sweep
+from ihcube.spec import FabricSpec
 from ihcube.sim.traffic import Pattern
 from ihcube.sim.wormhole_fast import FastWormholeModel
 from ihcube.sim.wormhole_traffic import WormholeTrafficSource
+
+
+def wormhole(n, **options):
+    """The wormhole fabric of ``n`` nodes with ``options`` (the others their defaults)."""
+    return FabricSpec.of(n, switching="wormhole", **options)
 
 
 def closed_form(h, flits):
@@ -34,8 +39,7 @@ class MistaggedWormholeSource(WormholeTrafficSource):
 
 def drained_run(source_class, n, flits, rate, cycles, seed=3):
     """Generate for ``cycles`` cycles, then drain with no new traffic; the run's totals."""
-    wh = wormhole_parameters(n, flits=flits, vcs=2, vc_depth=2)
-    model = FastWormholeModel(n, wh)
+    model = FastWormholeModel(wormhole(n, flits=flits, vcs=2, vc_depth=2))
     source = source_class(model, Pattern(n, "uniform"), rate, seed)
     got = [source.run(cycles)]
     source.rate = 0.0
@@ -73,9 +77,9 @@ def test_zero_load_latency_is_the_closed_form(n, flits, width):
     """At a very low rate the fastest message of h hops takes exactly the design note's
     2 (h + 1) + L - 1 cycles, their mean is that to 5 % (now and then two worms meet, at the
     same eject port for L cycles), and the fit gives about 2 cycles a hop."""
-    wh = wormhole_parameters(n, flits=flits, flit_width=width, vcs=3, vc_depth=2)
+    spec = wormhole(n, flits=flits, flit_width=width, vcs=3, vc_depth=2)
     rate = 200 / (n * 30000)  # about 200 messages, seldom two at once
-    z = sweep.zero_load(n, None, rate=rate, cycles=30000, wormhole=wh)
+    z = sweep.zero_load(spec, rate=rate, cycles=30000)
     assert z["messages"] > 100
     seen = [h for h, mean in enumerate(z["by_hops"]) if mean is not None]
     assert len(seen) >= 3
@@ -94,7 +98,7 @@ class LatePeModel(FastWormholeModel):
 
 def fastest_by_hops(model_class, n, flits, rate, cycles, seed=1):
     """The least latency by hop count of uniform traffic on ``model_class``."""
-    model = model_class(n, wormhole_parameters(n, flits=flits, vcs=3, vc_depth=2))
+    model = model_class(wormhole(n, flits=flits, vcs=3, vc_depth=2))
     source = WormholeTrafficSource(model, Pattern(n, "uniform"), rate, seed)
     got = source.run(cycles)
     return [int(t) if c else None for c, t in zip(got["by_hops"][0], got["fastest_by_hops"])]
@@ -116,10 +120,9 @@ def test_sweep_points_and_saturation():
     """Below the knee a point is unsaturated with throughput near its rate and flit
     throughput L times it; at the injection limit 1/L, on 16 nodes of uniform traffic, the
     fabric cannot keep up and the point is saturated, with no latency."""
-    wh = wormhole_parameters(16, flits=5, vcs=2, vc_depth=2)
-    assert sweep.injection_limit(2, wh) == pytest.approx(0.2)
-    points = sweep.points((16,), (1, 3), ("msb",), ("uniform",), (0.01, 0.2, 0.3),
-                          wormhole=wh)
+    spec = wormhole(16, flits=5, vcs=2, vc_depth=2)
+    assert sweep.injection_limit(spec) == pytest.approx(0.2)
+    points = sweep.points([spec], ("uniform",), (0.01, 0.2, 0.3))
     assert [(p.depth, p.rate) for p in points] == [(2, 0.01), (2, 0.2)]  # 0.3 > 1/5
     low, high = (sweep.measure(p, SHORT) for p in points)
     assert not low["saturated"] and low["throughput"] == pytest.approx(0.01, rel=0.25)
@@ -189,13 +192,32 @@ def test_bad_input(argv, message, capsys, tmp_path):
 def test_each_wormhole_configuration_has_its_own_saturation_file():
     """``ihcube saturation --switching wormhole --vcs 1`` must not overwrite the default
     configuration's results; the flit width, which changes no cycle, is not in the name."""
-    from ihcube.params import wormhole_parameters
     from ihcube.sim.sweep import saturation_results_name
-    assert saturation_results_name() == "saturation.json"
-    assert saturation_results_name(wormhole_parameters(26)) == "saturation_wormhole.json"
-    assert saturation_results_name(wormhole_parameters(26, flit_width=8)) == \
-        "saturation_wormhole.json"
-    assert saturation_results_name(wormhole_parameters(26, vcs=1)) == \
+    assert saturation_results_name(FabricSpec(26)) == "saturation.json"
+    assert saturation_results_name(wormhole(26)) == "saturation_wormhole.json"
+    assert saturation_results_name(wormhole(26, flit_width=8)) == "saturation_wormhole.json"
+    assert saturation_results_name(wormhole(26, vcs=1)) == \
         "saturation_wormhole_l20_v1_q2.json"
-    assert saturation_results_name(wormhole_parameters(26, flits=4, vc_depth=3)) == \
+    assert saturation_results_name(wormhole(26, flits=4, vc_depth=3)) == \
         "saturation_wormhole_l4_v3_q3.json"
+
+
+@pytest.mark.parametrize("switching, buffers, unit", [
+    (["--depths", "2"], "depth 2", "messages"),
+    (["--switching", "wormhole", "--flits", "4", "--vcs", "2"], "4-flit worms, 2 VCs x 2",
+     "flits")])
+def test_the_density_picture_says_the_buffers_and_unit_of_its_mode(switching, buffers, unit,
+                                                                    tmp_path, monkeypatch):
+    """The density picture's title gives the point's buffers, and its scale what a link
+    carries, each as the spec's switching mode says them."""
+    from ihcube.sim import plots
+    drawn = []
+    monkeypatch.setattr(plots, "density_plot",
+                        lambda n, density, ends, title, path, unit: drawn.append((title, unit))
+                        or path)
+    assert main(["sweep", "--sizes", "13", *switching, "--patterns", "uniform", "--rates",
+                 "0.02", "--warmup", "100", "--window", "200", "--jobs", "1",
+                 "--out", str(tmp_path)]) == 0
+    (title, drawn_unit), = drawn
+    assert title.startswith(f"n = 13, {buffers}, msb first, uniform traffic, rate 0.02")
+    assert drawn_unit == unit

@@ -89,6 +89,43 @@ class Mode:
         """This mode's broken parts by name (:mod:`ihcube.verify.faults`)."""
         raise NotImplementedError
 
+    # --- The experiments (:mod:`ihcube.sim.sweep`) ---------------------------------------
+
+    #: What a link's traffic density counts: ``"messages"`` or ``"flits"``.
+    unit = None
+
+    def traffic(self, spec, pattern, rate, seed, threads=1):
+        """A source of ``pattern``'s random traffic (a :class:`~ihcube.sim.traffic.Pattern`)
+        at ``rate`` messages per node per cycle, drawn from ``seed``, into a fresh fast model
+        of ``spec`` on ``threads`` threads; its ``run(cycles, record_links)`` measures."""
+        raise NotImplementedError
+
+    def flits(self, spec):
+        """Flits per message: the cycles a message holds a link."""
+        raise NotImplementedError
+
+    def injection_limit(self, spec):
+        """The most messages per cycle a PE can inject."""
+        raise NotImplementedError
+
+    def buffer_depth(self, spec):
+        """The buffer depth the experiments' records and seeds give."""
+        raise NotImplementedError
+
+    def buffers(self, spec):
+        """The buffers of ``spec`` in a few words, for the title of a picture."""
+        raise NotImplementedError
+
+    def record(self, spec):
+        """What a zero-load or saturation record says of the mode's own options, after its
+        measurements."""
+        raise NotImplementedError
+
+    def results_suffix(self, spec):
+        """What the mode's options add to the name of a saturation results file (``""``:
+        ``saturation.json``)."""
+        raise NotImplementedError
+
     def __repr__(self):
         return f"<ihcube.modes {self.name}>"
 

@@ -85,5 +85,42 @@ class PacketMode(Mode):
         from ..verify.faults import FAULTS
         return FAULTS
 
+    unit = "messages"
+
+    def traffic(self, spec, pattern, rate, seed, threads=1):
+        """The packet :class:`~ihcube.sim.model.Model` (on at most a thread a node,
+        :func:`~ihcube.sim.model.threads_for`) fed by a :class:`~ihcube.sim.traffic.TrafficSource`,
+        whose payloads carry the generation cycle (64 bits, whatever ``spec``'s width)."""
+        from ..sim.model import threads_for
+        from ..sim.traffic import TrafficSource
+        model = self.model(spec.replace(payload_width=64), threads_for(spec.nodes, threads))
+        return TrafficSource(model, pattern, rate, seed)
+
+    def flits(self, spec):
+        """1: a message is one link word."""
+        return 1
+
+    def injection_limit(self, spec):
+        """Every other cycle at depth 1 (SPEC section 3), every cycle with deeper buffers."""
+        return 0.5 if spec.depth == 1 else 1.0
+
+    def buffer_depth(self, spec):
+        """Messages per input buffer."""
+        return spec.depth
+
+    def buffers(self, spec):
+        return f"depth {spec.depth}"
+
+    def record(self, spec):
+        """The register stages: ``link_stages`` always (as before the other stages existed),
+        the others when not 0."""
+        return {"link_stages": 0, **spec.stages.keywords()}
+
+    def results_suffix(self, spec):
+        """The stages' suffix (``_s1_g1_e1``), but ``_link_stages`` for the link stage alone,
+        the name it had first."""
+        suffix = spec.stages.suffix
+        return "_link_stages" if suffix == "_s1" else suffix
+
 
 MODE = PacketMode()

@@ -75,5 +75,43 @@ class WormholeMode(Mode):
         from ..verify.faults import WORMHOLE_FAULTS
         return WORMHOLE_FAULTS
 
+    unit = "flits"
+
+    def traffic(self, spec, pattern, rate, seed, threads=1):
+        """The :class:`~ihcube.sim.wormhole_fast.FastWormholeModel` fed by a
+        :class:`~ihcube.sim.wormhole_traffic.WormholeTrafficSource`: a message is a worm of
+        ``flits`` flits, its latency runs to the tail's delivery."""
+        from ..sim.wormhole_traffic import WormholeTrafficSource
+        return WormholeTrafficSource(self.model(spec, threads), pattern, rate, seed)
+
+    def flits(self, spec):
+        return spec.wormhole.flits
+
+    def injection_limit(self, spec):
+        """One flit a cycle: a message every ``flits`` cycles."""
+        return 1.0 / spec.wormhole.flits
+
+    def buffer_depth(self, spec):
+        """Flits per unicast virtual-channel buffer."""
+        return spec.wormhole.vc_depth
+
+    def buffers(self, spec):
+        wormhole = spec.wormhole
+        return f"{wormhole.flits}-flit worms, {wormhole.vcs} VCs x {wormhole.vc_depth}"
+
+    def record(self, spec):
+        """Nothing more: the records give the flits, and the fits their fastest latencies."""
+        return {}
+
+    def results_suffix(self, spec):
+        """``_wormhole`` at the default message length, virtual channels and their depth,
+        else with them (``_wormhole_l20_v1_q2``); the flit width changes no cycle."""
+        from ..params import WORMHOLE_DEFAULTS
+        wormhole = spec.wormhole
+        if all(getattr(wormhole, key) == WORMHOLE_DEFAULTS[key]
+               for key in ("flits", "vcs", "vc_depth")):
+            return "_wormhole"
+        return f"_wormhole_l{wormhole.flits}_v{wormhole.vcs}_q{wormhole.vc_depth}"
+
 
 MODE = WormholeMode()
