@@ -22,16 +22,24 @@ SPEC_OPTIONS = $(call option,W,width) $(call option,DEPTH,depth) $(call option,O
 	$(call option,SWITCH_STAGES,switch-stages) $(call option,EJECT_STAGES,eject-stages) \
 	$(FABRIC)
 FABRIC_OPTIONS = $(strip --nodes='$(N)' $(SPEC_OPTIONS))
-# The register stages alone, for the experiments that take no other fabric option yet.
+# The register stages alone (a part of EXPERIMENT_OPTIONS).
 STAGES = $(strip $(call option,LINK_STAGES,link-stages) \
 	$(call option,SWITCH_STAGES,switch-stages) $(call option,EJECT_STAGES,eject-stages))
+# The experiments take lists of sizes (SIZES), not N, and the fabric's other options but the
+# payload width, depth and ports, which they refuse (the sweeps' sets and --depths say them).
+EXPERIMENT_OPTIONS = $(strip $(call option,SWITCHING,switching) $(call option,FLITS,flits) \
+	$(call option,FLIT_WIDTH,flit-width) $(call option,VCS,vcs) \
+	$(call option,VC_DEPTH,vc-depth) $(STAGES) $(FABRIC))
+THREADS_OPTION = $(call option,THREADS,threads)
 # Threads each task's packet model runs on (--threads of sweep, saturation, collectives and
 # stress; docs/scale.md): passed only when set, so that its default lives in one place (the
 # commands' option). The wormhole model has one thread: its targets refuse THREADS above 1,
 # and make sweep runs its wormhole slice without it.
 THREADS ?=
-# The sizes of make saturation-wormhole (SIZES=... for others).
-WORMHOLE_SIZES = 1024,1048,1114,1818,2048
+# The sizes of make saturation: the command's own (1024,1048) for packet switching; Tzeng and
+# Kumar's five for wormhole switching, as results/saturation_wormhole*.json have them.
+WORMHOLE_SIZES := 1024,1048,1114,1818,2048
+SIZES ?= $(if $(filter wormhole,$(SWITCHING)),$(WORMHOLE_SIZES))
 JOBS   ?= 2
 COLLECTIVE_PORTS ?= 1,full
 FAMILY ?= ecp5
@@ -134,39 +142,40 @@ stress: $(STAMP)
 
 # The file is named by the stages: results/stress_campaign.json, _s1.json, _s1_g1_e1.json, ...
 stress-campaign: $(STAMP)
-	$(BIN)/ihcube stress --campaign --jobs $(JOBS) $(if $(THREADS),--threads='$(THREADS)') \
-		$(STAGES) --out results/
-
-stress-campaign-wormhole: $(STAMP)
-	$(BIN)/ihcube stress --campaign --switching wormhole --jobs $(JOBS) \
-		$(if $(THREADS),--threads='$(THREADS)') \
-		--out results/stress_campaign_wormhole.json
+	$(BIN)/ihcube stress --campaign $(EXPERIMENT_OPTIONS) --jobs $(JOBS) $(THREADS_OPTION) \
+		--out results/
 
 formal: $(STAMP) system-tools
 	$(BIN)/ihcube formal --jobs $(JOBS)
 
+# SWITCHING=wormhole runs each experiment's wormhole version (docs/wormhole-model.md).
+ifeq ($(SWITCHING),wormhole)
 sweep: $(STAMP)
-	@$(BIN)/ihcube sweep --set quick --jobs $(JOBS) $(if $(THREADS),--threads='$(THREADS)') \
+	@$(BIN)/ihcube sweep --set wormhole-quick $(EXPERIMENT_OPTIONS) --jobs $(JOBS) --out results \
+		--beside results/sweep_quick.csv
+
+sweep-full: $(STAMP)
+	@$(BIN)/ihcube sweep --set wormhole $(EXPERIMENT_OPTIONS) --jobs $(JOBS) --out results \
+		--beside results/sweep_full.csv
+else
+sweep: $(STAMP)
+	@$(BIN)/ihcube sweep --set quick $(EXPERIMENT_OPTIONS) --jobs $(JOBS) $(THREADS_OPTION) \
 		--out results
 	@$(BIN)/ihcube sweep --set wormhole-quick --jobs $(JOBS) --out results --beside results/sweep_quick.csv
 
-sweep-wormhole: $(STAMP)
-	@$(BIN)/ihcube sweep --set wormhole --jobs $(JOBS) $(if $(THREADS),--threads='$(THREADS)') \
-		--out results --beside results/sweep_full.csv
-
 sweep-full: $(STAMP)
-	@$(BIN)/ihcube sweep --set full --jobs $(JOBS) $(if $(THREADS),--threads='$(THREADS)') \
+	@$(BIN)/ihcube sweep --set full $(EXPERIMENT_OPTIONS) --jobs $(JOBS) $(THREADS_OPTION) \
 		--out results
+endif
 
 saturation: $(STAMP)
-	@$(BIN)/ihcube saturation $(STAGES) --jobs $(JOBS) \
-		$(if $(THREADS),--threads='$(THREADS)') --out results
+	@$(BIN)/ihcube saturation $(EXPERIMENT_OPTIONS) $(call option,SIZES,sizes) --jobs $(JOBS) \
+		$(THREADS_OPTION) --out results
 
-saturation-wormhole: $(STAMP)
-	@$(BIN)/ihcube saturation --switching wormhole --sizes '$(if $(SIZES),$(SIZES),$(WORMHOLE_SIZES))' \
-		$(if $(FLITS),--flits='$(FLITS)') $(if $(VCS),--vcs='$(VCS)') \
-		$(if $(VC_DEPTH),--vc-depth='$(VC_DEPTH)') --jobs $(JOBS) \
-		$(if $(THREADS),--threads='$(THREADS)') --out results
+# Kept for one release: the switching mode is an option of each target now.
+sweep-wormhole saturation-wormhole stress-campaign-wormhole: $(STAMP)
+	@echo "make $@ is deprecated: use make $(subst -wormhole,,$(subst sweep-wormhole,sweep-full,$@)) SWITCHING=wormhole" >&2
+	@$(MAKE) --no-print-directory $(subst -wormhole,,$(subst sweep-wormhole,sweep-full,$@)) SWITCHING=wormhole
 
 collectives: $(STAMP)
 	@$(BIN)/ihcube collectives --ports $(COLLECTIVE_PORTS) --jobs $(JOBS) \
