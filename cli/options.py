@@ -13,10 +13,10 @@ import math
 import pathlib
 
 from .. import topology
-from ..params import (MAX_FABRIC_DEPTH, MAX_FABRIC_NODES, MAX_FABRIC_PAYLOAD_WIDTH, PACKET,
+from ..params import (MAX_FABRIC_DEPTH, PACKET,
                       check_depth, check_fabric_depth, check_fabric_payload_width,
-                      check_model_threads, check_payload_width, check_switching)
-from ..spec import WORMHOLE_OPTIONS
+                      check_model_threads, check_switching)
+from ..spec import OPTIONS
 from .usage import UsageError, checked, command_parser, integer, parse_number, run
 
 __all__ = ["AD_HOC", "add_fabric_options", "fabric_spec", "require", "fabric_parameters",
@@ -37,66 +37,35 @@ AD_HOC = "build/results"
 
 
 def add_fabric_options(parser, nodes_required=True):
-    """Add the fabric's options, one for each field of :class:`~ihcube.spec.FabricSpec`, to
-    ``parser``: ``--nodes --width --depth --order --ports``, ``--switching`` and the
-    wormhole options ``--flits --flit-width --vcs --vc-depth``, and the packet router's
-    register stages ``--link-stages --switch-stages --eject-stages``. :func:`fabric_spec`
-    checks them all at once. Every command that builds a fabric takes this one group."""
-    from ..params import MAX_FLITS, MAX_VCS, WORMHOLE_DEFAULTS as D
-    from ..spec import Stages
-    parser.add_argument("--nodes", "-n", required=nodes_required, metavar="N",
-                        help=f"number of nodes, 1 to {MAX_FABRIC_NODES}")
-    parser.add_argument("--width", "-w", default="32", metavar="W",
-                        help=f"payload width in bits, 1 to {MAX_FABRIC_PAYLOAD_WIDTH} "
-                             f"(default 32)")
-    parser.add_argument("--depth", "-d", default="1", metavar="DEPTH",
-                        help=f"packet switching: messages per input buffer, 1 to "
-                             f"{MAX_FABRIC_DEPTH} (default 1)")
-    parser.add_argument("--order", default=topology.MSB_FIRST,
-                        help="routing order: msb (default) or lsb")
-    parser.add_argument("--ports", "-p", default="1", metavar="P",
-                        help="packet switching: PE injection and eject ports per node, 1 to "
-                             "D + 1 (default 1)")
-    parser.add_argument("--switching", default="packet",
-                        help="packet (default: whole messages) or wormhole (flits and virtual "
-                             "channels, docs/wormhole.md)")
-    parser.add_argument("--flits", default=None, metavar="L",
-                        help=f"wormhole: flits per message, 1 to {MAX_FLITS} "
-                             f"(default {D['flits']})")
-    parser.add_argument("--flit-width", default=None, metavar="F",
-                        help=f"wormhole: bits per flit, from the header to the message "
-                             f"(default {D['flit_width']})")
-    parser.add_argument("--vcs", default=None, metavar="V",
-                        help=f"wormhole: unicast virtual channels per link, 1 to {MAX_VCS} "
-                             f"(default {D['vcs']}; each link also has a broadcast channel)")
-    parser.add_argument("--vc-depth", default=None, metavar="Q",
-                        help=f"wormhole: flits per virtual-channel buffer, 1 to "
-                             f"{MAX_FABRIC_DEPTH} (default {D['vc_depth']})")
-    for keyword, _, _ in Stages.FIELDS.values():
-        parser.add_argument("--" + keyword.replace("_", "-"), default="0", metavar="S",
-                            help=f"packet switching: 0 (default) or 1, {_STAGE_HELP[keyword]} "
-                                 f"(docs/fpga.md)")
+    """Add the fabric's options to ``parser``, one for each row of
+    :data:`ihcube.spec.OPTIONS` (``--nodes --width --depth --order --ports``, ``--switching``
+    and the wormhole options, the register stages); :func:`fabric_spec` checks them all at
+    once. Every command that builds a fabric takes this one group."""
+    for option in OPTIONS:
+        flags = (option.flag, *((option.short,) if option.short else ()))
+        if option.keyword == "nodes":
+            parser.add_argument(*flags, required=nodes_required, metavar=option.metavar,
+                                help=option.help)
+        else:
+            parser.add_argument(*flags, default=option.default, metavar=option.metavar,
+                                help=option.help)
 
 
 def fabric_spec(args, hardware=True):
     """The checked :class:`~ihcube.spec.FabricSpec` of :func:`add_fabric_options`' options:
-    each number parsed, the whole spec checked once (:meth:`FabricSpec.of
-    <ihcube.spec.FabricSpec.of>`), and with ``hardware`` within the generator's limits. A
-    mistake is a :class:`~.usage.UsageError`, one line."""
-    from ..spec import FabricSpec, Stages
-    from ..params import check_depth
-    values = {
-        "nodes": integer(args.nodes, "Node count", topology.check_node_count),
-        "payload_width": integer(args.width, "Payload width", check_payload_width),
-        "depth": integer(args.depth, "Buffer depth", check_depth),
-        "order": checked(topology.check_routing_order, args.order),
-        "ports": integer(args.ports, "Port count", lambda value: value),
-        "switching": checked(check_switching, args.switching)}
-    for name, (what, _) in WORMHOLE_OPTIONS.items():
-        text = getattr(args, name)
-        values[name] = None if text is None else integer(text, what, lambda value: value)
-    for keyword, _, _ in Stages.FIELDS.values():
-        values[keyword] = stage_value(getattr(args, keyword), keyword)
+    each value read as its :attr:`~ihcube.spec.Option.kind` says, the whole spec checked once
+    (:meth:`FabricSpec.of <ihcube.spec.FabricSpec.of>`), and with ``hardware`` within the
+    generator's limits. A mistake is a :class:`~.usage.UsageError`, one line."""
+    from ..spec import FabricSpec
+    values = {}
+    for option in OPTIONS:
+        text = getattr(args, option.dest)
+        if text is None or option.kind == "name":
+            values[option.keyword] = text
+        elif option.kind == "stage":
+            values[option.keyword] = stage_value(text, option.keyword)
+        else:
+            values[option.keyword] = integer(text, option.what, lambda value: value)
     spec = checked(lambda: FabricSpec.of(**values))
     return checked(spec.check_hardware) if hardware else spec
 
@@ -160,7 +129,7 @@ def switching_options(args, n, width):
     ``vcs`` and ``vc_depth`` to the integers given (None where not given), for
     :func:`ihcube.generate.fabric_verilog`. A flit-level option with packet switching is a
     :class:`~.usage.UsageError`."""
-    from ..params import check_switching, switching_parameters
+    from ..params import switching_parameters
     switching = checked(check_switching, args.switching)
     names = {"flits": "Flit count", "flit_width": "Flit width",
              "vcs": "Virtual channel count", "vc_depth": "Virtual channel depth"}

@@ -23,7 +23,8 @@ import dataclasses
 from typing import Union
 
 from . import topology
-from .params import (MAX_FABRIC_DEPTH, MAX_FABRIC_PAYLOAD_WIDTH, MAX_FLITS, MAX_VCS, PACKET,
+from .params import (MAX_FABRIC_DEPTH, MAX_FABRIC_NODES, MAX_FABRIC_PAYLOAD_WIDTH, MAX_FLITS,
+                     MAX_VCS, PACKET,
                      WORMHOLE, WORMHOLE_DEFAULTS, check_at_most, check_depth,
                      check_eject_stages, check_fabric_depth, check_fabric_payload_width,
                      check_link_stages, check_payload_width, check_ports,
@@ -31,7 +32,7 @@ from .params import (MAX_FABRIC_DEPTH, MAX_FABRIC_PAYLOAD_WIDTH, MAX_FLITS, MAX_
                      header_bits, routing_bits)
 
 __all__ = ["Stages", "Packet", "Wormhole", "FabricSpec", "as_spec", "as_wormhole_spec",
-           "WORMHOLE_OPTIONS"]
+           "WORMHOLE_OPTIONS", "Option", "OPTIONS"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,6 +59,9 @@ class Stages:
     FIELDS = {"link": ("link_stages", "s", "a cycle more per hop"),
               "switch": ("switch_stages", "g", "a cycle more per router"),
               "eject": ("eject_stages", "e", "a cycle more per delivery")}
+    #: What each stage adds to the router.
+    PARTS = {"link": "a relay on each outgoing link", "switch": "each router's grant registered",
+             "eject": "a relay on each eject port"}
 
     def __post_init__(self):
         for field, check in (("link", check_link_stages), ("switch", check_switch_stages),
@@ -400,3 +404,78 @@ def as_spec(spec_or_nodes, *args, **keywords):
         return spec_or_nodes
     return FabricSpec.of(spec_or_nodes, *args, **keywords)
 
+
+
+# --- The options, declared once -----------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    """One option of a fabric as the commands take it: the keyword of :meth:`FabricSpec.of`,
+    its command-line flag (and short flag), what a message calls it, and its help. The
+    command line's option group (``ihcube.cli.options.add_fabric_options``) is made from
+    :data:`OPTIONS`, so a new option is a field of the spec and a row there.
+
+    Members
+    -------
+    keyword, flag, what, help : str
+    metavar : str or None
+    default : str or None
+        The command line's default, as text; None leaves it to the spec (a wormhole option's
+        default is :data:`~ihcube.params.WORMHOLE_DEFAULTS`'s, and not given with packet
+        switching).
+    kind : ``"integer"``, ``"name"`` or ``"stage"``
+        How its text is read: a decimal integer, a name the spec checks, or a register stage
+        (0 or 1).
+    short : str or None
+    """
+
+    keyword: str
+    flag: str
+    what: str
+    metavar: Union[str, None]
+    help: str
+    default: Union[str, None]
+    kind: str = "integer"
+    short: Union[str, None] = None
+
+    @property
+    def dest(self):
+        """The attribute of the parsed arguments: the flag's name with underscores."""
+        return self.flag[2:].replace("-", "_")
+
+
+_D = WORMHOLE_DEFAULTS
+#: Every option of a fabric, in the order ``--help`` lists them.
+OPTIONS = (
+    Option("nodes", "--nodes", "Node count", "N", f"number of nodes, 1 to {MAX_FABRIC_NODES}",
+           None, short="-n"),
+    Option("payload_width", "--width", "Payload width", "W",
+           f"payload width in bits, 1 to {MAX_FABRIC_PAYLOAD_WIDTH} (default 32)", "32",
+           short="-w"),
+    Option("depth", "--depth", "Buffer depth", "DEPTH",
+           f"packet switching: messages per input buffer, 1 to {MAX_FABRIC_DEPTH} (default 1)",
+           "1", short="-d"),
+    Option("order", "--order", "Routing order", None, "routing order: msb (default) or lsb",
+           topology.MSB_FIRST, kind="name"),
+    Option("ports", "--ports", "Port count", "P",
+           "packet switching: PE injection and eject ports per node, 1 to D + 1 (default 1)",
+           "1", short="-p"),
+    Option("switching", "--switching", "Switching", None,
+           "packet (default: whole messages) or wormhole (flits and virtual channels, "
+           "docs/wormhole.md)", PACKET, kind="name"),
+    Option("flits", "--flits", "Flit count", "L",
+           f"wormhole: flits per message, 1 to {MAX_FLITS} (default {_D['flits']})", None),
+    Option("flit_width", "--flit-width", "Flit width", "F",
+           f"wormhole: bits per flit, from the header to the message (default "
+           f"{_D['flit_width']})", None),
+    Option("vcs", "--vcs", "Virtual channel count", "V",
+           f"wormhole: unicast virtual channels per link, 1 to {MAX_VCS} (default "
+           f"{_D['vcs']}; each link also has a broadcast channel)", None),
+    Option("vc_depth", "--vc-depth", "Virtual channel depth", "Q",
+           f"wormhole: flits per virtual-channel buffer, 1 to {MAX_FABRIC_DEPTH} (default "
+           f"{_D['vc_depth']})", None),
+    *(Option(keyword, "--" + keyword.replace("_", "-"), keyword.replace("_", " ").capitalize(),
+             "S", f"packet switching: 0 (default) or 1, {Stages.PARTS[field]}, {cost} "
+                  f"(docs/fpga.md)", "0", kind="stage")
+      for field, (keyword, _, cost) in Stages.FIELDS.items()),
+)
