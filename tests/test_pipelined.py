@@ -20,7 +20,7 @@ from ihcube import generate, params
 from ihcube.boards import build
 from ihcube.rtl import Fabric, Router
 from ihcube.sim import sweep
-from ihcube.spec import FabricSpec
+from ihcube.spec import FabricSpec, Stages
 from ihcube.verify.cocotb_runner import Settings
 from ihcube.verify.faults import faulty_router
 from ihcube.verify.lint import lint_file
@@ -117,7 +117,8 @@ def test_written_top_with_stages_is_equivalent_to_amaranths(yosys, tmp_path,  # 
      r"Eject stages are a packet-switching option, not taken with wormhole switching, not 1"),
     (lambda: build.synth(2, "ice40", switch_stages=2), ValueError,
      r"Switch stages must be 0 or 1, not 2"),
-    (lambda: StressConfig(5, eject_stages=-1), ValueError, r"Eject stages must be 0 or 1, not -1"),
+    (lambda: StressConfig.of(5, eject_stages=-1), ValueError,
+     r"Eject stages must be 0 or 1, not -1"),
     (lambda: Settings(5, switch_stages=2), ValueError, r"Switch stages must be 0 or 1, not 2"),
 ])
 def test_wrong_stages_in_the_api(call, error, message):
@@ -257,7 +258,7 @@ def test_cocotb_catches_a_wrong_fabric_with_every_stage(tmp_path, settings, rout
 def test_model_with_stages_under_saturating_traffic(stages, n, depth, order):
     """Every message owed arrives once, nothing stalls, and the drain never idles more than
     the stages allow in a row."""
-    config = StressConfig(n, depth, order, cycles=800, seed=n + depth, **stages)
+    config = StressConfig.of(n, depth=depth, order=order, cycles=800, seed=n + depth, **stages)
     result = run_model(config)
     assert result.ok, result.summary()
     assert result.counts["delivered"] == result.counts["deliveries owed"] > 1000
@@ -266,7 +267,7 @@ def test_model_with_stages_under_saturating_traffic(stages, n, depth, order):
 
 
 def test_rtl_with_every_stage_under_saturating_traffic():
-    result = run_rtl(StressConfig(5, 1, "msb", cycles=150, seed=5, **ALL))
+    result = run_rtl(StressConfig.of(5, depth=1, order="msb", cycles=150, seed=5, **ALL))
     assert result.ok, result.summary()
     assert result.counts["delivered"] > 100
     for counts in result.records.occupancy:  # read out of the simulation: drained
@@ -278,7 +279,7 @@ def test_drain_with_every_stage_needs_its_allowance():
     before a hop or a delivery: runs of two idle drain cycles come, never three. The bound
     with the link stage's allowance alone counts them (so the stages' allowance is needed),
     and three in a row break it (the negative control)."""
-    records = run_model(StressConfig(26, 1, cycles=300, seed=2, **ALL)).records
+    records = run_model(StressConfig.of(26, depth=1, cycles=300, seed=2, **ALL)).records
     assert records.idle_allowance == 2
     counts, _ = score(records)
     assert counts["drain cycles"] > 3 and counts["idle drain cycles"] == 0
@@ -294,7 +295,7 @@ def test_rtl_stress_catches_a_faulty_eject_relay(name, count):
     """Negative control: with eject stages alone, the only relays are the eject relays; relays
     that drop or repeat every third message are caught where the real ones, on the same
     traffic, are clean."""
-    config = StressConfig(5, 1, "msb", cycles=150, seed=5, eject_stages=1)
+    config = StressConfig.of(5, depth=1, order="msb", cycles=150, seed=5, eject_stages=1)
     assert run_rtl(config).ok
     fabric = Fabric(5, 32, 1, router=faulty_router(name), eject_stages=1)
     result = run_rtl(config, fabric=fabric)
@@ -305,7 +306,8 @@ def test_stall_report_places_copies_in_stuck_eject_relays():
     """Negative control and the report's eject relays: eject relays that keep the first
     message written into them stop the run; the counts read out of the simulation put each
     delivered-owed copy in its eject relay, and the report names them."""
-    config = StressConfig(5, 1, "msb", cycles=150, seed=5, eject_stages=1, watchdog=40)
+    config = StressConfig.of(5, depth=1, order="msb", cycles=150, seed=5, eject_stages=1,
+                             watchdog=40)
     fabric = Fabric(5, 32, 1, router=faulty_router("stuck-relay"), eject_stages=1)
     result = run_rtl(config, fabric=fabric)
     assert not result.ok and result.problems[0].startswith("no transfer for 40 cycles")
@@ -318,11 +320,12 @@ def test_stall_report_places_copies_in_stuck_eject_relays():
 def test_the_campaign_with_stages_runs_its_packet_configurations_with_them():
     from ihcube.cli.stress import campaign
     packet = [(backend, config) for backend, config in campaign(quick=True)
-              if isinstance(config, StressConfig)]
+              if config.spec.packet]
     staged = campaign(quick=True, stages=ALL)
-    assert [(backend, replace(config, link_stages=0, switch_stages=0, eject_stages=0))
+    assert [(backend, replace(config, spec=config.spec.replace(stages=Stages())))
             for backend, config in staged] == packet
-    assert {tuple(config.stages.items()) for _, config in staged} == {tuple(ALL.items())}
+    assert {tuple(config.spec.stages.keywords().items()) for _, config in staged} == \
+        {tuple(ALL.items())}
 
 
 # --- Results files: saturation, synth-table -------------------------------------------------
@@ -414,8 +417,8 @@ def test_stall_report_with_stages_finds_the_real_cycle_of_waits(stages):
     from ihcube import deadlock, topology
     from ihcube.verify.stress import find_stall
     n, depth = 8, 1
-    config = StressConfig(n, depth, "lsb", cycles=3000, seed=3, broadcast=0.1, watchdog=100,
-                          **stages)
+    config = StressConfig.of(n, depth=depth, order="lsb", cycles=3000, seed=3, broadcast=0.1,
+                             watchdog=100, **stages)
     result = run_model(config, model_class=Algorithm6Model)
     assert not result.ok and "cycle of waits: node " in result.stall, result.stall
     stall = find_stall(result.records, deadlock.routing_for("lsb"))

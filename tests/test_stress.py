@@ -16,6 +16,7 @@ from ihcube.rtl import Fabric, Router
 from ihcube.rtl.message import Kind
 from ihcube.sim.model import Model
 from ihcube.rtl import fabric as fabric_module
+from ihcube.spec import FabricSpec, Stages
 from ihcube.verify.faults import (WEIGHT_PARITY, buffer_fault_router, faulty_router, only_at,
                                   weight_parity_router)
 from ihcube.verify.harness import Request
@@ -31,9 +32,9 @@ def assert_clean(result, min_per_node_cycle=0.05):
     assert counts["delivered"] == counts["deliveries owed"] > 0
     for name in ("lost", "duplicated", "corrupted", "misdelivered", "idle drain cycles"):
         assert counts[name] == 0, name
-    config = result.config
-    assert counts["messages injected"] >= min_per_node_cycle * config.n * config.cycles
-    if config.broadcast > 0 and config.n > 1:
+    config, n = result.config, result.config.spec.nodes
+    assert counts["messages injected"] >= min_per_node_cycle * n * config.cycles
+    if config.broadcast > 0 and n > 1:
         assert counts["broadcasts injected"] > 0
 
 
@@ -45,19 +46,21 @@ MODEL_SLICE = [(n, depth, order) for n in (1, 2, 3, 4, 5, 7, 8, 13, 26, 33, 64, 
 
 @pytest.mark.parametrize("n, depth, order", MODEL_SLICE)
 def test_model_under_saturating_traffic(n, depth, order):
-    config = StressConfig(n, depth, order, cycles=1500 if n <= 64 else 600, seed=n + depth)
+    config = StressConfig.of(n, depth=depth, order=order, cycles=1500 if n <= 64 else 600,
+                             seed=n + depth)
     assert_clean(run_model(config))
 
 
 @pytest.mark.parametrize("n, depth, order, eject_ready", [
     (3, 1, "msb", 0.5), (5, 2, "msb", 0.75), (6, 1, "lsb", 0.75), (8, 1, "msb", 0.9)])
 def test_rtl_under_saturating_traffic(n, depth, order, eject_ready):
-    config = StressConfig(n, depth, order, cycles=150, seed=n, eject_ready=eject_ready)
+    config = StressConfig.of(n, depth=depth, order=order, cycles=150, seed=n,
+                             eject_ready=eject_ready)
     assert_clean(run_rtl(config))
 
 
 def test_traffic_is_reproducible_from_the_seed():
-    config = StressConfig(13, 2, cycles=400, seed=7)
+    config = StressConfig.of(13, depth=2, cycles=400, seed=7)
     assert run_model(config).counts == run_model(config).counts
     assert run_model(config).counts != run_model(replace(config, seed=8)).counts
 
@@ -92,7 +95,8 @@ class Algorithm6Model(Model):
 def test_model_with_algorithm_6_broadcasts_under_lsb_deadlocks_and_reports_the_cycle(n, depth):
     """Saturating traffic closes the cycle that the static check finds; the same traffic on
     the real lsb model (mirrored travel rule) drains."""
-    config = StressConfig(n, depth, "lsb", cycles=3000, seed=3, broadcast=0.1, watchdog=100)
+    config = StressConfig.of(n, depth=depth, order="lsb", cycles=3000, seed=3, broadcast=0.1,
+                             watchdog=100)
     assert_clean(run_model(config))
     result = run_model(config, model_class=Algorithm6Model)
     assert not result.ok
@@ -113,8 +117,8 @@ def test_rtl_with_a_deadlock_prone_unicast_routing_stalls_and_reports_the_cycle(
         Fabric(4, router=weight_parity_router, routing=WEIGHT_PARITY)
     with unchecked():
         fabric = Fabric(4, 32, 1, router=weight_parity_router, routing=WEIGHT_PARITY)
-    config = StressConfig(4, 1, cycles=400, seed=2, broadcast=0.0, eject_ready=0.9,
-                          watchdog=40)
+    config = StressConfig.of(4, depth=1, cycles=400, seed=2, broadcast=0.0, eject_ready=0.9,
+                             watchdog=40)
     result = run_rtl(config, fabric=fabric, routing=WEIGHT_PARITY)
     assert not result.ok
     assert result.problems[0].startswith("no transfer for 40 cycles")
@@ -124,8 +128,8 @@ def test_rtl_with_a_deadlock_prone_unicast_routing_stalls_and_reports_the_cycle(
 
 def test_msb_rtl_under_the_same_traffic_does_not_stall():
     """The control of the control: the same traffic on the real routing drains."""
-    config = StressConfig(4, 1, cycles=400, seed=2, broadcast=0.0, eject_ready=0.9,
-                          watchdog=40)
+    config = StressConfig.of(4, depth=1, cycles=400, seed=2, broadcast=0.0, eject_ready=0.9,
+                             watchdog=40)
     assert_clean(run_rtl(config))
 
 
@@ -133,7 +137,7 @@ def test_msb_rtl_under_the_same_traffic_does_not_stall():
 
 @pytest.mark.parametrize("mutant, count", [("drop", "lost"), ("duplicate", "duplicated")])
 def test_scoreboard_catches_an_eject_port_that_drops_or_duplicates_one_message(mutant, count):
-    result = run_model(StressConfig(26, 1, cycles=500, seed=4), mutant=mutant)
+    result = run_model(StressConfig.of(26, depth=1, cycles=500, seed=4), mutant=mutant)
     assert not result.ok
     assert result.counts[count] == 1
     others = {"lost", "duplicated", "corrupted", "misdelivered"} - {count}
@@ -144,7 +148,7 @@ def test_scoreboard_catches_an_eject_port_that_drops_or_duplicates_one_message(m
 def test_scoreboard_catches_a_router_that_drops_or_duplicates_one_message(fault, count):
     # Only node 2's router is faulty; its buffers each misbehave once, on the 20th message.
     router = only_at([2], buffer_fault_router(fault, first=20, once=True))
-    config = StressConfig(5, 1, cycles=150, seed=5, watchdog=40)
+    config = StressConfig.of(5, depth=1, cycles=150, seed=5, watchdog=40)
     result = run_rtl(config, fabric=Fabric(5, 32, 1, router=router))
     assert not result.ok
     assert result.counts[count] >= 1
@@ -152,7 +156,7 @@ def test_scoreboard_catches_a_router_that_drops_or_duplicates_one_message(fault,
 
 
 def test_scoreboard_catches_corrupted_fields_and_payloads():
-    config = StressConfig(13, 1, cycles=300, seed=6)
+    config = StressConfig.of(13, depth=1, cycles=300, seed=6)
     records = _records_of(config)
     counts, problems = score(records)
     assert counts["corrupted"] == 0 and not problems
@@ -178,7 +182,7 @@ def test_scoreboard_catches_corrupted_fields_and_payloads():
 def test_drain_bound_catches_an_idle_drain_cycle():
     """With every PE accepting, something moves in every drain cycle until the fabric is
     empty; a gap in the records breaks that."""
-    records = _records_of(StressConfig(26, 1, cycles=300, seed=6))
+    records = _records_of(StressConfig.of(26, depth=1, cycles=300, seed=6))
     counts, _ = score(records)
     assert counts["drain cycles"] > 2 and counts["idle drain cycles"] == 0
     start = records.offer_until
@@ -200,15 +204,16 @@ def test_drain_bound_catches_an_idle_drain_cycle():
 def test_model_with_link_stages_under_saturating_traffic(n, depth, order):
     """Every message owed arrives once, nothing stalls, and the drain moves something at
     least every other cycle (the bound with relays)."""
-    config = StressConfig(n, depth, order, cycles=1500 if n <= 64 else 600, seed=n + depth,
-                          link_stages=1)
+    config = StressConfig.of(n, depth=depth, order=order, cycles=1500 if n <= 64 else 600,
+                             seed=n + depth, link_stages=1)
     result = run_model(config)
     assert_clean(result)
     assert "link_stages=1" in result.summary().splitlines()[0]
 
 
 def test_rtl_with_link_stages_under_saturating_traffic():
-    assert_clean(run_rtl(StressConfig(5, 1, "msb", cycles=150, seed=5, link_stages=1)))
+    assert_clean(run_rtl(StressConfig.of(5, depth=1, order="msb", cycles=150, seed=5,
+                                         link_stages=1)))
 
 
 def delay_last_transfers(records, cycles):
@@ -227,7 +232,7 @@ def test_link_stages_drain_has_single_idle_cycles():
     not see: idle cycles come, but never two in a row. The bound without relays counts
     them (so the relays' allowance is needed), and two in a row break it (the negative
     control)."""
-    records = _records_of(StressConfig(26, 1, cycles=300, seed=6, link_stages=1))
+    records = _records_of(StressConfig.of(26, depth=1, cycles=300, seed=6, link_stages=1))
     counts, _ = score(records)
     assert counts["drain cycles"] > 2 and counts["idle drain cycles"] == 0
     assert score(replace(records, link_stages=0))[0]["idle drain cycles"] > 0
@@ -239,7 +244,8 @@ def test_link_stages_drain_has_single_idle_cycles():
 
 
 def test_link_stages_scoreboard_catches_a_lost_delivery():
-    result = run_model(StressConfig(13, 1, cycles=300, seed=3, link_stages=1), mutant="drop")
+    result = run_model(StressConfig.of(13, depth=1, cycles=300, seed=3, link_stages=1),
+                       mutant="drop")
     assert not result.ok and result.counts["lost"] == 1
 
 
@@ -320,6 +326,46 @@ def test_command_line_rejects_bad_parameters_in_one_line(args, message):
     assert result.stdout == ""
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--width", "16"], "Payload width (--width) is the RTL's (--backend rtl): the model's stress "
+                        "runs carry 64-bit payloads, not '16'"),
+    (["--ports", "2"], "Port count must be 1 in a stress run (each PE offers one message at a "
+                       "time), not 2"),
+    (["--backend", "rtl", "--nodes", "5000"], "Node count must be an integer from 1 to 4096, "
+                                              "not 5000"),
+    (["--campaign", "--nodes", "5"], "--nodes is an option of a single run, not taken with "
+                                     "--campaign (it runs its own configurations)"),
+    (["--campaign", "--flits", "4", "--switching", "wormhole"],
+     "--flits is an option of a single run, not taken with --campaign (it runs its own "
+     "configurations)"),
+])
+def test_command_line_refuses_what_a_stress_run_cannot_use_in_one_line(args, message, capsys):
+    """Every fabric option is taken; what a stress run or the campaign cannot use is one
+    line."""
+    from ihcube.cli import main
+    assert main(["stress", "--cycles", "10", *args]) == 2
+    assert capsys.readouterr() == ("", f"ihcube stress: error: {message}\n")
+
+
+def test_one_config_and_one_result_for_both_switching_modes():
+    """A configuration is a spec and its traffic, run by the engine of the spec's mode; both
+    engines give a StressResult. Wrong specs are refused whole."""
+    from ihcube.verify import stress, wormhole_stress
+    packet = StressConfig(FabricSpec(5), cycles=50)
+    wormhole = StressConfig.of(5, switching="wormhole", flits=4, vcs=1, cycles=50)
+    assert (packet.engine, wormhole.engine) == (stress, wormhole_stress)
+    results = [config.engine.run_model(config) for config in (packet, wormhole)]
+    assert {type(result) for result in results} == {type(run_model(packet))}
+    assert all(result.ok for result in results)
+    with pytest.raises(TypeError, match=r"^Spec must be a FabricSpec, not 5$"):
+        StressConfig(5)
+    with pytest.raises(ValueError, match=r"^Port count must be 1 in a stress run \(each PE "
+                                         r"offers one message at a time\), not 2$"):
+        StressConfig.of(5, ports=2)
+    with pytest.raises(ValueError, match=r"^Seed must be a non-negative integer, not -1$"):
+        StressConfig.of(5, seed=-1)
+
+
 # --- Relay faults (link stages) and the stall report's relays --------------------------------
 
 @pytest.mark.parametrize("name, count", [("dropping-relay", "lost"),
@@ -329,7 +375,7 @@ def test_rtl_stress_catches_a_faulty_relay(name, count):
     """Negative control: relays (input buffers real) that drop, duplicate or corrupt every
     third message; the scoreboard counts it where the real relays, on the same traffic, are
     clean (:func:`test_rtl_with_link_stages_under_saturating_traffic`)."""
-    config = StressConfig(5, 1, "msb", cycles=150, seed=5, link_stages=1)
+    config = StressConfig.of(5, depth=1, order="msb", cycles=150, seed=5, link_stages=1)
     fabric = Fabric(5, 32, 1, router=faulty_router(name), link_stages=1)
     result = run_rtl(config, fabric=fabric)
     assert not result.ok and result.counts[count] > 0, result.summary()
@@ -340,7 +386,8 @@ def test_rtl_stress_catches_a_stuck_relay():
     stops the run, and the report, from the counts read out of the simulation, puts a copy in
     each relay that was written (whose input buffer the records alone would have charged) and
     names the full relays that the injection buffers' heads wait for."""
-    config = StressConfig(5, 1, "msb", cycles=150, seed=5, link_stages=1, watchdog=40)
+    config = StressConfig.of(5, depth=1, order="msb", cycles=150, seed=5, link_stages=1,
+                             watchdog=40)
     fabric = Fabric(5, 32, 1, router=faulty_router("stuck-relay"), link_stages=1)
     result = run_rtl(config, fabric=fabric)
     assert not result.ok and result.problems[0].startswith("no transfer for 40 cycles")
@@ -359,7 +406,8 @@ def test_a_stall_while_draining_is_reported_as_a_stall():
     relays the copies wait in, as the model's backend reports a stall while draining. Before
     the harness kept idle cycles from ending a run with deliveries owed, this run ended 16
     cycles into the quiet as messages lost, with no stall and no report."""
-    config = StressConfig(5, 1, "msb", cycles=3, seed=5, link_stages=1, watchdog=40)
+    config = StressConfig.of(5, depth=1, order="msb", cycles=3, seed=5, link_stages=1,
+                             watchdog=40)
     fabric = Fabric(5, 32, 1, router=faulty_router("stuck-relay"), link_stages=1)
     result = run_rtl(config, fabric=fabric)
     assert result.counts["lost"] > 0, result.summary()
@@ -391,8 +439,8 @@ def test_stall_report_places_copies_in_relays(n, depth):
     of waits is a real one (full buffers, behind full relays). Negative control: without the
     model's occupancy (the records alone, as before) relay copies count in their input buffers,
     more than a buffer holds."""
-    config = StressConfig(n, depth, "lsb", cycles=3000, seed=3, broadcast=0.1, watchdog=100,
-                          link_stages=1)
+    config = StressConfig.of(n, depth=depth, order="lsb", cycles=3000, seed=3, broadcast=0.1,
+                             watchdog=100, link_stages=1)
     result = run_model(config, model_class=Algorithm6Model)
     assert not result.ok and "relays holding copies:" in result.stall
     stall = find_stall(result.records, deadlock.routing_for("lsb"))
@@ -414,7 +462,7 @@ def test_stall_report_places_copies_in_relays(n, depth):
 def test_rtl_counts_survive_a_second_run_of_the_same_fabric():
     """The counts go in through the routers' buffer factories: a second run of the same fabric
     counts from the real factories again (not through the first run's, which are spent)."""
-    config = StressConfig(3, 1, "msb", cycles=60, seed=1, link_stages=1)
+    config = StressConfig.of(3, depth=1, order="msb", cycles=60, seed=1, link_stages=1)
     fabric = Fabric(3, 32, 1, link_stages=1)
     first, second = run_rtl(config, fabric=fabric), run_rtl(config, fabric=fabric)
     assert_clean(first)
@@ -431,9 +479,9 @@ class Algorithm6Router(Router):
     checked where it is used: the same traffic gives the same hops, deliveries and buffer
     counts."""
 
-    def __init__(self, n, node, *args, **kwargs):
-        super().__init__(n, node, *args, **kwargs)
-        self.at = (n, node)
+    def __init__(self, spec, node, **kwargs):
+        super().__init__(spec, node, **kwargs)
+        self.at = (spec.nodes, node)
 
     def travel_mask(self, dim):
         return topology.travel_mask(*self.at, dim, topology.MSB_FIRST)
@@ -451,8 +499,8 @@ def test_rtl_and_model_place_a_stalls_copies_alike():
     Negative control: the records-only report (the RTL backend's before it read the counts)
     differs, charging relay copies to input buffers beyond their depth."""
     n, depth = 8, 1
-    config = StressConfig(n, depth, "lsb", cycles=400, seed=3, broadcast=0.1, eject_ready=1.0,
-                          watchdog=40, link_stages=1)
+    config = StressConfig.of(n, depth=depth, order="lsb", cycles=400, seed=3, broadcast=0.1,
+                             eject_ready=1.0, watchdog=40, link_stages=1)
     fabric = Fabric(n, 32, depth, "lsb", router=Algorithm6Router, link_stages=1)
     result = run_rtl(config, fabric=fabric)
     records = result.records
@@ -488,11 +536,11 @@ def test_the_campaign_with_link_stages_runs_its_packet_configurations_with_relay
     from ihcube.cli.stress import campaign
     plain = campaign(quick=True)
     staged = campaign(quick=True, stages={"link_stages": 1})
-    packet = [(backend, config) for backend, config in plain
-              if isinstance(config, StressConfig)]
+    packet = [(backend, config) for backend, config in plain if config.spec.packet]
     assert len(packet) < len(plain)  # the plain campaign has wormhole runs too
-    assert [(backend, replace(config, link_stages=0)) for backend, config in staged] == packet
-    assert {config.link_stages for _, config in staged} == {1}
+    assert [(backend, replace(config, spec=config.spec.replace(stages=Stages())))
+            for backend, config in staged] == packet
+    assert {config.spec.stages.link for _, config in staged} == {1}
     assert {backend for backend, _ in staged} == {"model", "rtl"}
 
 

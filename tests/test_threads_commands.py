@@ -27,7 +27,6 @@ from ihcube.cli import sweep as sweep_command
 from ihcube.sim import sweep
 from ihcube.sim.model import Model
 from ihcube.verify.stress import StressConfig
-from ihcube.verify.wormhole_stress import WormholeStressConfig
 
 #: A clock that stands still: the commands' ``seconds`` are then 0 on every run.
 STILL = types.SimpleNamespace(monotonic=lambda: 0.0, perf_counter=lambda: 0.0)
@@ -48,10 +47,11 @@ COMMANDS = {
 
 #: The campaign the tests run: packet runs on the model from 1 node (one thread whatever
 #: ``--threads`` says), with and without link stages, and a wormhole run, which has no threads.
-CAMPAIGN = [("model", StressConfig(1, 1, cycles=100, seed=1)),
-            ("model", StressConfig(13, 2, "lsb", cycles=300, seed=2)),
-            ("model", StressConfig(26, 1, cycles=300, seed=3, link_stages=1)),
-            ("model", WormholeStressConfig(5, 5, 1, 1, cycles=100, seed=4))]
+CAMPAIGN = [("model", StressConfig.of(1, depth=1, cycles=100, seed=1)),
+            ("model", StressConfig.of(13, depth=2, order="lsb", cycles=300, seed=2)),
+            ("model", StressConfig.of(26, depth=1, cycles=300, seed=3, link_stages=1)),
+            ("model", StressConfig.of(5, switching="wormhole", flits=5, vcs=1, vc_depth=1,
+                                      cycles=100, seed=4))]
 
 
 #: Shorter measurements for ``ihcube saturation`` (its own are 20,000 cycles and more: on two

@@ -341,16 +341,17 @@ def test_the_stress_runs_drive_the_fast_model_where_it_fits():
     """``verify.wormhole_stress.wormhole_model`` gives the compiled model, and the reference
     for parameters beyond the compiled model's words (its reason is the fast model's own
     error)."""
+    from ihcube.spec import FabricSpec
     from ihcube.verify.wormhole_stress import wormhole_model
-    assert type(wormhole_model(26, wormhole_parameters(26, flits=4), "msb")) is \
+    assert type(wormhole_model(FabricSpec.of(26, switching="wormhole", flits=4))) is \
         FastWormholeModel
-    wide = wormhole_parameters(100, flits=20, vcs=8)
-    assert FastWormholeModel.beyond(100, wide) == (
+    wide = FabricSpec.of(100, switching="wormhole", flits=20, vcs=8)
+    assert FastWormholeModel.beyond(100, wide.wormhole) == (
         "Virtual channel count must be at most 7 in the fast model for 100 nodes, not 8")
-    assert type(wormhole_model(100, wide, "msb")) is WormholeModel
+    assert type(wormhole_model(wide)) is WormholeModel
     # A flit narrower than the header (src in the second flit) runs on the compiled model too.
-    narrow = wormhole_parameters(26, flits=6, flit_width=8)
-    assert type(wormhole_model(26, narrow, "msb")) is FastWormholeModel
+    narrow = FabricSpec.of(26, switching="wormhole", flits=6, flit_width=8)
+    assert type(wormhole_model(narrow)) is FastWormholeModel
 
 
 def test_fast_model_limits():

@@ -16,23 +16,31 @@ from ihcube.rtl import WormholeFabric
 from ihcube.rtl import wormhole_fabric as wormhole_fabric_module
 from ihcube.verify import faults
 from ihcube.verify.faults import WEIGHT_PARITY, weight_parity_wormhole_router
-from ihcube.verify.wormhole_stress import (MUTANTS, WormholeStressConfig, decode_worm,
-                                           find_stall, message_flits, run_model, run_rtl)
+from ihcube.verify.stress import StressConfig
+from ihcube.verify.wormhole_stress import (MUTANTS, decode_worm, find_stall, message_flits,
+                                           run_model, run_rtl)
 
 BAD = ("lost", "duplicated", "corrupted", "misdelivered")
+
+
+def wormhole(n, flits, vcs, vc_depth, order="msb", **keywords):
+    """A wormhole stress configuration: ``n`` nodes, ``flits`` per message, ``vcs`` channels
+    of ``vc_depth`` flits, and the other keywords of :meth:`StressConfig.of`."""
+    return StressConfig.of(n, switching="wormhole", flits=flits, vcs=vcs, vc_depth=vc_depth,
+                           order=order, **keywords)
 
 
 def assert_clean(result, min_flits_per_node_cycle=0.1):
     """Nothing lost, duplicated, corrupted or misdelivered, every owed worm delivered, and
     real traffic carried (flits on links, broadcasts among them)."""
-    counts, config = result.counts, result.config
+    counts, config, spec = result.counts, result.config, result.config.spec
     assert result.ok, result.summary()
     assert counts["delivered"] == counts["deliveries owed"] > 0
     for name in BAD:
         assert counts[name] == 0, name
-    injected_flits = counts["messages injected"] * config.flits
-    assert injected_flits >= min_flits_per_node_cycle * config.n * config.cycles
-    if config.broadcast > 0 and config.n > 2:
+    injected_flits = counts["messages injected"] * spec.wormhole.flits
+    assert injected_flits >= min_flits_per_node_cycle * spec.nodes * config.cycles
+    if config.broadcast > 0 and spec.nodes > 2:
         assert counts["broadcasts injected"] > 0
 
 
@@ -46,7 +54,7 @@ MODEL_SLICE = [(1, 2, 1, 1, "msb"), (2, 3, 1, 1, "lsb"), (3, 4, 2, 1, "msb"),
 @pytest.mark.parametrize("n, flits, vcs, depth, order", MODEL_SLICE)
 def test_model_under_saturating_worms(n, flits, vcs, depth, order):
     cycles = 400 if n <= 13 else 200
-    config = WormholeStressConfig(n, flits, vcs, depth, order, cycles, seed=n + vcs)
+    config = wormhole(n, flits, vcs, depth, order, cycles=cycles, seed=n + vcs)
     assert_clean(run_model(config))
 
 
@@ -54,24 +62,25 @@ def test_model_under_saturating_worms(n, flits, vcs, depth, order):
     (5, 4, 2, 1, "msb", 0.75), (3, 3, 1, 2, "lsb", 0.5)])
 def test_rtl_under_saturating_worms_matches_the_model_flit_for_flit(n, flits, vcs, depth, order,
                                                                   eject_ready):
-    config = WormholeStressConfig(n, flits, vcs, depth, order, cycles=120, seed=n,
-                                  eject_ready=eject_ready, broadcast=0.15)
+    config = wormhole(n, flits, vcs, depth, order, cycles=120, seed=n, eject_ready=eject_ready,
+                      broadcast=0.15)
     rtl = run_rtl(config)
     assert_clean(rtl)
     # The same PEs drive both: the model is cycle-exact, so every link flit agrees.
     model = run_model(config)
-    assert rtl.link_flits == model.link_flits and rtl.counts == model.counts
+    assert rtl.records.link_flits == model.records.link_flits and rtl.counts == model.counts
 
 
 def test_traffic_is_reproducible_from_the_seed():
-    config = WormholeStressConfig(8, 4, 2, 1, cycles=200, seed=7)
+    config = wormhole(8, 4, 2, 1, cycles=200, seed=7)
     assert run_model(config).counts == run_model(config).counts
-    assert run_model(config).link_flits != run_model(replace(config, seed=8)).link_flits
+    assert run_model(config).records.link_flits != \
+        run_model(replace(config, seed=8)).records.link_flits
 
 
 def test_message_flits_round_trip_and_broken_worms_are_named():
-    config = WormholeStressConfig(13, 5, 2, 1)
-    wh, width = config.wormhole, config.flit_width
+    wh = wormhole(13, 5, 2, 1).spec.wormhole
+    width = wh.flit_width
     words = message_flits(13, wh, 1234, 9, 0)
     marks = [1 << width] + [0] * 3 + [1 << width + 1]
     worm = [w | m for w, m in zip(words, marks)]
@@ -85,8 +94,8 @@ def test_message_flits_round_trip_and_broken_worms_are_named():
 def test_message_flits_round_trip_with_src_in_the_second_flit():
     # 26 nodes, 8-bit flits: src's low 2 bits in the head, its high 3 in the second flit,
     # where the PE leaves them 0 and the router stamps them (ihcube.params.HeadFields).
-    config = WormholeStressConfig(26, 6, 1, 1, flit_width=8)
-    wh, width, fields = config.wormhole, config.flit_width, head_fields(26, 8)
+    wh = wormhole(26, 6, 1, 1, flit_width=8).spec.wormhole
+    width, fields = wh.flit_width, head_fields(26, 8)
     words = message_flits(26, wh, 3, 19, 0)  # 3 * 6 + 1 < 2 ** 5 fits above src
     assert words[1] & 0b111 == 0
     stamped = [fields.stamp(k, word, 22) for k, word in enumerate(words)]
@@ -106,8 +115,8 @@ def unchecked():
                              lambda *_, **__: None)
 
 
-DEADLOCK = WormholeStressConfig(8, flits=8, vcs=1, vc_depth=1, cycles=1000, seed=2,
-                                broadcast=0.0, eject_ready=1.0, watchdog=40)
+DEADLOCK = wormhole(8, flits=8, vcs=1, vc_depth=1, cycles=1000, seed=2, broadcast=0.0,
+                    eject_ready=1.0, watchdog=40)
 
 
 def test_a_cyclic_rule_is_refused_then_forced_through_stalls_with_its_cycle_reported():
@@ -115,7 +124,7 @@ def test_a_cyclic_rule_is_refused_then_forced_through_stalls_with_its_cycle_repo
     graph over (link, virtual channel) is cyclic, so the fabric is refused; built anyway, the
     RTL under saturating worms closes the cycle, the watchdog stops the run, and the report
     names a cycle of channels each of whose front worms waits for the next."""
-    wormhole = DEADLOCK.wormhole
+    wormhole = DEADLOCK.spec.wormhole
     with pytest.raises(ValueError, match=r"^Wormhole routing 'weight parity' .* can deadlock: "
                                          r"its dependency graph over \(link, virtual channel\)"):
         WormholeFabric(8, wormhole, router=weight_parity_wormhole_router, routing=WEIGHT_PARITY)
@@ -126,10 +135,10 @@ def test_a_cyclic_rule_is_refused_then_forced_through_stalls_with_its_cycle_repo
     assert not result.ok
     assert result.problems[0].startswith("no flit moved for 40 cycles from cycle ")
     assert result.counts["lost"] > 0
-    assert f"stalled at cycle {result.stalled_at}: " in result.stall
+    assert f"stalled at cycle {result.records.stalled_at}: " in result.stall
     assert "cycle of waits over (link, vc): [" in result.stall
 
-    stall = find_stall(result, WEIGHT_PARITY)
+    stall = find_stall(result.records, WEIGHT_PARITY)
     assert stall.cycle and len(stall.cycle) >= 2
     graph = deadlock.virtual_channel_dependencies(8, 1, WEIGHT_PARITY)
     for held, wanted in zip(stall.cycle, stall.cycle[1:] + stall.cycle[:1]):
@@ -151,9 +160,9 @@ def test_a_deadlocked_model_is_reported_by_the_watchdog():
     class NoRelease(WormholeModel):
         _tail_releases = False
 
-    config = WormholeStressConfig(5, 4, 1, 1, cycles=300, seed=3, watchdog=30)
+    config = wormhole(5, 4, 1, 1, cycles=300, seed=3, watchdog=30)
     result = run_model(config, model=NoRelease)
-    assert not result.ok and result.stalled_at is not None
+    assert not result.ok and result.records.stalled_at is not None
     assert "stalled at cycle" in result.stall
     assert_clean(run_model(config))
 
@@ -163,7 +172,7 @@ def test_a_deadlocked_model_is_reported_by_the_watchdog():
 @pytest.mark.parametrize("mutant, count", [("drop", "lost"), ("duplicate", "lost"),
                                            ("reorder", "corrupted")])
 def test_scoreboard_catches_an_eject_port_that_breaks_one_flit(mutant, count):
-    config = WormholeStressConfig(8, 4, 2, 2, cycles=300, seed=1)
+    config = wormhole(8, 4, 2, 2, cycles=300, seed=1)
     result = run_model(config, mutant=mutant)
     assert not result.ok
     assert result.counts[count] >= 1
@@ -172,8 +181,8 @@ def test_scoreboard_catches_an_eject_port_that_breaks_one_flit(mutant, count):
 
 @pytest.mark.parametrize("name", ["dropping-flit-buffer", "duplicating-flit-buffer"])
 def test_scoreboard_catches_rtl_flit_buffers_that_drop_or_duplicate(name):
-    config = WormholeStressConfig(5, 4, 2, 2, cycles=120, seed=5, watchdog=40)
-    fabric = WormholeFabric(5, config.wormhole, router=faults.WORMHOLE_FAULTS[name])
+    config = wormhole(5, 4, 2, 2, cycles=120, seed=5, watchdog=40)
+    fabric = WormholeFabric(config.spec, router=faults.WORMHOLE_FAULTS[name])
     result = run_rtl(config, fabric=fabric)
     assert not result.ok
     assert result.counts["lost"] + result.counts["corrupted"] > 0
@@ -182,26 +191,26 @@ def test_scoreboard_catches_rtl_flit_buffers_that_drop_or_duplicate(name):
 def test_scoreboard_catches_rtl_flit_buffers_that_reorder_flits_within_worms():
     # Strikes on the 2nd write of every 8, with 4-flit worms: body flits 1 and 2 change
     # places in every other worm, and the scoreboard says so (not a stall).
-    config = WormholeStressConfig(5, 4, 2, 2, cycles=120, seed=5, watchdog=40)
-    fabric = WormholeFabric(5, config.wormhole,
-                            router=faults.WORMHOLE_FAULTS["reordering-flit-buffer"])
+    config = wormhole(5, 4, 2, 2, cycles=120, seed=5, watchdog=40)
+    fabric = WormholeFabric(config.spec, router=faults.WORMHOLE_FAULTS["reordering-flit-buffer"])
     result = run_rtl(config, fabric=fabric)
-    assert result.stalled_at is None and result.counts["corrupted"] > 0
+    assert result.records.stalled_at is None and result.counts["corrupted"] > 0
     assert any("not whole and in order" in problem for problem in result.problems)
 
 
 def test_the_campaign_covers_sizes_channels_depths_and_orders_on_both_backends():
     from ihcube import topology
     from ihcube.cli.stress import campaign, wormhole_campaign
-    configs = wormhole_campaign()
-    model = {(c.n, c.vcs, c.vc_depth, c.order) for backend, c in configs if backend == "model"}
+    configs = [(backend, c.spec, c.spec.wormhole) for backend, c in wormhole_campaign()]
+    model = {(s.nodes, w.vcs, w.vc_depth, s.order) for backend, s, w in configs
+             if backend == "model"}
     assert {n for n, *_ in model} >= {*range(1, 17), 26, 33, 64}
     assert {(v, q, o) for _, v, q, o in model} == {(v, q, o) for v in (1, 3) for q in (1, 2)
                                                    for o in topology.ROUTING_ORDERS}
-    rtl = {(c.n, c.vcs, c.vc_depth) for backend, c in configs if backend == "rtl"}
+    rtl = {(s.nodes, w.vcs, w.vc_depth) for backend, s, w in configs if backend == "rtl"}
     assert {n for n, *_ in rtl} == {2, 3, 5, 8} and {(v, q) for _, v, q in rtl} == \
         {(v, q) for v in (1, 3) for q in (1, 2)}
-    assert all(item in campaign() for item in configs)  # make stress-campaign runs them too
+    assert all(item in campaign() for item in wormhole_campaign())  # make stress-campaign too
 
 
 # --- Command line -----------------------------------------------------------------------
@@ -233,8 +242,8 @@ def test_quick_wormhole_campaign_prints_and_writes_its_table(capsys, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--switching", "wormhole", "--depth", "2"],
-     "Buffer depth (--depth) is a packet option; with wormhole switching give the "
-     "virtual-channel depth (--vc-depth)"),
+     "Buffer depth is a packet-switching option, not taken with wormhole switching (its "
+     "buffers are vc_depth flits), not 2"),
     (["--vcs", "2"], "Virtual channel count (--vcs) is a wormhole option, not taken with packet "
                      "switching: give switching 'wormhole' or leave it out"),
     (["--switching", "wormhole", "--flits", "1", "--flit-width", "41"],

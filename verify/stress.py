@@ -1,8 +1,11 @@
 """Stress campaign: saturating traffic, a scoreboard, a progress watchdog and a deadlock report.
 
-One configuration (:class:`StressConfig`) runs on the fast model (:func:`run_model`, any
-``n``) or on the RTL in the Amaranth simulator (:func:`run_rtl`, small ``n``), with the same
-traffic and the same checks:
+One configuration (:class:`StressConfig`: a :class:`~ihcube.spec.FabricSpec` and its traffic)
+runs on the stress engine of its switching mode (:attr:`StressConfig.engine`, the mode's
+:attr:`~ihcube.modes.Mode.stress`): this module for packet switching, :mod:`.wormhole_stress`
+for wormhole switching. Both give a :class:`StressResult`. Here, a packet configuration runs on
+the fast model (:func:`run_model`, any ``n``) or on the RTL in the Amaranth simulator
+(:func:`run_rtl`, small ``n``), with the same traffic and the same checks:
 
 - **Traffic.** For ``cycles`` cycles every PE always offers a message: a unicast to a node
   drawn uniformly from the others, or with probability ``broadcast`` a broadcast. Each PE
@@ -43,7 +46,7 @@ The routing rules come from :mod:`ihcube.topology` (and a deadlock-prone variant
 """
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import NamedTuple
 
 import numpy as np
@@ -51,17 +54,19 @@ from amaranth.hdl import Signal
 
 from .. import topology
 from ..deadlock import EJECT, INJECT, Channel, routing_for
-from ..params import check_depth, check_positive_integer, check_stages
+from ..modes import mode_of
+from ..params import check_positive_integer
 from ..rtl.message import Kind
 from ..sim.model import DELIVERY, HOP, Model, threads_for
+from ..spec import FabricSpec
 from .buffer_count import HELD_WIDTH, counting
 
 __all__ = ["StressConfig", "check_traffic", "StressResult", "Records", "Stall", "payload_of",
-           "ids_of",
-           "score", "find_stall", "stall_report", "wait_cycle", "run_model", "run_rtl",
-           "PAYLOAD_WIDTH"]
+           "ids_of", "score", "find_stall", "stall_report", "wait_cycle", "run_model", "run_rtl",
+           "check_config", "heading", "campaign_columns", "COUNT_NAMES", "PAYLOAD_WIDTH"]
 
-#: Payload width of the model's runs: a 32-bit message number and a 32-bit check word.
+#: Payload width of the model's runs, whatever the spec's (the model's cycles do not depend on
+#: it): a 32-bit message number and a 32-bit check word. The RTL runs carry the spec's.
 PAYLOAD_WIDTH = 64
 #: The records of a run: what was injected and what was seen.
 INJECTION = np.dtype([("cycle", np.int64), ("node", np.int64), ("id", np.int64)])
@@ -69,54 +74,63 @@ INJECTION = np.dtype([("cycle", np.int64), ("node", np.int64), ("id", np.int64)]
 
 @dataclass(frozen=True)
 class StressConfig:
-    """One stress configuration.
+    """One stress configuration of either switching mode: the fabric and its traffic.
 
-    ``broadcast`` is the probability that a message is a broadcast; by default ``1 / (2n)``
-    (none for ``n = 1``), so that broadcasts make about a third of the deliveries at any
-    size. ``watchdog`` is K, the cycles without any transfer, while deliveries are owed,
-    after which the run counts as stalled. ``drain_limit`` caps the drain phase.
-    ``link_stages`` puts a relay on each link (:class:`~ihcube.sim.model.Model`'s),
-    ``switch_stages`` registers each router's grant and ``eject_stages`` puts a relay on each
+    ``spec`` is the fabric (:class:`~ihcube.spec.FabricSpec`, one PE port); its switching mode
+    picks the stress engine (:attr:`engine`). ``broadcast`` is the probability that a message
+    is a broadcast; by default ``1 / (2n)`` (none for ``n = 1``), so that broadcasts make about
+    a third of the deliveries at any size. ``watchdog`` is K, the cycles without any transfer,
+    while deliveries are owed, after which the run counts as stalled. ``drain_limit`` caps the
+    drain phase. A packet spec's register stages put a relay on each link
+    (:class:`~ihcube.sim.model.Model`'s), register each router's grant and put a relay on each
     eject port; the channel-dependency graph is the same (a relay is a FIFO in front of the
     same channel, a stage holds a grant whose message stays in its buffer).
     """
-    n: int
-    depth: int = 1
-    order: str = topology.MSB_FIRST
+    spec: FabricSpec
     cycles: int = 2000
     seed: int = 1
     broadcast: float = None
     eject_ready: float = 0.75
     watchdog: int = 200
     drain_limit: int = 100_000
-    link_stages: int = 0
-    switch_stages: int = 0
-    eject_stages: int = 0
 
     def __post_init__(self):
-        topology.check_node_count(self.n)
-        check_depth(self.depth)
-        check_stages(self.link_stages, self.switch_stages, self.eject_stages)
-        topology.check_routing_order(self.order)
+        if not isinstance(self.spec, FabricSpec):
+            raise TypeError(f"Spec must be a FabricSpec, not {self.spec!r}")
+        if self.spec.ports != 1:
+            raise ValueError(f"Port count must be 1 in a stress run (each PE offers one message "
+                             f"at a time), not {self.spec.ports!r}")
+        self.engine.check_config(self)
         check_traffic(self)
 
+    @classmethod
+    def of(cls, nodes, **keywords):
+        """The configuration of the spec ``FabricSpec.of(nodes, ...)`` (``depth``, ``order``,
+        ``link_stages``, ``switching``, ``flits``, ...: :meth:`FabricSpec.of
+        <ihcube.spec.FabricSpec.of>`) with the traffic keywords (``cycles``, ``seed``, ...)."""
+        traffic = {field.name: keywords.pop(field.name) for field in fields(cls)
+                   if field.name in keywords}
+        return cls(FabricSpec.of(nodes, **keywords), **traffic)
+
     @property
-    def stages(self):
-        """The register stages that are not 0 (:func:`ihcube.params.check_stages`)."""
-        return check_stages(self.link_stages, self.switch_stages, self.eject_stages)
+    def engine(self):
+        """The stress engine of the spec's switching mode (:attr:`ihcube.modes.Mode.stress`):
+        a module with ``run_model``, ``run_rtl``, ``find_stall``, ``stall_report``, ..."""
+        return mode_of(self.spec).stress
 
 
 def check_traffic(config):
-    """Check the traffic fields a stress configuration of either switching mode has
-    (``cycles``, ``watchdog``, ``drain_limit``, ``seed``, ``broadcast``, ``eject_ready``) and
-    fill in the default ``broadcast`` (``1 / (2n)``); raise ``ValueError`` naming the field."""
+    """Check the traffic fields of a :class:`StressConfig` (``cycles``, ``watchdog``,
+    ``drain_limit``, ``seed``, ``broadcast``, ``eject_ready``) and fill in the default
+    ``broadcast`` (``1 / (2n)``); raise ``ValueError`` naming the field."""
     check_positive_integer(config.cycles, "Cycles")
     check_positive_integer(config.watchdog, "Watchdog")
     check_positive_integer(config.drain_limit, "Drain limit")
     if not isinstance(config.seed, int) or isinstance(config.seed, bool) or config.seed < 0:
         raise ValueError(f"Seed must be a non-negative integer, not {config.seed!r}")
     if config.broadcast is None:
-        object.__setattr__(config, "broadcast", 0.0 if config.n == 1 else 1 / (2 * config.n))
+        n = config.spec.nodes
+        object.__setattr__(config, "broadcast", 0.0 if n == 1 else 1 / (2 * n))
     if not 0.0 <= config.broadcast <= 1.0:
         raise ValueError(f"Broadcast probability must be from 0 to 1, not {config.broadcast!r}")
     if not 0.0 < config.eject_ready <= 1.0:
@@ -173,29 +187,26 @@ class Records:
 
 @dataclass
 class StressResult:
-    """The counts of a run, the problems found, the stall report if it stalled, and the
-    run's records."""
+    """The counts of a run (by the names of its engine's ``COUNT_NAMES``), the problems found,
+    the stall report if it stalled, and the run's records (:class:`Records`, or
+    :class:`~.wormhole_stress.WormholeRecords`), whose ``stalled_at`` says where the watchdog
+    stopped it."""
     config: StressConfig
     backend: str
     counts: dict
     problems: list = field(default_factory=list)
     stall: str = None
-    records: Records = field(default=None, repr=False)
+    records: object = field(default=None, repr=False)
 
     @property
     def ok(self):
         return not self.problems and self.stall is None
 
     def summary(self):
-        """One line per figure, as ``make stress`` prints them."""
-        c = self.counts
-        lines = [f"{self.backend}: n={self.config.n} depth={self.config.depth} "
-                 f"order={self.config.order} cycles={self.config.cycles} "
-                 f"seed={self.config.seed} broadcast={self.config.broadcast:.4g} "
-                 f"eject_ready={self.config.eject_ready:g}"
-                 + "".join(f" {key}={value}"
-                           for key, value in getattr(self.config, "stages", {}).items())]
-        lines += [f"  {name:<22}{c[name]:>12,}" for name in COUNT_NAMES]
+        """One line per figure, as ``ihcube stress`` prints them."""
+        engine = self.config.engine
+        lines = [engine.heading(self.backend, self.config)]
+        lines += [f"  {name:<22}{self.counts[name]:>12,}" for name in engine.COUNT_NAMES]
         lines.append("  result                " + ("PASS" if self.ok else "FAIL"))
         lines += [f"  problem: {problem}" for problem in self.problems]
         if self.stall:
@@ -203,10 +214,31 @@ class StressResult:
         return "\n".join(lines)
 
 
-#: The counts a run reports, in print order.
+#: The counts a packet run reports, in print order.
 COUNT_NAMES = ("messages injected", "broadcasts injected", "deliveries owed", "delivered",
                "lost", "duplicated", "corrupted", "misdelivered", "hops", "max latency",
                "drain cycles", "idle drain cycles", "cycles")
+
+
+def check_config(config):
+    """Raise if the packet engine cannot run ``config``: it runs every spec that
+    :class:`StressConfig` takes."""
+
+
+def heading(backend, config):
+    """The first line of a packet run's summary: the backend and the configuration."""
+    spec = config.spec
+    return (f"{backend}: n={spec.nodes} depth={spec.depth} order={spec.order} "
+            f"cycles={config.cycles} seed={config.seed} broadcast={config.broadcast:.4g} "
+            f"eject_ready={config.eject_ready:g}"
+            + "".join(f" {key}={value}" for key, value in spec.stages.keywords().items()))
+
+
+def campaign_columns(config):
+    """What the campaign's table (``ihcube stress --campaign``) shows of a packet
+    configuration: its switching column, its depth column, and the fields its row adds (the
+    register stages that are not 0)."""
+    return "packet", config.spec.depth, config.spec.stages.keywords()
 
 
 # --- Payloads ------------------------------------------------------------------------------
@@ -250,7 +282,7 @@ class _Traffic:
     """Draws the messages of a run, numbered in drawing order, from the run's seed."""
 
     def __init__(self, config):
-        self._n = config.n
+        self._n = config.spec.nodes
         self._broadcast = config.broadcast
         self._random = np.random.default_rng(config.seed)
         self._src, self._dest, self._kind = [], [], []
@@ -635,13 +667,16 @@ def run_model(config, model_class=Model, mutant=None, threads=1):
     The run goes in steps of ``watchdog`` cycles. Before each step of the injection phase the
     PEs' queues are topped up to a message per cycle of the step, so that every PE always has
     one to offer. ``mutant`` makes the eject port of the run lose (``"drop"``) or repeat
-    (``"duplicate"``) one delivery: the negative controls of the scoreboard.
+    (``"duplicate"``) one delivery: the negative controls of the scoreboard. ``model_class``
+    builds the model from the spec (with the payloads' width) and ``threads``; the tests pass
+    broken variants of :class:`~ihcube.sim.model.Model`.
     """
     if mutant not in (None, "drop", "duplicate"):
         raise ValueError(f"Mutant must be None, 'drop' or 'duplicate', not {mutant!r}")
-    n, K = config.n, config.watchdog
-    model = model_class(n, PAYLOAD_WIDTH, config.depth, config.order,
-                        threads=threads_for(n, threads), **config.stages)
+    spec = config.spec
+    n, K = spec.nodes, config.watchdog
+    model = model_class(spec.replace(payload_width=PAYLOAD_WIDTH),
+                        threads=threads_for(n, threads))
     traffic = _Traffic(config)
     backpressure = np.random.default_rng([config.seed, 1])
     queued = np.zeros((4, 0), np.int64)  # rows id, src, dest, kind; each PE's in id order
@@ -693,15 +728,15 @@ def run_model(config, model_class=Model, mutant=None, threads=1):
             last_move = int(moves.max())
 
     src, dest, kind = traffic.tables()
-    records = Records(n, config.depth, PAYLOAD_WIDTH, src, dest, kind,
+    records = Records(n, spec.depth, PAYLOAD_WIDTH, src, dest, kind,
                       np.concatenate(injections) if injections else np.zeros(0, INJECTION),
                       np.concatenate(hops) if hops else np.zeros(0, HOP),
                       np.concatenate(deliveries) if deliveries else np.zeros(0, DELIVERY),
                       offer_until=config.cycles, cycles=model.cycle, stalled_at=stalled_at,
-                      **config.stages,
+                      **spec.stages.keywords(),
                       occupancy=(model.occupancy, model.relay_occupancy,
                                  model.eject_occupancy))
-    return _result(config, "model", records, routing_for(config.order))
+    return _result(config, "model", records, routing_for(spec.order))
 
 
 def _mutate(deliveries, mutant):
@@ -773,12 +808,12 @@ class _BufferCounts:
         return arrays["in"], arrays["relay"], arrays["eject"]
 
 
-def run_rtl(config, fabric=None, routing=None, payload_width=32, progress=None):
+def run_rtl(config, fabric=None, routing=None, progress=None):
     """Run ``config`` on the RTL in the Amaranth simulator; return a :class:`StressResult`.
 
-    ``fabric`` is a flat :class:`~ihcube.rtl.Fabric` (by default the one ``config``
-    describes, with ``payload_width``), and ``routing(n, node, dest)`` the unicast routing
-    its routers implement (by default ``config.order``'s), for the stall report. Each PE
+    ``fabric`` is a flat :class:`~ihcube.rtl.Fabric` (by default the one of ``config.spec``),
+    and ``routing(n, node, dest)`` the unicast routing its routers implement (by default the
+    spec's order's), for the stall report. Each PE
     is given ``cycles`` messages, more than it can inject in the injection phase.
     ``progress`` goes to :meth:`FabricHarness.run`. With link or eject stages, the messages in
     every input buffer and relay at the end of the run are read out of the simulation (counts put
@@ -788,9 +823,10 @@ def run_rtl(config, fabric=None, routing=None, payload_width=32, progress=None):
     from ..rtl import Fabric
     from .harness import FabricHarness, Request
 
-    n = config.n
+    spec = config.spec
+    n = spec.nodes
     if fabric is None:
-        fabric = Fabric(n, payload_width, config.depth, config.order, **config.stages)
+        fabric = Fabric(spec)
     traffic = _Traffic(config)
     src = np.repeat(np.arange(n, dtype=np.int64), config.cycles)
     ids, dest, kind = traffic.draw(src)
@@ -823,7 +859,7 @@ def run_rtl(config, fabric=None, routing=None, payload_width=32, progress=None):
                       link_stages=fabric.link_stages, switch_stages=fabric.switch_stages,
                       eject_stages=fabric.eject_stages,
                       occupancy=counts.occupancy(harness.at_end) if counts else None)
-    return _result(config, "rtl", records, routing or routing_for(config.order))
+    return _result(config, "rtl", records, routing or routing_for(spec.order))
 
 
 def _message_fields(row, message):

@@ -2,9 +2,11 @@
 progress watchdog and a stall report over (link, virtual channel) (``docs/wormhole.md``,
 "Stress").
 
-One configuration (:class:`WormholeStressConfig`) runs on the cycle-exact model
+The stress engine of wormhole switching (:attr:`ihcube.modes.Mode.stress`). A
+:class:`~.stress.StressConfig` whose spec is wormhole runs on the cycle-exact model
 (:func:`run_model`, through :func:`wormhole_model`, the one place that names the model) or on
-the RTL in the Amaranth simulator (:func:`run_rtl`, small ``n``). Both drive the same PEs
+the RTL in the Amaranth simulator (:func:`run_rtl`, small ``n``), into a
+:class:`~.stress.StressResult` with :class:`WormholeRecords`. Both drive the same PEs
 (:class:`_Run`), so the same seed gives the same traffic and the same checks:
 
 - **Traffic.** For ``cycles`` cycles every PE always offers a flit: the flits of a unicast to
@@ -39,120 +41,86 @@ The routing rules come from :mod:`ihcube.topology` and :mod:`ihcube.deadlock`.
 
 import random
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
 from .. import topology
 from ..deadlock import EJECT, INJECT, VirtualChannel, routing_for
-from ..params import head_fields, header_bits, wormhole_parameters
+from ..params import head_fields, header_bits
 from ..rtl.message import Kind
-from .stress import check_traffic, wait_cycle
+from ..spec import FabricSpec
+from .stress import StressResult, wait_cycle
 
-__all__ = ["WormholeStressConfig", "WormholeStressResult", "WormholeStall", "wormhole_model",
-           "message_flits", "decode_worm", "find_stall", "stall_report", "run_model",
-           "run_rtl", "MUTANTS", "COUNT_NAMES"]
+__all__ = ["WormholeRecords", "WormholeStall", "wormhole_model", "message_flits",
+           "decode_worm", "find_stall", "stall_report", "run_model", "run_rtl", "check_config",
+           "heading", "campaign_columns", "MUTANTS", "COUNT_NAMES"]
 
 #: What a broken eject port of :func:`run_model` does to one body flit (negative controls).
 MUTANTS = ("drop", "duplicate", "reorder")
-#: The counts a run reports, in print order.
+#: The counts a wormhole run reports, in print order.
 COUNT_NAMES = ("messages injected", "broadcasts injected", "deliveries owed", "delivered",
                "lost", "duplicated", "corrupted", "misdelivered", "worm hops", "flits moved",
                "max latency", "drain cycles", "longest idle drain", "cycles")
 
 
-def wormhole_model(n, wormhole, order):
-    """The cycle-exact model the stress runs drive: anything with ``step(valid, words,
-    eject_ready) -> (inject_ready, ejects, hops)`` as :class:`~ihcube.sim.wormhole_model.
-    WormholeModel` has: the compiled :class:`~ihcube.sim.wormhole_fast.FastWormholeModel`
-    (``tests/test_wormhole_fast.py`` holds it to the reference, cycle for cycle), or the
-    reference itself for parameters beyond the compiled model's words."""
+def wormhole_model(spec):
+    """The cycle-exact model of the wormhole ``spec`` that the stress runs drive: anything with
+    ``step(valid, words, eject_ready) -> (inject_ready, ejects, hops)`` as
+    :class:`~ihcube.sim.wormhole_model.WormholeModel` has: the compiled
+    :class:`~ihcube.sim.wormhole_fast.FastWormholeModel` (``tests/test_wormhole_fast.py``
+    holds it to the reference, cycle for cycle), or the reference itself for parameters beyond
+    the compiled model's words."""
     from ..sim.wormhole_fast import FastWormholeModel
     from ..sim.wormhole_model import WormholeModel
-    if FastWormholeModel.beyond(n, wormhole):
-        return WormholeModel(n, wormhole, order)
-    return FastWormholeModel(n, wormhole, order)
+    if FastWormholeModel.beyond(spec.nodes, spec.wormhole):
+        return WormholeModel(spec)
+    return FastWormholeModel(spec)
 
 
-@dataclass(frozen=True)
-class WormholeStressConfig:
-    """One wormhole stress configuration.
+def check_config(config):
+    """Raise if the wormhole engine cannot run ``config``: at most
+    :data:`~ihcube.params.MAX_FABRIC_NODES` nodes, and at least 2 flits (the body flits carry
+    the message number)."""
+    topology.check_fabric_node_count(config.spec.nodes)
+    flits = config.spec.wormhole.flits
+    if flits < 2:
+        raise ValueError(f"Flit count must be at least 2 in a stress run (the body flits "
+                         f"carry the message number), not {flits}")
 
-    ``flits``, ``flit_width``, ``vcs`` and ``vc_depth`` default (None) to
-    :data:`ihcube.params.WORMHOLE_DEFAULTS`; ``flits`` must be at least 2 (the body flits
-    carry the message number). ``broadcast`` is the probability that a message is a
-    broadcast, ``1 / (2n)`` by default (none at ``n = 1``). ``watchdog`` is the cycles
-    without any flit moving, while flits are owed, after which the run counts as stalled.
-    """
-    n: int
-    flits: int = None
-    vcs: int = None
-    vc_depth: int = None
-    order: str = topology.MSB_FIRST
-    cycles: int = 2000
-    seed: int = 1
-    broadcast: float = None
-    eject_ready: float = 0.75
-    watchdog: int = 200
-    drain_limit: int = 100_000
-    flit_width: int = None
 
-    def __post_init__(self):
-        topology.check_fabric_node_count(self.n)
-        topology.check_routing_order(self.order)
-        wormhole = wormhole_parameters(self.n, flits=self.flits, flit_width=self.flit_width,
-                                       vcs=self.vcs, vc_depth=self.vc_depth)
-        for name in ("flits", "flit_width", "vcs", "vc_depth"):
-            object.__setattr__(self, name, getattr(wormhole, name))
-        if self.flits < 2:
-            raise ValueError(f"Flit count must be at least 2 in a stress run (the body flits "
-                             f"carry the message number), not {self.flits}")
-        check_traffic(self)
+def heading(backend, config):
+    """The first line of a wormhole run's summary: the backend and the configuration."""
+    spec, wh = config.spec, config.spec.wormhole
+    return (f"{backend} wormhole: n={spec.nodes} flits={wh.flits} flit_width={wh.flit_width} "
+            f"vcs={wh.vcs} vc_depth={wh.vc_depth} order={spec.order} cycles={config.cycles} "
+            f"seed={config.seed} broadcast={config.broadcast:.4g} "
+            f"eject_ready={config.eject_ready:g}")
 
-    @property
-    def wormhole(self):
-        """The :class:`~ihcube.spec.Wormhole` parameters of the fabric."""
-        return wormhole_parameters(self.n, flits=self.flits, flit_width=self.flit_width,
-                                   vcs=self.vcs, vc_depth=self.vc_depth)
 
-    def describe(self):
-        return (f"n={self.n} flits={self.flits} flit_width={self.flit_width} vcs={self.vcs} "
-                f"vc_depth={self.vc_depth} order={self.order} cycles={self.cycles} "
-                f"seed={self.seed} broadcast={self.broadcast:.4g} "
-                f"eject_ready={self.eject_ready:g}")
+def campaign_columns(config):
+    """What the campaign's table (``ihcube stress --campaign``) shows of a wormhole
+    configuration: its switching column (``L<flits>V<vcs>``), its depth column (the virtual
+    channels' depth), and the fields its row adds."""
+    wh = config.spec.wormhole
+    return (f"L{wh.flits}V{wh.vcs}", wh.vc_depth,
+            {"switching": "wormhole", "flits": wh.flits, "vcs": wh.vcs,
+             "flit_width": wh.flit_width})
 
 
 @dataclass
-class WormholeStressResult:
-    """The counts of a run, the problems found, the stall report if it stalled, and the run's
-    records: ``injections`` ``(cycle, node, id)`` (heads taken), ``link_flits`` ``(cycle,
-    node, dim, vc, flit)``, ``deliveries`` ``(tail cycle, node, id, head cycle)`` (whole
-    worms), ``messages`` ``{id: (src, dest, kind)}``."""
-    config: WormholeStressConfig
-    backend: str
-    counts: dict
-    problems: list = field(default_factory=list)
-    stall: str = None
+class WormholeRecords:
+    """What a wormhole run did: ``injections`` ``(cycle, node, id)`` (heads taken),
+    ``link_flits`` ``(cycle, node, dim, vc, flit)``, ``deliveries`` ``(tail cycle, node, id,
+    head cycle)`` (whole worms), ``messages`` ``{id: (src, dest, kind)}``, and the cycle the
+    watchdog stopped the run, if it did."""
+    spec: FabricSpec
+    injections: list
+    link_flits: list
+    deliveries: list
+    messages: dict
     stalled_at: int = None
-    injections: list = field(default_factory=list, repr=False)
-    link_flits: list = field(default_factory=list, repr=False)
-    deliveries: list = field(default_factory=list, repr=False)
-    messages: dict = field(default_factory=dict, repr=False)
-
-    @property
-    def ok(self):
-        return not self.problems and self.stall is None
-
-    def summary(self):
-        """One line per figure, as ``ihcube stress --switching wormhole`` prints them."""
-        lines = [f"{self.backend} wormhole: {self.config.describe()}"]
-        lines += [f"  {name:<22}{self.counts[name]:>12,}" for name in COUNT_NAMES]
-        lines.append("  result                " + ("PASS" if self.ok else "FAIL"))
-        lines += [f"  problem: {problem}" for problem in self.problems]
-        if self.stall:
-            lines.append(self.stall)
-        return "\n".join(lines)
 
 
 # --- Flits ---------------------------------------------------------------------------------
@@ -221,9 +189,9 @@ class _Run:
             raise ValueError(f"Mutant must be None, 'drop', 'duplicate' or 'reorder', "
                              f"not {mutant!r}")
         self.config = config
-        self.wormhole = config.wormhole
+        self.wormhole = config.spec.wormhole
         self.mutant = mutant
-        n = config.n
+        n = self.n = config.spec.nodes
         self._random = np.random.default_rng(config.seed)
         self._backpressure = random.Random(config.seed * 7919 + 1)
         self.messages = {}            # id -> (src, dest, kind)
@@ -236,8 +204,8 @@ class _Run:
         self.corrupted = 0
         self.owed_flits = 0           # eject flits owed and not yet delivered
         self.moved = []               # cycles in which a flit moved
-        self._ejecting = [_Assembler(config.flits) for _ in range(n)]
-        self._links = defaultdict(lambda: _Assembler(config.flits))
+        self._ejecting = [_Assembler(self.wormhole.flits) for _ in range(n)]
+        self._links = defaultdict(lambda: _Assembler(self.wormhole.flits))
         self._held = {}               # the reorder mutant's stashed flit
         self._struck = False
         self.count = 0
@@ -246,7 +214,7 @@ class _Run:
         self._last_move = -1
 
     def _draw(self, src):
-        n, c = self.config.n, self.config
+        n, c = self.n, self.config
         if n == 1:
             dest = 0
         else:
@@ -265,7 +233,7 @@ class _Run:
 
     def inputs(self, cycle):
         """Each PE's ``valid``, word and eject ``ready`` in ``cycle``."""
-        n = self.config.n
+        n = self.n
         injecting = cycle < self.config.cycles
         valid, words = [0] * n, [0] * n
         for node in range(n):
@@ -284,7 +252,7 @@ class _Run:
     def outputs(self, cycle, inject_ready, ejects, hops):
         """Record what the fabric did in ``cycle``: injection handshakes, eject flits, link
         flits (as the model's ``step`` returns them)."""
-        n, wh = self.config.n, self.wormhole
+        n, wh = self.n, self.wormhole
         moved = bool(ejects or hops)
         for node in range(n):
             pe = self.sending[node]
@@ -341,7 +309,7 @@ class _Run:
         return out
 
     def _deliver(self, cycle, node, start, worm):
-        found = decode_worm(self.config.n, self.wormhole, worm)
+        found = decode_worm(self.n, self.wormhole, worm)
         if not isinstance(found, str):
             i, dest, src, kind = found
             sent = self.messages.get(i)
@@ -375,8 +343,8 @@ class _Run:
         return idle or cycle - c.cycles >= c.drain_limit
 
     def result(self, backend, routing):
-        """Score the run: a :class:`WormholeStressResult`."""
-        n, c = self.config.n, self.config
+        """Score the run: a :class:`~.stress.StressResult` with :class:`WormholeRecords`."""
+        n, c = self.n, self.config
         owed = set()
         broadcasts = 0
         for _, _node, i in self.injections:
@@ -405,7 +373,7 @@ class _Run:
             "duplicated": duplicated,
             "corrupted": self.corrupted,
             "misdelivered": misdelivered,
-            "worm hops": len(self.link_flits) // c.flits,
+            "worm hops": len(self.link_flits) // self.wormhole.flits,
             "flits moved": len(self.link_flits),
             "max latency": latency,
             "drain cycles": drain[-1] - c.cycles + 1 if drain else 0,
@@ -429,12 +397,11 @@ class _Run:
             problems.append(f"{misdelivered} deliveries at a node not owed them, e.g. "
                             f"{self._describe(i)} at node {node}")
         problems += self.problems
-        result = WormholeStressResult(c, backend, counts, problems, None, self.stalled_at,
-                                      self.injections, self.link_flits, self.deliveries,
-                                      self.messages)
-        if self.stalled_at is not None:
-            result.stall = stall_report(result, routing or routing_for(c.order))
-        return result
+        records = WormholeRecords(c.spec, self.injections, self.link_flits, self.deliveries,
+                                  self.messages, self.stalled_at)
+        stall = (None if self.stalled_at is None else
+                 stall_report(records, routing or routing_for(c.spec.order)))
+        return StressResult(c, backend, counts, problems, stall, records)
 
     def _describe(self, i):
         src, dest, kind = self.messages[i]
@@ -445,15 +412,16 @@ class _Run:
 
 # --- Backends ------------------------------------------------------------------------------
 
-def run_model(config, model=wormhole_model, mutant=None):
-    """Run ``config`` on the model; return a :class:`WormholeStressResult`.
+def run_model(config, model=wormhole_model, mutant=None, threads=1):
+    """Run ``config`` on the model; return a :class:`~.stress.StressResult`.
 
-    ``model(n, wormhole, order)`` builds it (:func:`wormhole_model`; the tests pass broken
-    variants). ``mutant`` (one of :data:`MUTANTS`) breaks the eject port of the run on one
-    body flit: the scoreboard's negative controls.
+    ``model(spec)`` builds it (:func:`wormhole_model`; the tests pass broken variants).
+    ``mutant`` (one of :data:`MUTANTS`) breaks the eject port of the run on one body flit: the
+    scoreboard's negative controls. The model has one thread, whatever ``threads`` (the packet
+    engine's, which a campaign gives every run) says.
     """
     run = _Run(config, mutant)
-    fabric = model(config.n, config.wormhole, config.order)
+    fabric = model(config.spec)
     cycle = 0
     while not run.finished(cycle) and not run.stalled(cycle):
         valid, words, ready = run.inputs(cycle)
@@ -464,23 +432,23 @@ def run_model(config, model=wormhole_model, mutant=None):
 
 def run_rtl(config, fabric=None, routing=None, progress=None):
     """Run ``config`` on the RTL in the Amaranth simulator; return a
-    :class:`WormholeStressResult`.
+    :class:`~.stress.StressResult`.
 
-    ``fabric`` is a flat :class:`~ihcube.rtl.WormholeFabric` (by default the one ``config``
-    describes; the tests pass ones built of faulty routers), and ``routing(n, node, dest)``
-    the unicast routing its routers implement (``config.order``'s by default), for the stall
-    report. ``progress(cycle)`` is called after each cycle.
+    ``fabric`` is a flat :class:`~ihcube.rtl.WormholeFabric` (by default the one of
+    ``config.spec``; the tests pass ones built of faulty routers), and ``routing(n, node,
+    dest)`` the unicast routing its routers implement (the spec's order's by default), for the
+    stall report. ``progress(cycle)`` is called after each cycle.
     """
     from ..rtl import WormholeFabric
     from .harness import simulate
 
     if fabric is None:
-        fabric = WormholeFabric(config.n, config.wormhole, config.order)
+        fabric = WormholeFabric(config.spec)
     if fabric.routers is None:
         raise ValueError("The stress run watches links, so the fabric must be flat "
                          "(built without router_modules)")
     run = _Run(config)
-    n, width = config.n, config.flit_width
+    n, width = config.spec.nodes, config.spec.wormhole.flit_width
     links = [(node, dim, port) for node, router in enumerate(fabric.routers)
              for dim, port in zip(topology.links(n, node), router.links_out)]
 
@@ -534,7 +502,7 @@ class WormholeStall(NamedTuple):
     cycle: list
 
 
-def find_stall(run, routing):
+def find_stall(records, routing):
     """Rebuild, from a run's records, which (link, virtual channel) buffers hold worms and what
     each front worm waits for.
 
@@ -544,11 +512,11 @@ def find_stall(run, routing):
     its travel vector and, but at its origin, its PE for a broadcast. A front worm that has
     sent flits on an output waits for that channel (room at its far end); one that has not
     waits for every channel of the output that another worm holds or fills (a unicast may take
-    any unicast channel; a broadcast only the link's broadcast channel). ``run`` is what
-    :func:`run_model` or :func:`run_rtl` recorded (a :class:`WormholeStressResult`).
+    any unicast channel; a broadcast only the link's broadcast channel). ``records`` are what
+    :func:`run_model` or :func:`run_rtl` recorded (:class:`WormholeRecords`).
     """
-    n, c = run.config.n, run.config
-    V, L, width = c.vcs, c.flits, c.flit_width
+    n, wh = records.spec.nodes, records.spec.wormhole
+    V, L, width = wh.vcs, wh.flits, wh.flit_width
     bits = topology.address_bits(n)
     tail_bit, head_bit = 1 << width + 1, 1 << width
     # Flits of each message copy sent from each node on each output channel.
@@ -556,15 +524,15 @@ def find_stall(run, routing):
     arrived = {}                     # (id, node) -> (channel, first cycle, travel)
     reserved = {}
     streams = defaultdict(list)
-    for cycle, node, dim, vc, flit in run.link_flits:
+    for cycle, node, dim, vc, flit in records.link_flits:
         streams[node, dim, vc].append((cycle, flit))
     for (node, dim, vc), stream in streams.items():
         channel = VirtualChannel(node, dim, vc)
         i = None
         for k, (cycle, flit) in enumerate(stream):
             if flit & head_bit:
-                i = _worm_id(n, c, stream, k)
-                if i not in run.messages:  # a broken worm's flits name no message
+                i = _worm_id(n, wh, stream, k)
+                if i not in records.messages:  # a broken worm's flits name no message
                     i = None
                 if i is not None:
                     arrived[i, channel.far] = (channel, cycle, flit & ((1 << bits) - 1))
@@ -573,15 +541,15 @@ def find_stall(run, routing):
                 sent[i, node, channel] += 1
             if flit & tail_bit and reserved.get(channel) == i:
                 del reserved[channel]
-    for cycle, node, i in run.injections:
-        kind = run.messages[i][2]
+    for cycle, node, i in records.injections:
+        kind = records.messages[i][2]
         arrived[i, node] = (VirtualChannel(node, INJECT, V if kind else 0), cycle,
                             topology.full_travel(n))
-    delivered = {(i, node) for _, node, i, _ in run.deliveries}
+    delivered = {(i, node) for _, node, i, _ in records.deliveries}
 
     held = defaultdict(list)
     for (i, node), (channel, cycle, travel) in arrived.items():
-        src, dest, kind = run.messages[i]
+        src, dest, kind = records.messages[i]
         if kind == Kind.BROADCAST.value:
             outputs = [VirtualChannel(node, d, V) for d in topology.links(n, node)
                        if travel >> d & 1]
@@ -627,18 +595,18 @@ def find_stall(run, routing):
             elif not started_on and len(busy) == len(options):
                 waits.setdefault(channel, []).extend(busy)
     held = {channel: [(i, left) for _, i, left in worms] for channel, worms in held.items()}
-    return WormholeStall(run.stalled_at, held, reserved, waits, wait_cycle(waits))
+    return WormholeStall(records.stalled_at, held, reserved, waits, wait_cycle(waits))
 
 
-def _worm_id(n, config, stream, k):
+def _worm_id(n, wormhole, stream, k):
     """The message number of the worm whose head is flit ``k`` of ``stream``: from its first
     body flit, the next flit on the channel; if only the head has crossed, from the low bits
     of the message number in the head (exact while fewer than ``2 ** (flit_width -
     header_bits(n))`` messages were drawn)."""
-    mask = (1 << config.flit_width) - 1
+    mask = (1 << wormhole.flit_width) - 1
     if k + 1 < len(stream):
-        body = head_fields(n, config.flit_width).src_width(1)
-        return (((stream[k + 1][1] & mask) >> body) - 1) // config.flits
+        body = head_fields(n, wormhole.flit_width).src_width(1)
+        return (((stream[k + 1][1] & mask) >> body) - 1) // wormhole.flits
     return (stream[k][1] & mask) >> header_bits(n)
 
 
@@ -648,12 +616,12 @@ def _channel_name(channel):
     return str(channel)
 
 
-def stall_report(run, routing, limit=12):
+def stall_report(records, routing, limit=12):
     """:func:`find_stall` as text: the cycle of waits over (link, virtual channel), then the
     blocked buffers."""
-    stall = find_stall(run, routing)
+    stall = find_stall(records, routing)
     if stall is None:
-        return f"  stalled at cycle {run.stalled_at}: no worm left in a buffer"
+        return f"  stalled at cycle {records.stalled_at}: no worm left in a buffer"
     worms = sum(len(held) for held in stall.held.values())
     text = [f"  stalled at cycle {stall.at}: {worms} worms in {len(stall.held)} buffers"]
     if stall.cycle:
@@ -665,7 +633,7 @@ def stall_report(run, routing, limit=12):
     lines = []
     for channel in sorted(stall.held):
         i, left = stall.held[channel][0]
-        src, dest, kind = run.messages[i]
+        src, dest, kind = records.messages[i]
         what = (f"broadcast #{i} from node {src}" if kind else
                 f"unicast #{i} from node {src} to node {dest}")
         wanted = ", ".join("PE" if not o.is_link else
