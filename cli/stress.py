@@ -17,7 +17,8 @@ model's runs carry 64-bit payloads. A stress run's PEs have one port each (``--p
 table and writes it to ``results/stress_campaign.json``; with ``--link-stages 1`` (``make
 stress-campaign LINK_STAGES=1``) its packet configurations run with a relay on each link, and
 the table goes to ``results/stress_campaign_s1.json`` (with all three stages,
-``stress_campaign_s1_g1_e1.json``); the options of a single run (``--nodes``, ``--cycles``,
+``stress_campaign_s1_g1_e1.json``; with ``--switching wormhole`` (``make stress-campaign
+SWITCHING=wormhole``), ``stress_campaign_wormhole.json``); the options of a single run (``--nodes``, ``--cycles``,
 ...) are not taken with it. ``--threads T`` runs each packet model on ``T`` threads (at most
 one a node; the same records on any number); the wormhole model and the RTL have one, so a
 single run refuses ``T`` above 1 with them, and a campaign runs only its packet model runs on
@@ -250,7 +251,8 @@ def _campaign(parser, args):
     cluster = cluster_options(args, "Processes")
     out = args.out or (None if args.quick else f"{AD_HOC}/")
     if out is not None and out.endswith("/"):
-        out += f"stress_campaign{spec.stages.suffix}.json"
+        # The wormhole part alone has its own file; the packet campaign's says its stages.
+        out += f"stress_campaign{'_wormhole' if spec.mode == WORMHOLE else spec.stages.suffix}.json"
     return _run_campaign(args.quick, cluster, out, wormhole_only=spec.mode == WORMHOLE,
                          stages=spec.stages.keywords(), threads=threads)
 
