@@ -308,13 +308,17 @@ class FabricSpec:
         return None if self.packet else self.switching
 
     def replace(self, **changes):
-        """This spec with the fields ``changes`` (of the spec, or of its switching mode)
-        replaced, checked again."""
-        own = {key: value for key, value in changes.items()
+        """This spec with ``changes`` replaced, checked again: fields of the spec, of its
+        switching mode (``depth``, ``vcs``, ...) or, with packet switching, the register
+        stages by their keywords (``link_stages``, ...)."""
+        own = {key: changes.pop(key) for key in list(changes)
                if key in {f.name for f in dataclasses.fields(self)}}
-        mode = {key: value for key, value in changes.items() if key not in own}
-        if mode:
-            own.setdefault("switching", dataclasses.replace(self.switching, **mode))
+        stages = {field: changes.pop(keyword) for field, (keyword, _, _) in Stages.FIELDS.items()
+                  if keyword in changes}
+        if stages:
+            changes["stages"] = dataclasses.replace(self.stages, **stages)
+        if changes:
+            own.setdefault("switching", dataclasses.replace(self.switching, **changes))
         return dataclasses.replace(self, **own)
 
     def check_hardware(self):
