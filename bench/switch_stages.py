@@ -71,12 +71,13 @@ def main(argv=None):
                   f"{stages}: {rate:.3f} deliveries per node per cycle ({counted} counted)")
         return 0
     from ..boards import build
+    from ..spec import FabricSpec
     variant = args.variant or ("eject_stages" if args.eject_stages else None)
     where = "switch_stages" + (f"/{variant}" if variant else "")
-    figures = build.synth(args.nodes, "ecp5", depth=args.depth, out=f"build/results/{where}",
-                          build_root=f"build/{where}", router=args.router,
-                          placer=args.placer, link_stages=args.link_stages, switch_stages=1,
-                          eject_stages=args.eject_stages)
+    spec = FabricSpec.of(args.nodes, depth=args.depth, link_stages=args.link_stages,
+                         switch_stages=1, eject_stages=args.eject_stages)
+    figures = build.synth(spec, "ecp5", out=f"build/results/{where}",
+                          build_root=f"build/{where}", router=args.router, placer=args.placer)
     print(build.summary(figures) + " (switch_stages=1"
           + (", eject_stages=1)" if args.eject_stages else ")"))
     return 0 if figures["fits"] else 1

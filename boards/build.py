@@ -21,7 +21,9 @@ import time
 
 from .. import topology
 from ..extras import require
-from ..params import STAGE_SUFFIXES, check_no_stages, check_stages, stages_label, stages_suffix
+from ..modes import mode_of
+from ..params import WORMHOLE
+from ..spec import FabricSpec, Stages
 
 __all__ = ["FAMILIES", "BOARDS", "PLACERS", "check_family", "check_board", "check_placer",
            "check_pnr_minutes", "synth", "synth_name", "synth_digest", "design_digest",
@@ -405,73 +407,60 @@ def design_digest(plan):
     return digest.hexdigest()[:16]
 
 
-def synth_name(n, family="ecp5", payload_width=32, depth=1, synth_opts=None, router=None,
-               placer=None, ports=1, wormhole=None, strapped=False, link_stages=0,
-               switch_stages=0, eject_stages=0):
-    """The name of :func:`synth`'s build folder and results file (without ``.json``):
-    ``synth_<family>_`` and the generated Verilog's name
-    (:func:`ihcube.generate.fabric_name`), then ``_router<node>`` for one router, then the
-    Yosys options and the placer (``synth_ecp5_ihcube_n26_w32_router0_nowidelut``)."""
-    from ..generate import fabric_name
-    from ..params import WORMHOLE
-    if wormhole is None:
-        name = fabric_name(n, payload_width, depth, ports=ports, link_stages=link_stages,
-                           switch_stages=switch_stages, eject_stages=eject_stages)
-    else:
-        name = fabric_name(n, payload_width, switching=WORMHOLE, flits=wormhole.flits,
-                           flit_width=wormhole.flit_width, vcs=wormhole.vcs,
-                           vc_depth=wormhole.vc_depth)
-    name += f"_router{router}" if router is not None else ""
-    name += "_strapped" if strapped and router is not None and wormhole is None else ""
+def _checked_spec(spec):
+    """Return ``spec`` if it is a :class:`~ihcube.spec.FabricSpec`, else raise ``TypeError``
+    (the builds once took a node count and keywords: ``FabricSpec.of`` makes a spec of
+    those)."""
+    if not isinstance(spec, FabricSpec):
+        raise TypeError(f"Fabric must be a FabricSpec (FabricSpec.of(n, ...) makes one from "
+                        f"keywords), not {spec!r}")
+    return spec
+
+
+def synth_name(spec, family="ecp5", synth_opts=None, router=None, placer=None,
+               strapped=False):
+    """The name of :func:`synth`'s build folder and results file (without ``.json``), as
+    ``(name, tag)``: ``name`` is the generated Verilog's (:attr:`FabricSpec.name
+    <ihcube.spec.FabricSpec.name>`), then ``_router<node>`` for one router (and
+    ``_strapped``); ``tag`` is ``synth_<family>_<name>`` and the Yosys options and the placer
+    (``synth_ecp5_ihcube_n26_w32_router0_nowidelut``)."""
+    name = _checked_spec(spec).name
+    if router is not None:
+        name += f"_router{router}" + ("_strapped" if strapped else "")
     return name, f"synth_{family}_{name}" + _options_tag(synth_options(family, synth_opts),
                                                          placer)
 
 
-def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root="build",
-          synth_opts=None, router=None, placer=None, ports=1, wormhole=None, strapped=False,
-          link_stages=0, switch_stages=0, eject_stages=0, pnr_minutes=None):
-    """Synthesise and place an ``n``-node fabric for ``family``; write and return figures.
+def synth(spec, family="ecp5", out="results", build_root="build", synth_opts=None, router=None,
+          placer=None, strapped=False, pnr_minutes=None):
+    """Synthesise and place the fabric ``spec`` (a :class:`~ihcube.spec.FabricSpec`) for
+    ``family``; write and return figures.
 
     ``synth_opts`` go to Yosys's ``synth_ecp5``/``synth_ice40`` (:func:`synth_options`) and
     show in the names of the build folder and the results file, as does ``placer`` (one of
-    :data:`PLACERS`; None for nextpnr's default). With ``router`` (a node
-    number), only that node's router is built: its per-router figures, and an Fmax that
-    stands for the fabric's when the fabric is too big to place quickly. ``ports`` is the PE
-    injection and eject ports per node (:func:`ihcube.params.check_ports`); names end in
-    ``_p<ports>`` when it is not 1. With ``wormhole`` (a :class:`ihcube.spec.Wormhole`) the
-    wormhole fabric or router is built instead (``depth`` and ``ports`` do not apply). With
-    ``strapped`` the packet ``router`` is built as the fabric builds it
-    (:class:`~ihcube.boards.strapped.StrappedRouter`; names end in ``_strapped``).
-    ``link_stages=1`` puts a relay on each outgoing link of every packet router
-    (:class:`~ihcube.rtl.Router`'s ``link_stages``; names say ``_s1``), ``switch_stages=1``
-    registers its grant (``_g1``) and ``eject_stages=1`` puts a relay on each eject port
-    (``_e1``); the figures record each stage that is not 0. ``pnr_minutes``
-    limits place and route (:func:`check_pnr_minutes`; a build stopped by it records
-    ``stopped`` and Yosys's counts).
-    The names are :func:`synth_name`'s; the figures record :func:`design_digest`.
+    :data:`PLACERS`; None for nextpnr's default). With ``router`` (a node number), only that
+    node's router is built: its per-router figures, and an Fmax that stands for the fabric's
+    when the fabric is too big to place quickly; with ``strapped`` as the fabric builds it
+    (:meth:`Mode.strapped_router <ihcube.modes.Mode.strapped_router>`; packet switching).
+    What is built is the spec's mode's (:meth:`Mode.build_component
+    <ihcube.modes.Mode.build_component>`), and the figures record its options
+    (:meth:`Mode.figures <ihcube.modes.Mode.figures>`). ``pnr_minutes`` limits place and
+    route (:func:`check_pnr_minutes`; a build stopped by it records ``stopped`` and Yosys's
+    counts). The names are :func:`synth_name`'s; the figures record :func:`design_digest`.
     """
     target = FAMILIES[family]
     synth_opts = synth_options(family, synth_opts)
-    stages = check_stages(link_stages, switch_stages, eject_stages)
     pnr_minutes = check_pnr_minutes(pnr_minutes)
-    if wormhole is not None:
-        check_no_stages(stages)
-    shell, name, tag, platform = _synth_design(n, family, payload_width, depth, synth_opts,
-                                               router, placer, ports, wormhole, strapped,
-                                               stages)
-    figures = {"nodes": n, "payload_width": payload_width, "depth": depth, "ports": ports,
-               "board": target["board"], "router_only": router}
-    figures.update(stages)  # absent for 0, so that today's results files stay as they are
-    if wormhole is not None:
-        figures.update(switching="wormhole", flits=wormhole.flits,
-                       flit_width=wormhole.flit_width, vcs=wormhole.vcs,
-                       vc_depth=wormhole.vc_depth, depth=None, ports=1)
+    shell, name, tag, platform = _synth_design(spec, family, synth_opts, router, placer,
+                                               strapped)
+    figures = {"nodes": spec.nodes, **mode_of(spec).figures(spec), "board": target["board"],
+               "router_only": router}
     figures.update(_build(family, shell, name, pathlib.Path(build_root) / tag,
                           platform, synth_opts=synth_opts,
                           placer=placer, pnr_minutes=pnr_minutes))
+    n = spec.nodes
     nodes = range(n) if router is None else [router]
-    router_ports = sum(len(topology.links(n, node)) + (ports if wormhole is None else 1)
-                       for node in nodes)
+    router_ports = sum(len(topology.links(n, node)) + spec.ports for node in nodes)
     figures["router_ports"] = router_ports
     # Placed LUTs if it was placed, else what Yosys's netlist needs.
     luts = figures.get("luts") or figures.get("cells_estimate")
@@ -487,42 +476,28 @@ def synth(n, family="ecp5", payload_width=32, depth=1, out="results", build_root
     return figures
 
 
-def _synth_design(n, family, payload_width, depth, synth_opts, router, placer, ports,
-                  wormhole, strapped, stages):
-    """What :func:`synth` builds: the shell around the design, the build's name and results
-    tag (:func:`synth_name`), and the platform. ``stages`` are those of
-    :func:`ihcube.params.check_stages`, passed only when set: the default builds exactly what
-    it built before the options."""
-    from ..rtl import Fabric, Router, WormholeFabric, WormholeRouter
+def _synth_design(spec, family, synth_opts, router, placer, strapped):
+    """What :func:`synth` builds: the shell around the spec's mode's component, the build's
+    name and results tag (:func:`synth_name`), and the platform."""
     from .shell import SynthShell
-    if wormhole is not None:
-        component = WormholeFabric(n, wormhole) if router is None else \
-            WormholeRouter(n, topology.check_node(n, router), wormhole)
-    elif router is None:
-        component = Fabric(n, payload_width, depth, ports=ports, **stages)
+    _checked_spec(spec)
+    if router is not None:
+        router = topology.check_node(spec.nodes, router, "Router node")
     elif strapped:
-        from .strapped import StrappedRouter
-        component = StrappedRouter(n, topology.check_node(n, router), payload_width, depth,
-                                   ports=ports, **stages)
-    else:
-        component = Router(n, topology.check_node(n, router), payload_width, depth,
-                           ports=ports, **stages)
-    name, tag = synth_name(n, family, payload_width, depth, synth_opts, router, placer, ports,
-                           wormhole, strapped, **stages)
+        raise ValueError("A strapped build is of one router: give the router's node")
+    component = mode_of(spec).build_component(spec, router, strapped=strapped)
+    name, tag = synth_name(spec, family, synth_opts, router, placer, strapped)
     platform = board_platform(FAMILIES[family]["board"], FAMILIES[family]["target_mhz"])
     return SynthShell(component), name, tag, platform
 
 
-def synth_digest(n, family="ecp5", payload_width=32, depth=1, synth_opts=None, router=None,
-                 placer=None, ports=1, wormhole=None, strapped=False, link_stages=0,
-                 switch_stages=0, eject_stages=0):
+def synth_digest(spec, family="ecp5", synth_opts=None, router=None, placer=None,
+                 strapped=False):
     """The :func:`design_digest` that :func:`synth` with these arguments would record, without
     building anything (the design is elaborated: seconds, a minute at 64 nodes)."""
     synth_opts = synth_options(family, synth_opts)
-    shell, name, _, platform = _synth_design(n, family, payload_width, depth, synth_opts,
-                                             router, placer, ports, wormhole, strapped,
-                                             check_stages(link_stages, switch_stages,
-                                                          eject_stages))
+    shell, name, _, platform = _synth_design(spec, family, synth_opts, router, placer,
+                                             strapped)
     return design_digest(_plan(shell, name, platform, synth_opts, placer))
 
 
@@ -535,34 +510,36 @@ def check_clock(board, clock_mhz):
                         clock_mhz)
 
 
-def bitstream(board, n, depth=1, out="results", build_root="build", synth_opts=None,
-              placer=None, clock_mhz=None, payload_width=32, link_stages=0, switch_stages=0,
-              eject_stages=0):
-    """Build the self-test bitstream of an ``n``-node fabric for ``board``; return figures.
+def bitstream(board, spec, out="results", build_root="build", synth_opts=None, placer=None,
+              clock_mhz=None):
+    """Build the self-test bitstream of the fabric ``spec`` for ``board``; return figures.
 
-    ``placer`` is nextpnr's (:data:`PLACERS`); None for the family's :data:`BITSTREAM_PLACER`.
-    ``clock_mhz`` runs the self-test on the board's PLL (:func:`check_clock`) instead of its
-    oscillator. ``payload_width`` below 32 is an option for a small device (a checksum of
-    ``payload_width - 16`` bits; :class:`~ihcube.boards.top.BoardTop`), never a default.
-    The register stages are the fabric's (:func:`ihcube.params.check_stages`).
+    ``spec`` is a packet fabric with one PE port, routed msb first
+    (:func:`~ihcube.boards.selftest.check_selftest_spec`). ``placer`` is nextpnr's
+    (:data:`PLACERS`); None for the family's :data:`BITSTREAM_PLACER`. ``clock_mhz`` runs the
+    self-test on the board's PLL (:func:`check_clock`) instead of its oscillator. A payload
+    width below 32 is an option for a small device (a checksum of ``payload_width - 16``
+    bits; :class:`~ihcube.boards.top.BoardTop`), never a default.
 
     The bitstream is ``build/bitstream_<board>_<name>/<name>.bit`` (ECP5) or ``.bin`` (iCE40),
     ``<name>`` being ``ihcube_selftest_n<n>`` with ``_w<payload_width>`` if not 32,
-    ``_d<depth>`` if not 1, the stages' :func:`ihcube.params.stages_suffix` (``_s1_g1_e1``),
+    ``_d<depth>`` if not 1, the stages' :attr:`~ihcube.spec.Stages.suffix` (``_s1_g1_e1``),
     and ``_<MHz>mhz`` if given.
     """
+    from .selftest import check_selftest_spec
     from .top import BoardTop
     family = BOARDS[board][2]
     synth_opts = synth_options(family, synth_opts)
-    stages = check_stages(link_stages, switch_stages, eject_stages)
+    check_selftest_spec(_checked_spec(spec))
     pll = None if clock_mhz is None else check_clock(board, clock_mhz)
-    top = BoardTop(n, depth, pll=pll, payload_width=payload_width, **stages)
-    name = (f"ihcube_selftest_n{n}" + (f"_w{payload_width}" if payload_width != 32 else "")
-            + (f"_d{depth}" if depth != 1 else "") + stages_suffix(stages)
+    top = BoardTop(spec, pll=pll)
+    width, depth = spec.payload_width, spec.depth
+    name = (f"ihcube_selftest_n{spec.nodes}" + (f"_w{width}" if width != 32 else "")
+            + (f"_d{depth}" if depth != 1 else "") + spec.stages.suffix
             + (f"_{clock_mhz:g}mhz".replace(".", "p") if pll is not None else ""))
     build_dir = pathlib.Path(build_root) / f"bitstream_{board}_{name}"
-    figures = {"nodes": n, "payload_width": payload_width, "depth": depth, "board": board,
-               **stages}
+    figures = {"nodes": spec.nodes, "payload_width": width, "depth": depth, "board": board,
+               **spec.stages.keywords()}
     if pll is not None:
         figures["pll"] = {"asked_mhz": clock_mhz, "clock_mhz": pll.clk_out_mhz,
                           "vco_mhz": pll.vco_hz / 1e6, **dict(pll.dividers)}
@@ -587,24 +564,25 @@ TABLE_VCS = (1, 3)
 #: The register stages of :func:`table`'s staged rows, by the name ``ihcube synth-table
 #: --staged`` gives them: a relay on each link, and every output staged (the 26-node fabric
 #: at 150 MHz; docs/fpga.md, "Every output staged").
-STAGE_SETS = {"link": {"link_stages": 1},
-              "all": {"link_stages": 1, "switch_stages": 1, "eject_stages": 1}}
+STAGE_SETS = {"link": Stages(link=1), "all": Stages(link=1, switch=1, eject=1)}
 TABLE_STAGED = tuple(STAGE_SETS.values())
+
+
 def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_WIDTHS,
                vcs=TABLE_VCS, wormhole_fabric=True, staged=TABLE_STAGED):
     """The builds of :func:`table`, in the order they run, cheap and important first, so a
-    table stopped part way has those: each a dict of :func:`synth`'s keyword arguments
-    (``n``, ``depth``, ``router``, ``wormhole``), or with ``"error"`` (one line) for a
-    configuration that cannot be built.
+    table stopped part way has those: each a dict of the fabric (``spec``, a
+    :class:`~ihcube.spec.FabricSpec`) and the ``router`` built alone (a node, or None for the
+    fabric), or for a configuration that cannot be built what it would have been (``nodes``,
+    ``router``, ``switching``, ``flit_width``, ``vcs``) and why not (``error``, one line).
 
     1. the packet router of node 0 of each of ``router_sizes`` at each depth;
     2. the packet fabrics of ``sizes`` up to the largest of ``router_sizes``, first depth;
     3. the wormhole router of node 0 of each of ``router_sizes`` for each flit width and
        virtual channel count (one is three to eight packet routers: 3,635 LUTs at F = 16,
        V = 1);
-    4. for each of ``staged`` (register stages: dicts of :func:`ihcube.params.check_stages`),
-       the router of node 0 and the fabric of each of ``router_sizes`` at each depth with
-       those stages;
+    4. for each of ``staged`` (:class:`~ihcube.spec.Stages`), the router of node 0 and the
+       fabric of each of ``router_sizes`` at each depth with those stages;
     5. the other packet fabrics, by size, then depth (the 64-node fabric last of them: it
        may not finish placing);
     6. the wormhole fabric of each of ``router_sizes`` (if ``wormhole_fabric``) at each flit
@@ -612,26 +590,26 @@ def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_
        minutes and most do not fit the 85F (one that cannot fit costs a Yosys run only:
        :func:`synth` checks Yosys's cell count first).
     """
-    from ..params import wormhole_parameters
     routers, wormhole_routers, wormhole_fabrics = [], [], []
     for n in router_sizes:
-        routers += [{"n": n, "depth": depth, "router": 0} for depth in depths]
+        routers += [{"spec": FabricSpec.of(n, depth=depth), "router": 0} for depth in depths]
         for width in flit_widths:
             for count in vcs:
-                job = {"n": n, "depth": 1, "router": 0, "flit_width": width, "vcs": count}
                 try:
-                    job["wormhole"] = wormhole_parameters(n, flit_width=width, vcs=count)
+                    job = {"spec": FabricSpec.of(n, switching=WORMHOLE, flit_width=width,
+                                                 vcs=count)}
                 except ValueError as exc:
-                    job["error"] = str(exc)
-                wormhole_routers.append(job)
+                    job = {"nodes": n, "switching": WORMHOLE, "flit_width": width,
+                           "vcs": count, "error": str(exc)}
+                wormhole_routers.append({**job, "router": 0})
                 if wormhole_fabric:
                     wormhole_fabrics.append({**job, "router": None})
-    fabrics = [{"n": n, "depth": depth, "router": None} for n in sorted(sizes)
+    fabrics = [{"spec": FabricSpec.of(n, depth=depth), "router": None} for n in sorted(sizes)
                for depth in depths]
-    first = [job for job in fabrics if job["depth"] == depths[0]
-             and job["n"] <= max(router_sizes, default=0)] if depths else []
+    first = [job for job in fabrics if job["spec"].depth == depths[0]
+             and job["spec"].nodes <= max(router_sizes, default=0)] if depths else []
     rest = [job for job in fabrics if job not in first]
-    staged = [{"n": n, "depth": depth, "router": router, **check_stages(**stages)}
+    staged = [{"spec": FabricSpec.of(n, depth=depth).replace(stages=stages), "router": router}
               for stages in staged for n in router_sizes
               for router in (0, None) for depth in depths]
     return routers + first + wormhole_routers + staged + rest + wormhole_fabrics
@@ -646,14 +624,14 @@ TABLE_STATIC_FROM = {"ecp5": 26}
 
 
 def table_placer(family, job, placer=None):
-    """The placer :func:`table` uses for ``job``: ``placer`` if one was asked for, else
-    nextpnr's default, except the electrostatic placer for a packet fabric of
-    :data:`TABLE_STATIC_FROM` nodes or more."""
+    """The placer :func:`table` uses for ``job`` (one of :func:`table_jobs`): ``placer`` if
+    one was asked for, else nextpnr's default, except the electrostatic placer for a packet
+    fabric of :data:`TABLE_STATIC_FROM` nodes or more (the wormhole fabrics were measured
+    with the default)."""
     if placer is not None:
         return placer
-    big = TABLE_STATIC_FROM.get(family)
-    if big is not None and job["router"] is None and job.get("wormhole") is None \
-            and job["n"] >= big:
+    big, spec = TABLE_STATIC_FROM.get(family), job["spec"]
+    if big is not None and job["router"] is None and spec.packet and spec.nodes >= big:
         return "static"
     return None
 
@@ -682,31 +660,25 @@ def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1,
     for job in table_jobs(sizes, depths, router_sizes, flit_widths, vcs, wormhole_fabric,
                           staged):
         if "error" in job:
-            rows.append({**job, "wormhole": None, "fits": False, "kept": True})
+            rows.append({**job, "fits": False, "kept": True})
             print(f"{_label(rows[-1])}: not built: {job['error']}", flush=True)
             continue
-        args = {"n": job["n"], "depth": job["depth"], "router": job["router"],
-                "wormhole": job.get("wormhole")}
-        args.update(_stages_of(job))
-        args["placer"] = table_placer(family, job, placer)
-        _, tag = synth_name(family=family, synth_opts=synth_opts, **args)
+        spec, router = job["spec"], job["router"]
+        args = {"synth_opts": synth_opts, "router": router,
+                "placer": table_placer(family, job, placer)}
+        _, tag = synth_name(spec, family, **args)
         path = pathlib.Path(out) / f"{tag}.json"
         kept = json.loads(path.read_text()) if path.exists() and not redo else None
         if kept is not None and kept.get("design_digest") is not None and \
                 (only_kept or not kept.get("stopped") and tools_finished(kept)) and \
-                kept["design_digest"] == synth_digest(family=family, synth_opts=synth_opts,
-                                                      **args):
+                kept["design_digest"] == synth_digest(spec, family, **args):
             figures = {**kept, "kept": True}
         elif only_kept:
-            figures = {"nodes": job["n"], "depth": job["depth"], "router_only": job["router"],
-                       **_stages_of(job), "placer": args["placer"],
-                       "fits": False,
+            figures = {"nodes": spec.nodes, **mode_of(spec).figures(spec),
+                       "router_only": router, "placer": args["placer"], "fits": False,
                        "error": "not run yet (make synth-table resumes)", "kept": True}
-            if job.get("wormhole") is not None:
-                figures.update(_wormhole_figures(job["wormhole"]))
         else:
-            figures = synth(family=family, out=out, synth_opts=synth_opts,
-                            pnr_minutes=pnr_minutes, **args)
+            figures = synth(spec, family, out=out, pnr_minutes=pnr_minutes, **args)
         figures["tag"] = tag
         figures["previous"] = _previous(previous, tag) if previous else None
         if "seconds_yosys" in figures:
@@ -717,9 +689,7 @@ def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1,
         rows.append(figures)
     saturation = _saturation(out)
     name = f"synth_table_{family}{_options_tag(synth_opts, placer)}.json"
-    _write(out, name, merge_table_rows(
-        _read_rows(pathlib.Path(out) / name),
-        [{key: value for key, value in row.items() if key != "wormhole"} for row in rows]))
+    _write(out, name, merge_table_rows(_read_rows(pathlib.Path(out) / name), rows))
     print()
     print(markdown_table(rows, saturation, previous))
     return 0
@@ -748,11 +718,6 @@ def _read_rows(path):
         else []
 
 
-def _wormhole_figures(wormhole):
-    return {"switching": "wormhole", "flits": wormhole.flits, "flit_width": wormhole.flit_width,
-            "vcs": wormhole.vcs, "vc_depth": wormhole.vc_depth, "depth": None}
-
-
 def _previous(revision, tag):
     """The figures of results file ``tag`` at git revision ``revision``, or None."""
     root = pathlib.Path(__file__).resolve().parent.parent
@@ -768,7 +733,7 @@ def _saturation(out):
     """What the model measured at ``n`` = 1024 (uniform traffic, msb): ``{depth: (per_hop,
     backlogged)}`` for packet switching from ``make saturation``'s results file in ``out``,
     ``{("stages", suffix, depth): ...}`` from ``make saturation LINK_STAGES=1``'s and the
-    others with register stages (``suffix`` of :func:`ihcube.params.stages_suffix`), and
+    others with register stages (``suffix``, :attr:`ihcube.spec.Stages.suffix`), and
     ``{("wormhole", flits, vcs, vc_depth): ...}`` from each wormhole one (``make
     saturation-wormhole``, :func:`ihcube.sim.sweep.saturation_results_name`); messages per
     node per cycle. ``{}`` without them."""
@@ -794,15 +759,16 @@ def _saturation(out):
 
 
 def _stages_of(row):
-    """The register stages a job, a results file or a saturation row records, as
-    :func:`ihcube.params.check_stages` gives them (those not 0)."""
-    return check_stages(**{key: row.get(key, 0) for key in STAGE_SUFFIXES})
+    """The register stages (:class:`~ihcube.spec.Stages`) a results file or a saturation row
+    records: a keyword of :meth:`Stages.of <ihcube.spec.Stages.of>` for each that is not 0."""
+    return Stages.of(**{keyword: row.get(keyword, 0)
+                        for keyword, _, _ in Stages.FIELDS.values()})
 
 
 def _stages_key(row):
-    """What tells ``row``'s register stages apart in :func:`_saturation`'s keys: the
-    :func:`ihcube.params.stages_suffix` (``""`` for none, ``"_s1"`` for a link stage)."""
-    return stages_suffix(_stages_of(row))
+    """What tells ``row``'s register stages apart in :func:`_saturation`'s keys: their
+    :attr:`~ihcube.spec.Stages.suffix` (``""`` for none, ``"_s1"`` for a link stage)."""
+    return _stages_of(row).suffix
 
 
 def _label(f):
@@ -817,7 +783,7 @@ def _label(f):
     else:
         what += f", depth {f.get('depth', 1)}"
         if _stages_of(f):
-            what += f", {stages_label(_stages_of(f))}"
+            what += f", {_stages_of(f).label}"
         if f.get("ports", 1) != 1:
             what += f", {f['ports']} PE ports"
     if f.get("placer") not in (None, "default"):

@@ -7,13 +7,27 @@ from amaranth.lib.wiring import Out
 from .. import topology
 from ..rtl import Fabric, Router
 from ..rtl.message import Kind
+from ..spec import as_spec
 from .checker import Checker, CheckerErrors
 from .traffic import LFSR_SHARERS, TrafficGenerator, lfsr_step, seed_of
 
-__all__ = ["SelfTest", "SelfTestErrors"]
+__all__ = ["SelfTest", "SelfTestErrors", "check_selftest_spec"]
 
 #: Width of the message counters.
 COUNT_WIDTH = 32
+
+
+def check_selftest_spec(spec):
+    """Return ``spec`` if the self-test builds it: packet switching, one PE port (a generator
+    and a checker a node), the routing order ``msb`` (its bitstreams' names do not say an
+    order), else raise ``ValueError``."""
+    if not spec.packet:
+        raise ValueError(f"Switching must be packet for the self-test, not {spec.mode!r}")
+    if spec.ports != 1:
+        raise ValueError(f"Port count must be 1 for the self-test, not {spec.ports!r}")
+    if spec.order != topology.MSB_FIRST:
+        raise ValueError(f"Routing order must be msb for the self-test, not {spec.order!r}")
+    return spec
 
 
 class SelfTestErrors(CheckerErrors):
@@ -45,13 +59,11 @@ class SelfTest(wiring.Component):
 
     Parameters
     ----------
-    n, payload_width, depth : int
-        As for :class:`~ihcube.rtl.Fabric`.
+    spec : FabricSpec
+        The fabric, packet switching with one PE port (or its keyword form, as
+        :class:`~ihcube.rtl.Fabric` takes it: ``SelfTest(5, 32, link_stages=1)``).
     router : callable
         As for :class:`~ihcube.rtl.Fabric`; the tests pass broken variants.
-    stages : int
-        The fabric's register stages, ``link_stages``, ``switch_stages`` and
-        ``eject_stages``, as for :class:`~ihcube.rtl.Fabric` (keywords).
     run_cycles, drain_cycles : int
         Length of a round's traffic and the most a drain may take.
     rate, broadcast_share, ready_rate : int
@@ -79,10 +91,12 @@ class SelfTest(wiring.Component):
         A drain ended this cycle.
     """
 
-    def __init__(self, n, payload_width=32, depth=1, *, router=Router, run_cycles=4096,
-                 drain_cycles=4096, rate=8, broadcast_share=1, ready_rate=12, **stages):
-        n = self._n = topology.check_node_count(n)
-        self.fabric = Fabric(n, payload_width, depth, router=router, **stages)
+    def __init__(self, spec, *args, router=Router, run_cycles=4096, drain_cycles=4096, rate=8,
+                 broadcast_share=1, ready_rate=12, **keywords):
+        spec = self._spec = check_selftest_spec(as_spec(spec, *args, **keywords))
+        n = self._n = spec.nodes
+        payload_width = spec.payload_width
+        self.fabric = Fabric(spec, router=router)
         self.generators = [TrafficGenerator(n, node, payload_width, rate, broadcast_share)
                            for node in range(n)]
         self.checkers = [Checker(n, node, payload_width, ready_rate) for node in range(n)]
@@ -101,6 +115,7 @@ class SelfTest(wiring.Component):
         })
 
     n = property(lambda self: self._n)
+    spec = property(lambda self: self._spec)
 
     def elaborate(self, platform):
         m = Module()

@@ -20,8 +20,9 @@ class StrappedRouter(wiring.Component):
 
     Parameters
     ----------
-    n, node, payload_width, depth, ports, link_stages, switch_stages, eject_stages
-        As :class:`~ihcube.rtl.Router`'s.
+    spec, node
+        As :class:`~ihcube.rtl.Router`'s (a :class:`~ihcube.spec.FabricSpec`, or its keyword
+        form).
 
     Members
     -------
@@ -29,10 +30,12 @@ class StrappedRouter(wiring.Component):
     ``strap=False``).
     """
 
-    def __init__(self, n, node, payload_width=32, depth=1, *, ports=1, **stages):
-        self._router = Router(n, node, payload_width, depth, strap=True, ports=ports, **stages)
-        self._node = node
-        super().__init__(router_signature(n, node, payload_width, strap=False, ports=ports))
+    def __init__(self, spec, node, *args, **keywords):
+        self._router = Router(spec, node, *args, strap=True, **keywords)
+        self._node = self._router.node
+        spec = self._router.spec
+        super().__init__(router_signature(spec.nodes, self._node, spec.payload_width,
+                                          strap=False, ports=spec.ports))
 
     def elaborate(self, platform):
         m = Module()

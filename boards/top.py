@@ -35,25 +35,20 @@ class BoardTop(Elaboratable):
 
     Parameters
     ----------
-    n, depth : int
-        As for :class:`~ihcube.rtl.Fabric`.
+    spec : FabricSpec
+        The fabric, as :class:`SelfTest` takes it. Its payload width is 32 unless asked: below
+        it the checksum has fewer bits (``payload_width - 16``;
+        :func:`~ihcube.boards.traffic.check_selftest_payload_width`).
     run_cycles : int
         Traffic cycles per round.
     pll : :class:`~ihcube.boards.pll.PllSettings` or None
         The board's PLL and the clock it makes; None for the board's oscillator.
-    payload_width : int
-        The fabric's payload width, 32 unless asked: below it the checksum has fewer bits
-        (``payload_width - 16``; :func:`~ihcube.boards.traffic.check_selftest_payload_width`).
-    stages : int
-        The fabric's register stages (``link_stages``, ``switch_stages``, ``eject_stages``;
-        keywords), as for :class:`~ihcube.rtl.Fabric`.
     """
 
-    def __init__(self, n, depth=1, run_cycles=1 << 16, pll=None, payload_width=32, **stages):
+    def __init__(self, spec, *, run_cycles=1 << 16, pll=None):
         if pll is not None and not isinstance(pll, PllSettings):
             raise TypeError(f"PLL settings must come from pll_settings(), not {pll!r}")
-        self.selftest = SelfTest(n, payload_width, depth, run_cycles=run_cycles,
-                                 drain_cycles=1 << 12, **stages)
+        self.selftest = SelfTest(spec, run_cycles=run_cycles, drain_cycles=1 << 12)
         self.pll = pll
 
     def _clock(self, m, platform):

@@ -17,6 +17,7 @@ from ihcube.boards.traffic import (LFSR_SHARERS, SEQ_BITS, lfsr_step, payload_ch
                                    phase_shift, seed_of)
 from ihcube.boards.uart import ReportLine, UARTTransmitter
 from ihcube.rtl.message import Kind
+from ihcube.spec import FabricSpec, Stages
 from ihcube.verify.faults import RisingWriteChecker, faulty_router
 from ihcube.verify.harness import simulate
 
@@ -293,7 +294,22 @@ def test_board_tops_elaborate(board):
      "Flit width must be an integer from 6 (the head flit's routing fields, destination and "
      "kind) to 43 (the whole message: header 11 + payload 32 bits) for 26 nodes, not 5"),
     (["synth", "--nodes", "26", "--switching", "wormhole", "--depth", "2"],
-     "Wormhole switching takes --vc-depth, not --depth, and one PE port"),
+     "Buffer depth is a packet-switching option, not taken with wormhole switching (its "
+     "buffers are vc_depth flits), not 2"),
+    (["synth", "--nodes", "5", "--ports", "99"],
+     "Port count must be an integer from 1 to 4 (D + 1) for 5 nodes, not 99"),
+    (["synth", "--nodes", "26", "--router", "26"],
+     "Router node must be an integer from 0 to 25, not 26"),
+    (["synth", "--nodes", "26", "--router", "0", "--strapped", "--switching", "wormhole"],
+     "--strapped builds one packet router: give --router NODE"),
+    (["bitstream", "--board", "ulx3s-85f", "--nodes", "5", "--switching", "wormhole"],
+     "Switching must be packet for the self-test, not 'wormhole'"),
+    (["bitstream", "--board", "ulx3s-85f", "--nodes", "5", "--ports", "2"],
+     "Port count must be 1 for the self-test, not 2"),
+    (["bitstream", "--board", "ulx3s-85f", "--nodes", "5", "--order", "lsb"],
+     "Routing order must be msb for the self-test, not 'lsb'"),
+    (["bitstream", "--board", "ulx3s-85f", "--nodes", "5", "--depth", "0"],
+     "Buffer depth must be a positive integer, not 0"),
     (["synth-table", "--depths", "1,0"], "Buffer depth must be a positive integer, not 0"),
     (["synth-table", "--staged", "link,2"],
      "Staged rows must be comma-separated names from link, all, not 'link,2'"),
@@ -339,9 +355,9 @@ def test_bitstreams_ask_for_their_placer(monkeypatch, tmp_path):
         asked.append(placer)
         return {"fits": False}
     monkeypatch.setattr(build, "_build", fake_build)
-    build.bitstream("ulx3s-85f", 3, out=tmp_path)
-    build.bitstream("ulx3s-85f", 3, out=tmp_path, placer="heap")
-    build.bitstream("icebreaker", 3, out=tmp_path)
+    build.bitstream("ulx3s-85f", FabricSpec(3), out=tmp_path)
+    build.bitstream("ulx3s-85f", FabricSpec(3), out=tmp_path, placer="heap")
+    build.bitstream("icebreaker", FabricSpec(3), out=tmp_path)
     assert asked == ["static", "heap", None]
 
 
@@ -355,16 +371,16 @@ def test_a_narrower_self_test_is_asked_for_and_named(monkeypatch, tmp_path):
         built.append((name, len(top.selftest.fabric.inject[0].payload.payload)))
         return {"fits": False}
     monkeypatch.setattr(build, "_build", fake_build)
-    figures = build.bitstream("icebreaker", 8, out=tmp_path, payload_width=24)
-    build.bitstream("icebreaker", 8, out=tmp_path)
+    figures = build.bitstream("icebreaker", FabricSpec(8, 24), out=tmp_path)
+    build.bitstream("icebreaker", FabricSpec(8), out=tmp_path)
     assert built == [("ihcube_selftest_n8_w24", 24), ("ihcube_selftest_n8", 32)]
     assert figures["payload_width"] == 24
 
 
 def test_a_tiny_fabric_synthesises_and_places_on_ice40(tmp_path):
     # An explicit placer, so that the option reaches nextpnr and is taken.
-    figures = build.synth(2, "ice40", out=tmp_path / "results", build_root=tmp_path / "build",
-                          placer="heap")
+    figures = build.synth(FabricSpec(2), "ice40", out=tmp_path / "results",
+                          build_root=tmp_path / "build", placer="heap")
     assert figures["fits"], figures.get("error")
     assert figures["placer"] == "heap"
     # Two one-link routers: their buffers alone hold 2 x 2 x 32 payload bits of flip-flops.
@@ -427,7 +443,8 @@ def test_a_failed_yosys_run_records_no_figures(monkeypatch, tmp_path):
     """When Yosys fails, the build says so and records no cell counts (it once wrote 0 LUTs
     and minus the shell's flip-flops)."""
     monkeypatch.setenv("YOSYS", shutil.which("false") or "false")
-    figures = build.synth(2, "ice40", out=tmp_path / "results", build_root=tmp_path / "build")
+    figures = build.synth(FabricSpec(2), "ice40", out=tmp_path / "results",
+                          build_root=tmp_path / "build")
     assert not figures["fits"]
     assert figures["error"].startswith("Yosys failed")
     for key in ("yosys_luts", "yosys_ffs", "cells_estimate", "luts", "ffs", "fmax_mhz",
@@ -441,8 +458,15 @@ def test_a_failed_yosys_run_records_no_figures(monkeypatch, tmp_path):
 def test_synth_table_builds_cheap_rows_first_and_says_why_a_row_cannot_be_built():
     jobs = build.table_jobs([4, 26, 32], depths=(1, 2), router_sizes=(26,),
                             flit_widths=(5, 16), vcs=(1, 3), staged=())
-    what = [(job["n"], job["depth"], job["router"], job.get("flit_width"), job.get("vcs"),
-             job.get("wormhole") is not None) for job in jobs]
+
+    def what(job):
+        spec = job.get("spec")
+        if spec is None:
+            return (job["nodes"], 1, job["router"], job["flit_width"], job["vcs"], False)
+        wormhole = spec.wormhole
+        return (spec.nodes, spec.depth, job["router"], wormhole and wormhole.flit_width,
+                wormhole and wormhole.vcs, wormhole is not None)
+    what = [what(job) for job in jobs]
     assert what == [
         (26, 1, 0, None, None, False), (26, 2, 0, None, None, False),
         (4, 1, None, None, None, False), (26, 1, None, None, None, False),
@@ -461,16 +485,16 @@ def test_synth_table_builds_cheap_rows_first_and_says_why_a_row_cannot_be_built(
     # An 8-bit flit holds them (src runs on into the second flit): the table's rows are built.
     assert not any("error" in job for job in build.table_jobs([], router_sizes=(26,)))
     assert jobs[12]["error"] == jobs[4]["error"]
-    assert jobs[6]["wormhole"].flit_width == 16 and jobs[7]["wormhole"].vcs == 3
-    assert jobs[14]["wormhole"] == jobs[6]["wormhole"]
+    assert jobs[6]["spec"].wormhole.flit_width == 16 and jobs[7]["spec"].wormhole.vcs == 3
+    assert jobs[14]["spec"] == jobs[6]["spec"]
     # With link stages, the router of node 0 and the fabric come again, staged, after the
     # wormhole routers and before the large packet fabrics.
     staged = build.table_jobs([4, 26, 32], depths=(1, 2), router_sizes=(26,),
-                              flit_widths=(16,), vcs=(1,), staged=[{"link_stages": 1}])
-    assert [(job["n"], job["depth"], job["router"], job.get("link_stages"))
+                              flit_widths=(16,), vcs=(1,), staged=[Stages(link=1)])
+    assert [(job["spec"].nodes, job["spec"].depth, job["router"], job["spec"].stages.link)
             for job in staged[5:9]] == [(26, 1, 0, 1), (26, 2, 0, 1),
                                          (26, 1, None, 1), (26, 2, None, 1)]
-    assert not any(job.get("link_stages") for job in staged[:5] + staged[9:])
+    assert not any(job["spec"].stages for job in staged[:5] + staged[9:])
 
 
 def _fake_builds(monkeypatch, fmax=100.0, stop=(), fail=None):
@@ -579,11 +603,15 @@ def test_synth_table_places_fabrics_from_26_nodes_with_the_static_placer(monkeyp
     bound, and says so in the row; smaller fabrics and routers keep nextpnr's default, and a
     placer asked for is used for every row."""
     # The rule itself, at its real size: fabrics only, from 26 nodes, ECP5 only.
-    assert build.table_placer("ecp5", {"n": 64, "router": None}) == "static"
-    assert build.table_placer("ecp5", {"n": 26, "router": None}) == "static"
-    assert build.table_placer("ecp5", {"n": 16, "router": None}) is None
-    assert build.table_placer("ecp5", {"n": 26, "router": 0}) is None
-    assert build.table_placer("ice40", {"n": 64, "router": None}) is None
+    def job(n, router=None, **options):
+        return {"spec": FabricSpec.of(n, **options), "router": router}
+    assert build.table_placer("ecp5", job(64)) == "static"
+    assert build.table_placer("ecp5", job(26)) == "static"
+    assert build.table_placer("ecp5", job(16)) is None
+    assert build.table_placer("ecp5", job(26, router=0)) is None
+    assert build.table_placer("ice40", job(64)) is None
+    # Negative control: a wormhole fabric keeps nextpnr's default, as it was measured.
+    assert build.table_placer("ecp5", job(26, switching="wormhole")) is None
     placers = []
     real_plan = build._plan
 
@@ -610,8 +638,8 @@ def test_the_static_placer_bounds_its_legaliser():
     """``--placer static`` goes with the legaliser bound of ``PLACER_OPTIONS`` in the build
     script nextpnr is run from; nextpnr's default placer and HeAP get no such option."""
     def script(placer):
-        shell, name, _, platform = build._synth_design(2, "ecp5", 32, 1, "-nowidelut", None,
-                                                       placer, 1, None, False, {})
+        shell, name, _, platform = build._synth_design(FabricSpec(2), "ecp5", "-nowidelut",
+                                                       None, placer, False)
         files = build._plan(shell, name, platform, "-nowidelut", placer).files
         return files[f"build_{name}.sh"]
     bound = build.PLACER_OPTIONS["static"]
@@ -638,7 +666,7 @@ def test_a_build_whose_folder_another_build_holds_is_one_line(monkeypatch, tmp_p
 
     from ihcube.cli import main
     monkeypatch.chdir(tmp_path)
-    _, tag = build.synth_name(2, "ice40")
+    _, tag = build.synth_name(FabricSpec(2), "ice40")
     (tmp_path / "build").mkdir()
     lock = tmp_path / "build" / f"{tag}.lock"
     argv = ["synth", "-n", "2", "--family", "ice40", "--out", str(tmp_path / "results")]
@@ -663,7 +691,7 @@ def test_place_and_route_over_its_time_limit_is_stopped_and_says_so(monkeypatch,
     monkeypatch.setenv("NEXTPNR_ICE40", _fake_nextpnr(tmp_path, 30, 0))
     monkeypatch.chdir(tmp_path)
     started = time.monotonic()
-    figures = build.synth(2, "ice40", out=tmp_path / "results", build_root="build",
+    figures = build.synth(FabricSpec(2), "ice40", out=tmp_path / "results", build_root="build",
                           pnr_minutes=0.02)
     assert figures["stopped"] and not figures["fits"]
     assert figures["error"].startswith("stopped after 0.02 min of place and route")
@@ -674,8 +702,8 @@ def test_place_and_route_over_its_time_limit_is_stopped_and_says_so(monkeypatch,
     # Negative control: a nextpnr that fails by itself within the limit is a failure, not a
     # stop; and one that finishes within it is not stopped.
     monkeypatch.setenv("NEXTPNR_ICE40", _fake_nextpnr(tmp_path, 0, 3))
-    failed = build.synth(2, "ice40", out=tmp_path / "results", build_root=tmp_path / "build",
-                         pnr_minutes=1)
+    failed = build.synth(FabricSpec(2), "ice40", out=tmp_path / "results",
+                         build_root=tmp_path / "build", pnr_minutes=1)
     assert not failed["fits"] and "stopped" not in failed and failed["exit_status"] == 3
     assert not failed["error"].startswith("stopped")
 
@@ -720,7 +748,7 @@ def test_synth_table_resumes_and_rebuilds_what_the_sources_no_longer_make(monkey
         in capsys.readouterr().out
     # A missing row with link stages says so too (it read as the row without them).
     build.table("ecp5", [2], out=tmp_path, depths=(1,), router_sizes=(2,), flit_widths=(),
-                previous=None, staged=[{"link_stages": 1}], only_kept=True)
+                previous=None, staged=[Stages(link=1)], only_kept=True)
     assert len(built) == 6
     shown = capsys.readouterr().out
     for row in ("2 nodes, router 0, depth 1, 1 link stage", "2 nodes, fabric, depth 1, "
@@ -747,15 +775,65 @@ def test_the_digest_follows_the_design_not_where_its_sources_are():
     assert build.design_digest(_Plan({**plan.files, "top.ys": "synth_ecp5\n"})) != digest
 
 
+def test_every_row_of_the_table_names_a_results_file_it_has():
+    """The table's builds are named from their specs as they were named from keywords: each
+    row of ``make synth-table`` (ECP5, its placers) names a results file in ``results/``, so
+    that those files stay the table's (kept while their design digest is today's)."""
+    tags = []
+    for job in build.table_jobs([4, 8, 16, 26, 32, 64]):
+        assert "error" not in job, job
+        placer = build.table_placer("ecp5", job)
+        tags.append(build.synth_name(job["spec"], "ecp5", router=job["router"],
+                                     placer=placer)[1])
+    missing = [tag for tag in tags if not (ROOT / "results" / f"{tag}.json").exists()]
+    assert not missing
+    assert "synth_ecp5_ihcube_n26_w32_s1_g1_e1_nowidelut_static" in tags
+    assert "synth_ecp5_ihcube_n26_wormhole_f16_l20_v3_router0_nowidelut" in tags
+    # Negative control: a fabric the table does not build names no such file.
+    lsb = build.synth_name(FabricSpec.of(26, order="lsb"), "ecp5")[1]
+    assert lsb == "synth_ecp5_ihcube_n26_w32_lsb_nowidelut"
+    assert not (ROOT / "results" / f"{lsb}.json").exists()
+
+
+def test_a_build_asks_the_spec_s_mode_what_to_build_and_record():
+    """The component a build measures and what its results file records come from the spec's
+    mode (:mod:`ihcube.modes`), not from branches in the build."""
+    from ihcube.boards.strapped import StrappedRouter
+    from ihcube.modes import mode_of
+    from ihcube.rtl import Fabric, Router, WormholeFabric, WormholeRouter
+    packet = FabricSpec.of(5, depth=2, link_stages=1)
+    wormhole = FabricSpec.of(5, switching="wormhole", vcs=1)
+    build_packet, build_wormhole = (mode_of(packet).build_component,
+                                    mode_of(wormhole).build_component)
+    assert type(build_packet(packet)) is Fabric and type(build_packet(packet, 4)) is Router
+    assert type(build_packet(packet, 4, strapped=True)) is StrappedRouter
+    assert type(build_wormhole(wormhole)) is WormholeFabric
+    assert type(build_wormhole(wormhole, 4)) is WormholeRouter
+    assert mode_of(packet).figures(packet) == {"payload_width": 32, "depth": 2, "ports": 1,
+                                               "link_stages": 1}
+    assert mode_of(wormhole).figures(wormhole) == {
+        "payload_width": 32, "switching": "wormhole", "flits": 20, "flit_width": 32, "vcs": 1,
+        "vc_depth": 2, "depth": None, "ports": 1}
+    # Negative controls: no strapped wormhole router alone, no strapped fabric, no keywords.
+    with pytest.raises(ValueError, match="^A strapped router is built alone with packet "
+                                         "switching only, not with wormhole switching$"):
+        build.synth_digest(wormhole, router=0, strapped=True)
+    with pytest.raises(ValueError, match="^A strapped build is of one router: give the "
+                                         "router's node$"):
+        build.synth_digest(packet, strapped=True)
+    with pytest.raises(TypeError, match=r"^Fabric must be a FabricSpec \(FabricSpec.of"):
+        build.synth_name(26)
+
+
 def test_the_digest_of_a_build_is_its_designs():
     """Each design has its own digest: the packet router and a wormhole router differ, a
     router's depth changes its digest, and elaborating it again does not."""
-    from ihcube.params import wormhole_parameters
-    router = build.synth_digest(5, router=0)
-    assert build.synth_digest(5, router=0) == router
-    assert build.synth_digest(5, router=0, depth=2) != router
-    wormhole = build.synth_digest(5, router=0, wormhole=wormhole_parameters(5))
-    assert wormhole not in (router, build.synth_digest(5, router=0, depth=2))
+    router = build.synth_digest(FabricSpec(5), router=0)
+    assert build.synth_digest(FabricSpec(5), router=0) == router
+    deeper = build.synth_digest(FabricSpec.of(5, depth=2), router=0)
+    assert deeper != router
+    wormhole = build.synth_digest(FabricSpec.of(5, switching="wormhole"), router=0)
+    assert wormhole not in (router, deeper)
 
 
 def test_synth_table_rows_give_fmax_times_saturation_throughput():

@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from ihcube.spec import FabricSpec
 from ihcube.verify import faults, formal
 from ihcube.verify.formal import abc_compat
 
@@ -107,7 +108,23 @@ def test_staged_router_negative_controls_fail_the_property_they_break(name, fail
 def test_the_staged_router_check_has_no_fairness_bound(stages):
     with pytest.raises(ValueError, match="^The fairness bound is checked without link, switch "
                                          "or eject stages only$"):
-        formal.RouterCheck(3, 0, outputs_ready=True, **{stages: 1})
+        formal.RouterCheck(FabricSpec.of(3, 2, **{stages: 1}), 0, outputs_ready=True)
+
+
+def test_the_router_and_fabric_checks_take_a_packet_spec_with_one_pe_port():
+    """A formal configuration is one :class:`FabricSpec`; the checks refuse, in one line, a
+    spec they do not check (negative controls: wormhole switching, two PE ports)."""
+    spec = FabricSpec.of(3, 2, depth=2, link_stages=1)
+    check = formal.RouterCheck(spec, 0)
+    assert (check.router.spec, check.depth, check.link_stages) == (spec, 2, 1)
+    assert formal.FabricCheck(spec).fabric.spec == spec
+    for wrong in (FabricSpec.of(3, switching="wormhole"), FabricSpec.of(3, ports=2)):
+        with pytest.raises(ValueError, match="^The router check is of a packet router with "
+                                             "one PE port, not FabricSpec"):
+            formal.RouterCheck(wrong, 0)
+        with pytest.raises(ValueError, match="^The fabric check is of a packet fabric with "
+                                             "one PE port, not FabricSpec"):
+            formal.FabricCheck(wrong)
 
 
 def test_command_line_runs_a_job_and_reports_it(toolchain, tmp_path):
@@ -131,7 +148,7 @@ def test_command_line_rejects_an_unknown_job():
 def test_a_job_that_gets_the_wrong_verdict_fails_the_run(toolchain, tmp_path):
     """The runner's own negative control: a broken router that is expected to pass."""
     job = formal.Job("wrong_expectation", lambda: formal.RouterCheck(
-        5, 3, router=faults.CompleteCubeRouter), "prove", 4)
+        FabricSpec(5, 2), 3, router=faults.CompleteCubeRouter), "prove", 4)
     result = formal.run_job(job, toolchain, tmp_path)
     assert result.verdict == "FAIL" and not result.ok
     assert "link 2, which does not exist from node 3" in result.detail

@@ -16,6 +16,7 @@ from amaranth.back import verilog
 from ihcube import generate, topology
 from ihcube.boards import build
 from ihcube.rtl import Router
+from ihcube.spec import FabricSpec
 from ihcube.verify.cocotb_runner import Settings
 from ihcube.verify.faults import faulty_router
 
@@ -38,10 +39,12 @@ def test_the_name_says_s1_and_nothing_for_0():
     assert generate.fabric_name(26, link_stages=1) == "ihcube_n26_w32_s1"
     assert generate.fabric_name(26, link_stages=0) == "ihcube_n26_w32"
     assert generate.fabric_name(13, 8, 2, "lsb", 2, link_stages=1) == "ihcube_n13_w8_d2_lsb_p2_s1"
-    assert build.synth_name(26, link_stages=1) == ("ihcube_n26_w32_s1",
-                                                   "synth_ecp5_ihcube_n26_w32_s1_nowidelut")
-    assert build.synth_name(26, router=0, link_stages=1)[0] == "ihcube_n26_w32_s1_router0"
-    assert build.synth_name(26) == build.synth_name(26, link_stages=0)
+    staged = FabricSpec.of(26, link_stages=1)
+    assert build.synth_name(staged) == ("ihcube_n26_w32_s1",
+                                        "synth_ecp5_ihcube_n26_w32_s1_nowidelut")
+    assert build.synth_name(staged, router=0)[0] == "ihcube_n26_w32_s1_router0"
+    assert build.synth_name(FabricSpec(26)) == build.synth_name(FabricSpec.of(26,
+                                                                              link_stages=0))
 
 
 def test_link_stages_0_writes_what_the_default_writes():
@@ -323,8 +326,8 @@ def test_a_tiny_staged_fabric_synthesises_and_places_on_ice40(tmp_path):
     results file is named ``_s1`` and says so, and its two relays add at least a message of
     flip-flops each."""
     from ihcube.rtl import message_layout
-    figures = {stages: build.synth(2, "ice40", out=tmp_path / "results",
-                                   build_root=tmp_path / "build", link_stages=stages)
+    figures = {stages: build.synth(FabricSpec.of(2, link_stages=stages), "ice40",
+                                   out=tmp_path / "results", build_root=tmp_path / "build")
                for stages in (0, 1)}
     assert all(f["fits"] for f in figures.values()), figures
     assert figures[1]["link_stages"] == 1 and "link_stages" not in figures[0]

@@ -16,7 +16,7 @@ from dataclasses import replace
 import pytest
 from amaranth.back import verilog
 
-from ihcube import generate, params
+from ihcube import generate
 from ihcube.boards import build
 from ihcube.rtl import Fabric, Router
 from ihcube.sim import sweep
@@ -48,7 +48,8 @@ def ihcube(*args):
 def test_the_name_says_each_stage(stages, suffix):
     assert generate.fabric_name(26, **stages) == f"ihcube_n26_w32{suffix}"
     assert generate.fabric_name(13, 8, 2, "lsb", 2, **stages) == f"ihcube_n13_w8_d2_lsb_p2{suffix}"
-    assert build.synth_name(26, router=0, **stages)[0] == f"ihcube_n26_w32{suffix}_router0"
+    assert build.synth_name(FabricSpec.of(26, **stages), router=0)[0] == \
+        f"ihcube_n26_w32{suffix}_router0"
     assert sweep.saturation_results_name(FabricSpec.of(26, **stages)) == \
         f"saturation{suffix}.json"
     # Zeros are no stages: the names of before.
@@ -105,7 +106,7 @@ def test_written_top_with_stages_is_equivalent_to_amaranths(yosys, tmp_path,  # 
      r"Link stages must be 0 or 1, not '1'"),
     (lambda: generate.fabric_name(26, switching="wormhole", link_stages=1), ValueError,
      r"Link stages are a packet-switching option, not taken with wormhole switching, not 1"),
-    (lambda: build.synth(2, "ice40", link_stages=2), ValueError,
+    (lambda: build.synth(FabricSpec.of(2, link_stages=2), "ice40"), ValueError,
      r"Link stages must be 0 or 1, not 2"),
     (lambda: generate.fabric_name(26, switch_stages=2), ValueError,
      r"Switch stages must be 0 or 1, not 2"),
@@ -115,7 +116,7 @@ def test_written_top_with_stages_is_equivalent_to_amaranths(yosys, tmp_path,  # 
      r"Switch stages must be 0 or 1, not True"),
     (lambda: generate.fabric_name(26, switching="wormhole", eject_stages=1), ValueError,
      r"Eject stages are a packet-switching option, not taken with wormhole switching, not 1"),
-    (lambda: build.synth(2, "ice40", switch_stages=2), ValueError,
+    (lambda: build.synth(FabricSpec.of(2, switch_stages=2), "ice40"), ValueError,
      r"Switch stages must be 0 or 1, not 2"),
     (lambda: StressConfig.of(5, eject_stages=-1), ValueError,
      r"Eject stages must be 0 or 1, not -1"),
@@ -346,8 +347,8 @@ def test_saturation_rows_say_their_stages():
 def test_synth_table_has_the_rows_of_every_stage():
     jobs = build.table_jobs([4], depths=(1,), router_sizes=(26,), flit_widths=(), vcs=(),
                             wormhole_fabric=False)
-    staged = [(job["router"], params.stages_suffix(build._stages_of(job))) for job in jobs
-              if build._stages_of(job)]
+    staged = [(job["router"], job["spec"].stages.suffix) for job in jobs
+              if job["spec"].stages]
     assert staged == [(0, "_s1"), (None, "_s1"), (0, "_s1_g1_e1"), (None, "_s1_g1_e1")]
     row = {"nodes": 26, "router_only": None, "depth": 1, "luts": 16059, "ffs": 13215,
            "fmax_mhz": 153.9, "fits": True, "luts_per_router": 617.7, **ALL}
@@ -398,8 +399,9 @@ def test_the_bitstream_with_stages_is_named_and_built_with_them(monkeypatch, tmp
         built.append((name, fabric.link_stages, fabric.switch_stages, fabric.eject_stages))
         return {"fits": False}
     monkeypatch.setattr(build, "_build", fake_build)
-    figures = build.bitstream("ulx3s-85f", 26, out=tmp_path, clock_mhz=100, **ALL)
-    build.bitstream("ulx3s-85f", 26, out=tmp_path, clock_mhz=100)
+    figures = build.bitstream("ulx3s-85f", FabricSpec.of(26, **ALL), out=tmp_path,
+                              clock_mhz=100)
+    build.bitstream("ulx3s-85f", FabricSpec(26), out=tmp_path, clock_mhz=100)
     assert built == [("ihcube_selftest_n26_s1_g1_e1_100mhz", 1, 1, 1),
                      ("ihcube_selftest_n26_100mhz", 0, 0, 0)]
     assert {key: figures[key] for key in ALL} == ALL

@@ -5,6 +5,7 @@ import pytest
 
 from ihcube.boards import build
 from ihcube.boards.pll import PllSettings, pll_settings
+from ihcube.spec import FabricSpec
 
 MHZ = 1e6
 
@@ -119,7 +120,7 @@ def test_bitstream_name_and_figures_carry_the_clock(monkeypatch, tmp_path):
         built.append((name, top.pll))
         return {"fits": False}
     monkeypatch.setattr(build, "_build", fake_build)
-    figures = build.bitstream("icebreaker", 4, out=tmp_path, clock_mhz=20)
+    figures = build.bitstream("icebreaker", FabricSpec(4), out=tmp_path, clock_mhz=20)
     assert built == [("ihcube_selftest_n4_20mhz", build.check_clock("icebreaker", 20))]
     assert figures["pll"]["clock_mhz"] == pytest.approx(19.875)
     assert figures["pll"]["DIVQ"] == dict(build.check_clock("icebreaker", 20).dividers)["DIVQ"]

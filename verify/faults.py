@@ -8,7 +8,7 @@ must catch. This module holds every such part, once; each docstring says what is
 which checks must catch it.
 
 Each variant works where a :class:`~ihcube.rtl.Router` does: ``Fabric(n, router=...)``,
-``RouterCheck(n, node, router=...)``, ``fabric_verilog(n, router=...)``,
+``RouterCheck(spec, node, router=...)``, ``fabric_verilog(n, router=...)``,
 ``SelfTest(n, router=...)``. It is a subclass that replaces one of the router's parts
 (``input_buffer``, ``relay_buffer``, ``arbiter``, ``route_select``) or rules (``travel_mask``,
 ``outputs_of``), or a function with the router's constructor's parameters. Pick one by name from
@@ -29,6 +29,7 @@ from ..deadlock import FirstSetBitRouting
 from ..params import check_positive_integer, head_fields
 from ..rtl import (BroadcastBuffer, FlitBuffer, InputBuffer, LinkBuffer, RoundRobinArbiter,
                    RouteSelect, Router, VcAllocator, WormholeRouter)
+from ..spec import as_spec
 
 __all__ = [
     "BUFFER_FAULTS", "FaultyBuffer", "faulty_buffer", "buffer_fault_router",
@@ -487,8 +488,10 @@ class CompleteCubeRouter(Router):
     link 2, which does not exist from node 3" for n = 5).
     """
 
-    def __init__(self, n, node, *args, **kwargs):
-        super().__init__(1 << topology.dimensions(n), node, *args, **kwargs)
+    def __init__(self, spec, node, *args, strap=False, **keywords):
+        spec = as_spec(spec, *args, **keywords)
+        super().__init__(spec.replace(nodes=1 << topology.dimensions(spec.nodes)), node,
+                         strap=strap)
 
 
 class MaskBlindRouteSelect(RouteSelect):

@@ -44,6 +44,25 @@ class Mode:
         ``router_modules``, as the component takes them)."""
         raise NotImplementedError
 
+    def build_component(self, spec, node=None, *, strapped=False):
+        """What an FPGA build of ``spec`` measures (:func:`ihcube.boards.build.synth`): the
+        fabric, or with ``node`` that node's router alone, with ``strapped`` as the fabric
+        builds it (:meth:`strapped_router`)."""
+        if node is None:
+            return self.fabric(spec)
+        return self.strapped_router(spec, node) if strapped else self.router(spec, node)
+
+    def strapped_router(self, spec, node):
+        """The router of ``node`` as the fabric builds it (its class's module, the address
+        tied to ``node``), alone: what one router of the fabric costs."""
+        raise ValueError(f"A strapped router is built alone with packet switching only, not "
+                         f"with {self.description}")
+
+    def figures(self, spec):
+        """What a build's results file records of ``spec`` beside its node count: the
+        payload width and this mode's options."""
+        raise NotImplementedError
+
     def router_signature(self, spec, node):
         """The signature of the strapped router of ``node``, as the generated top module
         instantiates it."""

@@ -23,6 +23,16 @@ class PacketMode(Mode):
         from ..rtl import Fabric
         return Fabric(spec, **options)
 
+    def strapped_router(self, spec, node):
+        from ..boards.strapped import StrappedRouter
+        return StrappedRouter(spec, node)
+
+    def figures(self, spec):
+        """The payload width, depth, PE ports and the stages that are not 0 (none for none,
+        as results files recorded before the stages existed)."""
+        return {"payload_width": spec.payload_width, "depth": spec.depth, "ports": spec.ports,
+                **spec.stages.keywords()}
+
     def router_signature(self, spec, node):
         from ..rtl.router import router_signature
         return router_signature(spec.nodes, node, spec.payload_width, ports=spec.ports)

@@ -24,6 +24,14 @@ class WormholeMode(Mode):
         from ..rtl import WormholeFabric
         return WormholeFabric(spec, **options)
 
+    def figures(self, spec):
+        """The payload width, ``switching``, the flit-level options, and no buffer depth
+        (``depth`` None) and one PE port."""
+        wh = spec.wormhole
+        return {"payload_width": spec.payload_width, "switching": self.name,
+                "flits": wh.flits, "flit_width": wh.flit_width, "vcs": wh.vcs,
+                "vc_depth": wh.vc_depth, "depth": None, "ports": 1}
+
     def router_signature(self, spec, node):
         from ..rtl.wormhole_router import wormhole_router_signature
         return wormhole_router_signature(spec.nodes, node, spec.wormhole)

@@ -35,10 +35,11 @@ class FabricCheck(Elaboratable):
 
     Parameters
     ----------
-    n, payload_width, depth, order
-        As for :class:`~ihcube.rtl.Fabric`.
-    router : type
-        The router class; negative controls pass broken subclasses.
+    spec : FabricSpec
+        The fabric, as :class:`~ihcube.rtl.Fabric` takes it (packet switching, one PE port; a
+        payload of 1 bit is enough for a tag), with any of the routers' register stages.
+    router : callable
+        As for :class:`~ihcube.rtl.Fabric`; negative controls pass broken variants.
     bound : int or None
         Cycles within which every copy of the tagged message must have been delivered after
         it was taken; None for safety only.
@@ -54,30 +55,23 @@ class FabricCheck(Elaboratable):
         ``stop``), and never after; the tagged message must have reached all its PEs
         ``drain`` cycles after that: every message is delivered once injection stops,
         whenever it stops (the stress campaign's drain).
-    link_stages : int
-        As for :class:`~ihcube.rtl.Fabric`: 1 puts a relay on every link.
-    switch_stages : int
-        As for :class:`~ihcube.rtl.Fabric`: 1 registers every output's grant.
-    eject_stages : int
-        As for :class:`~ihcube.rtl.Fabric`: 1 puts a relay on every eject port.
     """
 
-    def __init__(self, n, payload_width=2, depth=1, order=topology.MSB_FIRST, *, router=Router,
-                 bound=None, eject_ready="always", covers=False, tight=False, drain=None,
-                 link_stages=0, switch_stages=0, eject_stages=0):
-        self.n = n
+    def __init__(self, spec, *, router=Router, bound=None, eject_ready="always", covers=False,
+                 tight=False, drain=None):
+        if not spec.packet or spec.ports != 1:
+            raise ValueError(f"The fabric check is of a packet fabric with one PE port, not "
+                             f"{spec!r}")
+        self.spec = spec
+        self.n = spec.nodes
         self.drain = drain
         self.stop = Signal(name="stop")
         self.bound = bound
         self.eject_ready = eject_ready
         self.covers = covers
         self.tight = tight
-        # Passed only when set, so that a router class without the options still builds.
-        stages = {option: value for option, value in (("link_stages", link_stages),
-                                                      ("switch_stages", switch_stages),
-                                                      ("eject_stages", eject_stages)) if value}
-        self.fabric = Fabric(n, payload_width, depth, order, router=router, **stages)
-        self.tag = Signal(payload_width, name="tag")
+        self.fabric = Fabric(spec, router=router)
+        self.tag = Signal(spec.payload_width, name="tag")
         stop = [self.stop] if drain is not None else []
         self.ports = [ClockSignal(), self.tag, *stop, *free_inputs(self.fabric)]
 

@@ -1,6 +1,7 @@
 """The catalogue of formal jobs: what ``ihcube formal`` runs, and the fast subset CI runs."""
 
 from ... import topology
+from ...spec import FabricSpec, Packet, Stages
 from ..faults import WORMHOLE_FAULTS, faulty_router, wormhole_buffer_fault_router
 from .fabric_check import FabricCheck
 from .router_check import RouterCheck
@@ -13,8 +14,17 @@ __all__ = ["FABRIC_CHECKS", "FABRIC_PROOFS", "FABRIC_DRAINS", "DRAIN_DEPTH",
            "PIPELINED_FABRIC_DRAINS", "jobs", "fast_jobs"]
 
 
-def _router(n, node, depth=1, **kwargs):
-    return lambda: RouterCheck(n, node, payload_width=2, depth=depth, **kwargs)
+#: The payload bits of the checked routers' and fabrics' messages: enough to tell the tagged
+#: message from the others.
+ROUTER_PAYLOAD_WIDTH, FABRIC_PAYLOAD_WIDTH = 2, 1
+#: No register stages.
+NO_STAGES = Stages()
+
+
+def _router(n, node, depth=1, order=topology.MSB_FIRST, stages=NO_STAGES, **options):
+    """A :class:`RouterCheck` of the router of ``node`` in the fabric of these parameters."""
+    spec = FabricSpec(n, ROUTER_PAYLOAD_WIDTH, order, Packet(depth, stages=stages))
+    return lambda: RouterCheck(spec, node, **options)
 
 
 def _wormhole(n, node, **kwargs):
@@ -30,13 +40,10 @@ def _wormhole_buffer(fault, first=1):
     return wormhole_buffer_fault_router(fault, first=first, once=True)
 
 
-def _fabric(n, **kwargs):
-    return lambda: FabricCheck(n, payload_width=1, depth=1, **kwargs)
-
-
-def _pipelined_fabric(stages, n, **kwargs):
-    link, switch, eject = stages
-    return _fabric(n, link_stages=link, switch_stages=switch, eject_stages=eject, **kwargs)
+def _fabric(n, order=topology.MSB_FIRST, stages=NO_STAGES, **options):
+    """A :class:`FabricCheck` of the fabric of these parameters (buffers of one message)."""
+    spec = FabricSpec(n, FABRIC_PAYLOAD_WIDTH, order, Packet(stages=stages))
+    return lambda: FabricCheck(spec, **options)
 
 
 #: The fabric delivery BMCs: ``n: (depth, bound, tight, engine)``. ``depth`` is the BMC depth
@@ -97,8 +104,9 @@ STAGED_ROUTER_PROOFS = [
     (6, 2, 1, "_strap_as_3", {"strap_as": 3}, False),
 ]
 
-#: Stages of :class:`~ihcube.rtl.Router` as ``(link_stages, switch_stages, eject_stages)``.
-G1, E1, G1_E1, S1_G1_E1 = (0, 1, 0), (0, 0, 1), (0, 1, 1), (1, 1, 1)
+#: Register stages of :class:`~ihcube.rtl.Router`: ``S1`` link, ``G1`` switch, ``E1`` eject.
+S1, G1, E1 = Stages(link=1), Stages(switch=1), Stages(eject=1)
+G1_E1, S1_G1_E1 = Stages(switch=1, eject=1), Stages(link=1, switch=1, eject=1)
 
 #: The router proofs with a registered grant (``switch_stages=1``) and eject relays
 #: (``eject_stages=1``), alone and with link stages (k-induction, k = 2): ``(stages, n, node,
@@ -130,14 +138,9 @@ PIPELINED_FABRIC_DRAINS = {3: (13, "abc bmc3")}
 
 
 def _stages_name(stages):
-    """The stages part of a job's name: ``s1`` link, ``g1`` switch, ``e1`` eject."""
-    return "_".join(f"{letter}{count}" for letter, count in zip("sge", stages) if count)
-
-
-def _pipelined(stages, n, node, depth=1, **kwargs):
-    link, switch, eject = stages
-    return _router(n, node, depth, link_stages=link, switch_stages=switch, eject_stages=eject,
-                   **kwargs)
+    """The stages part of a job's name: ``s1`` link, ``g1`` switch, ``e1`` eject (the
+    :attr:`~ihcube.spec.Stages.suffix` of a fabric's name)."""
+    return stages.suffix.lstrip("_")
 
 
 #: The delivery BMCs with link stages: ``n: (depth, bound, engine)``, as
@@ -168,19 +171,21 @@ def jobs():
                           "prove", 0, engine="abc pdr", fast=(n == 4)))
     for n, fast in STAGED_FABRIC_PROOFS:
         fabric.append(Job(f"fabric_n{n}_s1_proof", _fabric(n, eject_ready="free",
-                                                           link_stages=1),
+                                                           stages=S1),
                           "prove", 0, engine="abc pdr", fast=fast))
     for n, (drain, engine) in STAGED_FABRIC_DRAINS.items():
-        fabric.append(Job(f"fabric_n{n}_s1_drain", _fabric(n, drain=drain, link_stages=1),
+        fabric.append(Job(f"fabric_n{n}_s1_drain", _fabric(n, drain=drain, stages=S1),
                           "bmc", DRAIN_DEPTH, engine=engine, fast=n == 3, slow=n >= 4))
     for stages, n in PIPELINED_FABRIC_PROOFS:
-        fabric.append(Job(f"fabric_n{n}_{_stages_name(stages)}_proof", _pipelined_fabric(
-            stages, n, eject_ready="free"), "prove", 0, engine="abc pdr"))
+        fabric.append(Job(f"fabric_n{n}_{_stages_name(stages)}_proof",
+                          _fabric(n, eject_ready="free", stages=stages), "prove", 0,
+                          engine="abc pdr"))
     for n, (drain, engine) in PIPELINED_FABRIC_DRAINS.items():
-        fabric.append(Job(f"fabric_n{n}_s1_g1_e1_drain", _pipelined_fabric(
-            S1_G1_E1, n, drain=drain), "bmc", DRAIN_DEPTH, engine=engine))
+        fabric.append(Job(f"fabric_n{n}_s1_g1_e1_drain", _fabric(n, drain=drain,
+                                                                   stages=S1_G1_E1),
+                          "bmc", DRAIN_DEPTH, engine=engine))
     for n, (depth, bound, engine) in STAGED_FABRIC_CHECKS.items():
-        fabric.append(Job(f"fabric_n{n}_s1_delivery", _fabric(n, bound=bound, link_stages=1),
+        fabric.append(Job(f"fabric_n{n}_s1_delivery", _fabric(n, bound=bound, stages=S1),
                           "bmc", depth, engine=engine, slow=n >= 4))
     for n, (depth, bound, _tight, engine) in FABRIC_CHECKS.items():
         if depth < bound + 3:
@@ -212,18 +217,18 @@ def jobs():
         Job("router_fair_n6_node1_d2", _router(6, 1, 2, outputs_ready=True), "prove", 8),
         # The same with link stages: the tagged copies followed into the relays.
         *(Job(f"router_s1_n{n}_node{node}_d{depth}{suffix}",
-              _router(n, node, depth, link_stages=1, **extra), "prove", 2, fast=fast)
+              _router(n, node, depth, stages=S1, **extra), "prove", 2, fast=fast)
           for n, node, depth, suffix, extra, fast in STAGED_ROUTER_PROOFS),
-        Job("router_s1_n6_node1_d1_cover", _router(6, 1, covers=True, link_stages=1), "cover",
+        Job("router_s1_n6_node1_d1_cover", _router(6, 1, covers=True, stages=S1), "cover",
             10),
         # With a registered grant and eject relays: what each stage holds asserted, and the
         # delivered copy followed into the eject relay as a link's copy into its relay.
         *(Job(f"router_{_stages_name(stages)}_n{n}_node{node}_d{depth}{suffix}",
-              _pipelined(stages, n, node, depth, **extra), "prove", 2, fast=fast)
+              _router(n, node, depth, stages=stages, **extra), "prove", 2, fast=fast)
           for stages, n, node, depth, suffix, extra, fast in PIPELINED_ROUTER_PROOFS),
-        Job("router_g1_e1_n6_node1_d1_cover", _pipelined(G1_E1, 6, 1, covers=True), "cover",
+        Job("router_g1_e1_n6_node1_d1_cover", _router(6, 1, covers=True, stages=G1_E1), "cover",
             12),
-        Job("router_s1_g1_e1_n6_node1_d1_cover", _pipelined(S1_G1_E1, 6, 1, covers=True),
+        Job("router_s1_g1_e1_n6_node1_d1_cover", _router(6, 1, covers=True, stages=S1_G1_E1),
             "cover", 14),
         # The scenarios happen (so no assumption rules them out).
         Job("router_n6_node1_d1_cover", _router(6, 1, covers=True), "cover", 8, fast=True),
@@ -271,19 +276,19 @@ def jobs():
         Job("neg_router_complete_cube", _router(5, 3, router=faulty_router("complete-cube")),
             "prove", 4, expect="FAIL"),
         Job("neg_router_s1_relay_duplicate", _router(5, 4, router=faulty_router(
-            "duplicating-relay"), link_stages=1), "prove", 6, expect="FAIL", fast=True),
+            "duplicating-relay"), stages=S1), "prove", 6, expect="FAIL", fast=True),
         Job("neg_router_s1_relay_drop", _router(6, 1, router=faulty_router("dropping-relay"),
-                                                link_stages=1), "prove", 6, expect="FAIL"),
+                                                stages=S1), "prove", 6, expect="FAIL"),
         # The eject relay alone broken, and the registered grant without its mask (a head
         # that asks again for an output whose stage holds its copy).
-        Job("neg_router_e1_relay_duplicate", _pipelined(E1, 5, 4, router=faulty_router(
-            "duplicating-relay")), "prove", 6, expect="FAIL"),
-        Job("neg_router_e1_relay_drop", _pipelined(E1, 6, 1, router=faulty_router(
-            "dropping-relay")), "prove", 6, expect="FAIL"),
-        Job("neg_router_g1_unmasked", _pipelined(G1, 5, 4, router=faulty_router(
-            "unmasked-stage")), "prove", 6, expect="FAIL", fast=True),
-        Job("neg_router_s1_g1_e1_unmasked", _pipelined(S1_G1_E1, 6, 1, router=faulty_router(
-            "unmasked-stage")), "prove", 6, expect="FAIL"),
+        Job("neg_router_e1_relay_duplicate", _router(5, 4, router=faulty_router(
+            "duplicating-relay"), stages=E1), "prove", 6, expect="FAIL"),
+        Job("neg_router_e1_relay_drop", _router(6, 1, router=faulty_router(
+            "dropping-relay"), stages=E1), "prove", 6, expect="FAIL"),
+        Job("neg_router_g1_unmasked", _router(5, 4, router=faulty_router(
+            "unmasked-stage"), stages=G1), "prove", 6, expect="FAIL", fast=True),
+        Job("neg_router_s1_g1_e1_unmasked", _router(6, 1, router=faulty_router(
+            "unmasked-stage"), stages=S1_G1_E1), "prove", 6, expect="FAIL"),
         Job("neg_router_unfair", _router(6, 1, router=faulty_router("unfair-arbiter"),
                                          outputs_ready=True),
             "prove", 8, expect="FAIL"),
@@ -297,42 +302,42 @@ def jobs():
                                                   eject_ready="free"),
             "prove", 0, expect="FAIL", engine="abc pdr", fast=True),
         Job("neg_fabric_s1_duplicate_proof", _fabric(4, router=faulty_router(
-            "duplicating-buffer"), eject_ready="free", link_stages=1),
+            "duplicating-buffer"), eject_ready="free", stages=S1),
             "prove", 0, expect="FAIL", engine="abc pdr", fast=True),
         # Relays alone broken (input buffers real): the staged safety proof and delivery BMC.
         Job("neg_fabric_s1_relay_duplicate_proof", _fabric(4, router=faulty_router(
-            "duplicating-relay"), eject_ready="free", link_stages=1),
+            "duplicating-relay"), eject_ready="free", stages=S1),
             "prove", 0, expect="FAIL", engine="abc pdr", fast=True),
         # With switch or eject stages: a stage without its mask, an eject relay that
         # duplicates (alone), the drain bound with every stage one cycle too small.
-        Job("neg_fabric_s1_g1_e1_unmasked_proof", _pipelined_fabric(
-            S1_G1_E1, 4, router=faulty_router("unmasked-stage"), eject_ready="free"),
+        Job("neg_fabric_s1_g1_e1_unmasked_proof", _fabric(
+            4, router=faulty_router("unmasked-stage"), eject_ready="free", stages=S1_G1_E1),
             "prove", 0, expect="FAIL", engine="abc pdr"),
-        Job("neg_fabric_e1_relay_duplicate_proof", _pipelined_fabric(
-            E1, 4, router=faulty_router("duplicating-relay"), eject_ready="free"),
+        Job("neg_fabric_e1_relay_duplicate_proof", _fabric(
+            4, router=faulty_router("duplicating-relay"), eject_ready="free", stages=E1),
             "prove", 0, expect="FAIL", engine="abc pdr"),
-        Job("neg_fabric_s1_g1_e1_drain", _pipelined_fabric(
-            S1_G1_E1, 3, drain=PIPELINED_FABRIC_DRAINS[3][0] - 1), "bmc", DRAIN_DEPTH,
+        Job("neg_fabric_s1_g1_e1_drain", _fabric(
+            3, drain=PIPELINED_FABRIC_DRAINS[3][0] - 1, stages=S1_G1_E1), "bmc", DRAIN_DEPTH,
             expect="FAIL", engine="abc bmc3"),
         Job("neg_fabric_s1_relay_drop", _fabric(3, bound=STAGED_FABRIC_CHECKS[3][1],
                                                 router=faulty_router("dropping-relay"),
-                                                link_stages=1),
+                                                stages=S1),
             "bmc", STAGED_FABRIC_CHECKS[3][0], expect="FAIL", engine="abc bmc3"),
         Job("neg_fabric_s1_relay_stuck", _fabric(3, bound=STAGED_FABRIC_CHECKS[3][1],
                                                  router=faulty_router("stuck-relay"),
-                                                 link_stages=1),
+                                                 stages=S1),
             "bmc", STAGED_FABRIC_CHECKS[3][0], expect="FAIL", engine="abc bmc3"),
         Job("neg_fabric_s1_bound", _fabric(3, bound=STAGED_FABRIC_CHECKS[3][1] - 1,
-                                           link_stages=1),
+                                           stages=S1),
             "bmc", STAGED_FABRIC_CHECKS[3][0], expect="FAIL", engine="abc bmc3"),
         Job("neg_fabric_n4_s1_bound", _fabric(4, bound=STAGED_FABRIC_CHECKS[4][1] - 1,
-                                              link_stages=1),
+                                              stages=S1),
             "bmc", STAGED_FABRIC_CHECKS[4][0], expect="FAIL", engine="abc bmc3", slow=True),
         Job("neg_fabric_s1_drain", _fabric(3, drain=STAGED_FABRIC_DRAINS[3][0] - 1,
-                                           link_stages=1),
+                                           stages=S1),
             "bmc", DRAIN_DEPTH, expect="FAIL", engine="abc bmc3"),
         Job("neg_fabric_n4_s1_drain", _fabric(4, drain=STAGED_FABRIC_DRAINS[4][0] - 1,
-                                              link_stages=1),
+                                              stages=S1),
             "bmc", DRAIN_DEPTH, expect="FAIL", engine="abc bmc3", slow=True),
         Job("neg_fabric_drop_bmc3", _fabric(3, bound=12, router=faulty_router("dropping-buffer")),
             "bmc", 16, expect="FAIL", engine="abc bmc3", fast=True),

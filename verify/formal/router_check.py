@@ -138,10 +138,15 @@ class RouterCheck(Elaboratable):
 
     Parameters
     ----------
-    n, node, payload_width, depth, order
-        As for :class:`~ihcube.rtl.Router`.
-    router : type
-        The router class; negative controls pass broken subclasses.
+    spec : FabricSpec
+        The fabric whose router of ``node`` is checked (packet switching, one PE port): its
+        payload width (2 bits are enough for a tag), depth, routing order and register
+        stages.
+    node : int
+        The router's node.
+    router : callable
+        Builds the router as ``router(spec, node, strap=...)``, as
+        :class:`~ihcube.rtl.Fabric` does; negative controls pass broken variants.
     outputs_ready : bool
         Assume every output is always ready, and assert the fairness bound.
     strap_as : int or None
@@ -151,25 +156,23 @@ class RouterCheck(Elaboratable):
         (:func:`ihcube.generate.fabric_verilog`); the expectations are those of ``strap_as``.
     covers : bool
         Add ``Cover`` statements that show the scenarios happen (for a cover job).
-    link_stages : int
-        As for :class:`~ihcube.rtl.Router`: 1 puts a relay on each outgoing link, and the
-        check follows the tagged copies into the relays (not with ``outputs_ready``).
-    switch_stages : int
-        As for :class:`~ihcube.rtl.Router`: 1 registers each output's grant in a stage, and
-        the check asserts what a stage holds (not with ``outputs_ready``).
-    eject_stages : int
-        As for :class:`~ihcube.rtl.Router`: 1 puts a relay on the eject port, and the check
-        follows the delivered copy into it as into a link's relay (not with
-        ``outputs_ready``).
+
+    With ``spec``'s link stages the check follows the tagged copies into the relays, with
+    its switch stages it asserts what a stage holds, with its eject stages it follows the
+    delivered copy into the eject relay as into a link's (none with ``outputs_ready``).
     """
 
-    def __init__(self, n, node, payload_width=2, depth=1, order=topology.MSB_FIRST, *,
-                 router=Router, outputs_ready=False, strap_as=None, covers=False,
-                 link_stages=0, switch_stages=0, eject_stages=0):
+    def __init__(self, spec, node, *, router=Router, outputs_ready=False, strap_as=None,
+                 covers=False):
+        if not spec.packet or spec.ports != 1:
+            raise ValueError(f"The router check is of a packet router with one PE port, not "
+                             f"{spec!r}")
+        n, order = spec.nodes, spec.order
+        self.spec = spec
         self.n = n
         self.node = node if strap_as is None else strap_as  # whose rules it must follow
-        self.payload_width = payload_width
-        self.depth = depth
+        self.payload_width = payload_width = spec.payload_width
+        self.depth = spec.depth
         self.order = order
         self.outputs_ready = outputs_ready
         self.covers = covers
@@ -177,17 +180,13 @@ class RouterCheck(Elaboratable):
         if self.strap and (topology.router_class(n, strap_as, order)
                            != topology.router_class(n, node, order)):
             raise ValueError(f"Node {strap_as} is not of node {node}'s router class (n={n})")
-        stages = {"link_stages": link_stages, "switch_stages": switch_stages,
-                  "eject_stages": eject_stages}
-        if outputs_ready and any(stages.values()):
+        if outputs_ready and spec.stages:
             raise ValueError("The fairness bound is checked without link, switch or eject "
                              "stages only")
-        self.link_stages = link_stages
-        self.switch_stages = switch_stages
-        self.eject_stages = eject_stages
-        # Passed only when set, so that a router class without the options still builds.
-        stages = {option: value for option, value in stages.items() if value}
-        self.router = router(n, node, payload_width, depth, order, strap=self.strap, **stages)
+        self.link_stages = spec.stages.link
+        self.switch_stages = spec.stages.switch
+        self.eject_stages = spec.stages.eject
+        self.router = router(spec, node, strap=self.strap)
         self.tag = Signal(payload_width, name="tag")
         self.ports = [ClockSignal(), self.tag, *free_inputs(self.router)]
 

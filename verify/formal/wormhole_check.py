@@ -41,9 +41,10 @@ from amaranth.hdl import (Cat, ClockDomain, ClockSignal, Const, Cover, Elaborata
                           Module, Mux, Signal, Assert, Assume)
 
 from ... import topology
-from ...params import header_bits, wormhole_parameters
+from ...params import header_bits
 from ...rtl import Kind, WormholeRouter
 from ...rtl.flit import header_layout
+from ...spec import Wormhole, as_wormhole_spec
 from .arbiter_invariants import check_arbiter
 from .environment import popcount
 from .probe import Prebuilt, Probe, free_inputs
@@ -63,12 +64,18 @@ class WormholeRouterCheck(Elaboratable):
         The wormhole parameters; the flit is one bit wider than the header (the mark), and at
         least wide enough to number the flits.
     router : callable
-        Builds the router as ``router(n, node, wormhole, order)``; negative controls pass
-        broken variants (:data:`ihcube.verify.faults.WORMHOLE_FAULTS`).
+        Builds the router as ``router(spec, node)`` (:attr:`spec`), as
+        :class:`~ihcube.rtl.WormholeFabric` does; negative controls pass broken variants
+        (:data:`ihcube.verify.faults.WORMHOLE_FAULTS`).
     covers : bool
         Add ``Cover`` statements that show the scenarios happen (a cover job): a tagged worm
         from a link and one from the PE each leave whole, on a link and to the PE, and the
         output channel is released with another worm behind.
+
+    Members
+    -------
+    spec : FabricSpec
+        The fabric of the checked router: ``n``, these wormhole parameters, ``order``.
     """
 
     def __init__(self, n, node, flits=3, vcs=1, vc_depth=1, order=topology.MSB_FIRST, *,
@@ -78,10 +85,10 @@ class WormholeRouterCheck(Elaboratable):
         hbits = header_bits(n)
         self.index_bits = max(1, (flits - 1).bit_length())
         width = max(hbits, self.index_bits) + 1
-        self.wormhole = wormhole_parameters(n, width - hbits, flits=flits, flit_width=width,
-                                            vcs=vcs, vc_depth=vc_depth)
+        self.wormhole = Wormhole(flits, width, vcs, vc_depth)
+        self.spec = as_wormhole_spec(n, self.wormhole, order)
         self.mark_bit = width - 1
-        self.router = router(n, node, self.wormhole, order)
+        self.router = router(self.spec, node)
         # The invariants name the broadcast buffers' entries: hold them in flip-flops (the
         # same buffer cycle by cycle as the memory, tests/test_broadcast_buffer.py).
         self.router.broadcast_buffer = functools.partial(type(self.router).broadcast_buffer,
