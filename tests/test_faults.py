@@ -13,6 +13,7 @@ from amaranth.hdl import Fragment
 from ihcube.rtl import InputBuffer, LinkBuffer, Router
 from ihcube.rtl.input_buffer import entry_layout
 from ihcube.rtl.message import message_layout
+from ihcube.spec import FabricSpec
 from ihcube.verify import faults
 from ihcube.verify.harness import simulate
 
@@ -30,7 +31,8 @@ def test_every_faulty_router_elaborates_and_says_what_catches_it(name):
     router = faults.faulty_router(name)
     assert router is faults.FAULTS[name]
     assert "Caught by" in router.__doc__, f"{name}: say which check must catch it"
-    fragment = Fragment.get(router(5, 1, 8, 2, "msb", strap=True), None)
+    # Called as a fabric calls its router factory: router(spec, node, strap=True).
+    fragment = Fragment.get(router(FabricSpec.of(5, 8, 2, "msb"), 1, strap=True), None)
     assert fragment.subfragments
 
 
