@@ -1,6 +1,7 @@
 """Options that several ``ihcube`` commands share, parsed and checked once.
 
-The fabric's parameters (``--nodes --width --depth --order``), comma-separated lists and
+The fabric's options (one group, made from :data:`ihcube.spec.OPTIONS`, read into a
+:class:`~ihcube.spec.FabricSpec`), comma-separated lists and
 bounded numbers of the experiments, the output directory, where the commands that run many
 tasks run them (``--jobs``, ``--scheduler``: a :class:`~ihcube.sim.cluster.Cluster`) and on
 how many threads each task's model runs (``--threads``), the FPGA builds' Yosys options and
@@ -13,16 +14,13 @@ import math
 import pathlib
 
 from .. import topology
-from ..params import (MAX_FABRIC_DEPTH, PACKET,
-                      check_depth, check_fabric_depth, check_fabric_payload_width,
-                      check_model_threads, check_switching)
+from ..params import (PACKET,
+                      check_depth, check_model_threads)
 from ..spec import OPTIONS
 from .usage import UsageError, checked, command_parser, integer, parse_number, run
 
-__all__ = ["AD_HOC", "add_fabric_options", "fabric_spec", "require", "fabric_parameters",
-           "add_ports_option", "ports",
-           "add_switching_options", "switching_options", "add_stages_options",
-           "stages", "stage_value", "add_threads_option", "thread_count",
+__all__ = ["AD_HOC", "add_fabric_options", "fabric_spec", "require", "stage_value",
+           "add_threads_option", "thread_count",
            "ints", "floats", "choices", "number", "out_dir", "add_out_option", "node_count",
            "collective_node_count", "analysis_node_count", "MAX_EXPERIMENT_NODES",
            "model_depth", "add_run_options", "run_options", "add_cluster_options",
@@ -78,109 +76,15 @@ def require(spec, condition, message):
     return spec
 
 
-def fabric_parameters(args):
-    """The checked ``(n, width, depth, order)`` of :func:`add_fabric_options`' options."""
-    return (integer(args.nodes, "Node count", topology.check_fabric_node_count),
-            integer(args.width, "Payload width", check_fabric_payload_width),
-            integer(args.depth, "Buffer depth", check_fabric_depth),
-            checked(topology.check_routing_order, args.order))
-
-
-def add_ports_option(parser):
-    """Add ``--ports`` (PE injection and eject ports per node, default 1) to ``parser``;
-    :func:`ports` checks it against the node count."""
-    parser.add_argument("--ports", "-p", default="1", metavar="P",
-                        help="PE injection and eject ports per node, 1 to D + 1 (default 1)")
-
-
-def ports(args, n):
-    """The checked ``--ports`` of :func:`add_ports_option` for ``n`` nodes
-    (:func:`ihcube.params.check_ports`)."""
-    from ..params import check_ports
-    return integer(args.ports, "Port count", lambda value: check_ports(n, value))
-
-
-def add_switching_options(parser):
-    """Add ``--switching`` (packet, the default, or wormhole) and the flit-level options
-    ``--flits --flit-width --vcs --vc-depth`` (wormhole only; defaults
-    :data:`ihcube.params.WORMHOLE_DEFAULTS`) to ``parser``; :func:`switching_options` checks
-    them."""
-    from ..params import MAX_FLITS, MAX_VCS, WORMHOLE_DEFAULTS as D
-    parser.add_argument("--switching", default="packet",
-                        help="packet (default: whole messages) or wormhole (flits and virtual "
-                             "channels, docs/wormhole.md)")
-    parser.add_argument("--flits", default=None, metavar="L",
-                        help=f"wormhole: flits per message, 1 to {MAX_FLITS} "
-                             f"(default {D['flits']})")
-    parser.add_argument("--flit-width", default=None, metavar="F",
-                        help=f"wormhole: bits per flit, from the header to the message "
-                             f"(default {D['flit_width']})")
-    parser.add_argument("--vcs", default=None, metavar="V",
-                        help=f"wormhole: unicast virtual channels per link, 1 to {MAX_VCS} "
-                             f"(default {D['vcs']}; each link also has a broadcast channel)")
-    parser.add_argument("--vc-depth", default=None, metavar="Q",
-                        help=f"wormhole: flits per virtual-channel buffer, 1 to "
-                             f"{MAX_FABRIC_DEPTH} (default {D['vc_depth']})")
-
-
-def switching_options(args, n, width):
-    """The checked ``(switching, flit_options)`` of :func:`add_switching_options`' options
-    for ``n`` nodes and payload ``width``: ``flit_options`` maps ``flits``, ``flit_width``,
-    ``vcs`` and ``vc_depth`` to the integers given (None where not given), for
-    :func:`ihcube.generate.fabric_verilog`. A flit-level option with packet switching is a
-    :class:`~.usage.UsageError`."""
-    from ..params import switching_parameters
-    switching = checked(check_switching, args.switching)
-    names = {"flits": "Flit count", "flit_width": "Flit width",
-             "vcs": "Virtual channel count", "vc_depth": "Virtual channel depth"}
-    options = {}
-    for name, what in names.items():
-        text = getattr(args, name)
-        options[name] = None if text is None else integer(text, what, lambda value: value)
-    checked(lambda: switching_parameters(n, width, switching, **options))
-    return switching, options
-
-
-#: What each register-stage option adds to a packet router (``--link-stages`` etc., the
-#: keywords of :func:`ihcube.params.check_stages`), for the options' help.
-_STAGE_HELP = {"link_stages": "a relay on each outgoing link, a cycle more per hop",
-               "switch_stages": "each router's grant registered, a cycle more per router",
-               "eject_stages": "a relay on each eject port, a cycle more per delivery"}
-
-
-def add_stages_options(parser):
-    """Add ``--link-stages``, ``--switch-stages`` and ``--eject-stages`` (a packet router's
-    register stages, each 0 or 1, default 0; all three 1 place the 26-node fabric at 150 MHz,
-    docs/fpga.md) to ``parser``; :func:`stages` checks them."""
-    from ..params import STAGE_SUFFIXES
-    for key in STAGE_SUFFIXES:
-        option = "--" + key.replace("_", "-")
-        parser.add_argument(option, default="0", metavar="S",
-                            help=f"packet switching: 0 (default) or 1, {_STAGE_HELP[key]} "
-                                 f"(docs/fpga.md)")
-
-
 def stage_value(text, key="link_stages"):
     """``text`` as a checked count of the register stage ``key`` (``"link_stages"``,
-    ``"switch_stages"`` or ``"eject_stages"``: :func:`ihcube.params.check_stages`)."""
-    from ..params import check_stages
+    ``"switch_stages"`` or ``"eject_stages"``: :meth:`ihcube.spec.Stages.check`)."""
+    from ..spec import Stages
     try:
         value = parse_number(text, int)
     except ValueError:  # not a number: the check says what is allowed (0 is, unlike a count)
         value = text
-    return checked(lambda: check_stages(**{key: value})).get(key, 0)
-
-
-def stages(args, switching):
-    """The checked register stages of :func:`add_stages_options` as a dict of those that
-    are not 0 (:func:`ihcube.params.check_stages`), the keywords to pass on; with wormhole
-    ``switching`` none."""
-    from ..params import STAGE_SUFFIXES, WORMHOLE, check_no_stages
-    found = {key: stage_value(getattr(args, key), key) for key in STAGE_SUFFIXES}
-    found = {key: value for key, value in found.items() if value}
-    if switching == WORMHOLE:
-        checked(check_no_stages, found)
-    return found
+    return checked(Stages.check, value, key)
 
 
 def add_threads_option(parser):

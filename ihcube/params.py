@@ -10,16 +10,10 @@ import operator
 
 __all__ = ["check_positive_integer", "check_at_most", "check_payload_width", "check_depth",
            "MAX_FABRIC_NODES", "MAX_FABRIC_PAYLOAD_WIDTH", "MAX_FABRIC_DEPTH",
-           "check_fabric_payload_width", "check_fabric_depth", "LINK_STAGES",
-           "check_link_stages", "SWITCH_STAGES", "check_switch_stages", "EJECT_STAGES",
-           "check_eject_stages", "STAGE_SUFFIXES", "check_stages", "stages_suffix",
-           "check_no_stages", "stages_label", "describe_stages", "zero_load_cycles", "max_ports",
-           "check_ports",
+           "check_fabric_payload_width", "check_fabric_depth", "max_ports", "check_ports",
            "PACKET", "WORMHOLE", "SWITCHING_MODES", "check_switching", "check_model_threads",
-           "WORMHOLE_DEFAULTS",
-           "MAX_FLITS", "MAX_VCS", "header_bits", "routing_bits", "HeadFields",
-           "head_fields", "wormhole_parameters",
-           "switching_parameters"]
+           "WORMHOLE_DEFAULTS", "MAX_FLITS", "MAX_VCS", "header_bits", "routing_bits",
+           "HeadFields", "head_fields", "wormhole_parameters"]
 
 # The generator's limits, measured on 2 cores (``ihcube verilog``, one process; the most
 # link sets, so the most router modules, are at n = 4095): W = 64 takes 16 s and 0.3 GB,
@@ -82,116 +76,6 @@ def check_fabric_depth(depth):
     """Return ``depth`` if it is a buffer depth the hardware takes, at most
     :data:`MAX_FABRIC_DEPTH`, else raise."""
     return check_at_most(depth, MAX_FABRIC_DEPTH, "Buffer depth")
-
-
-#: Register stages a message can pass on its way out of a router onto a link
-#: (:class:`ihcube.rtl.Router`'s ``link_stages``): 0 (the default, one cycle per hop) or 1.
-LINK_STAGES = (0, 1)
-
-
-def _check_stages(stages, allowed, what):
-    """Return ``stages`` if it is an integer in ``allowed``, else raise
-    ``TypeError``/``ValueError`` saying ``what`` must be one of them."""
-    choices = " or ".join(map(str, allowed))
-    if isinstance(stages, bool):
-        raise TypeError(f"{what} must be {choices}, not {stages!r}")
-    try:
-        stages = operator.index(stages)
-    except TypeError:
-        raise TypeError(f"{what} must be {choices}, not {stages!r}") from None
-    if stages not in allowed:
-        raise ValueError(f"{what} must be {choices}, not {stages!r}")
-    return stages
-
-
-def check_link_stages(stages):
-    """Return ``stages`` if it is one of :data:`LINK_STAGES`, else raise
-    ``TypeError``/``ValueError``."""
-    return _check_stages(stages, LINK_STAGES, "Link stages")
-
-
-#: Register stages between a router's switch allocation and its crossbar
-#: (:class:`ihcube.rtl.Router`'s ``switch_stages``): 0 (the default, one cycle per router) or
-#: 1 (a registered grant, a cycle more per router; ``docs/fpga.md``, "Pipelined switch").
-SWITCH_STAGES = (0, 1)
-
-
-def check_switch_stages(stages):
-    """Return ``stages`` if it is one of :data:`SWITCH_STAGES`, else raise
-    ``TypeError``/``ValueError``."""
-    return _check_stages(stages, SWITCH_STAGES, "Switch stages")
-
-
-#: Relays on a router's eject ports (:class:`ihcube.rtl.Router`'s ``eject_stages``): 0 (the
-#: default) or 1 (a relay between each eject port's crossbar and the PE, a cycle more per
-#: delivery; ``docs/fpga.md``, "Every output staged").
-EJECT_STAGES = (0, 1)
-
-
-def check_eject_stages(stages):
-    """Return ``stages`` if it is one of :data:`EJECT_STAGES`, else raise
-    ``TypeError``/``ValueError``."""
-    return _check_stages(stages, EJECT_STAGES, "Eject stages")
-
-
-#: The register stages of a packet router, by the keyword that :class:`ihcube.rtl.Router`,
-#: :class:`ihcube.rtl.Fabric`, :class:`ihcube.sim.model.Model`, the generator and the
-#: commands take (``--link-stages``, ...), each with the letter it adds to a generated
-#: fabric's name: ``ihcube_n26_w32_s1_g1_e1`` has all three.
-STAGE_SUFFIXES = {"link_stages": "s", "switch_stages": "g", "eject_stages": "e"}
-
-
-def check_stages(link_stages=0, switch_stages=0, eject_stages=0):
-    """Return the checked register stages of a packet router as a dict of those that are
-    not 0, in :data:`STAGE_SUFFIXES` order: the keywords to pass on (empty for the default
-    router, so that whatever predates an option builds exactly as before)."""
-    checked = {"link_stages": check_link_stages(link_stages),
-               "switch_stages": check_switch_stages(switch_stages),
-               "eject_stages": check_eject_stages(eject_stages)}
-    return {key: value for key, value in checked.items() if value}
-
-
-def check_no_stages(stages):
-    """Raise ``ValueError`` naming the first of ``stages`` (a dict of :func:`check_stages`)
-    if there is one: the stages are a packet-switching option, and wormhole switching takes
-    none."""
-    for key, value in stages.items():
-        raise ValueError(f"{key.replace('_', ' ').capitalize()} are a packet-switching "
-                         f"option, not taken with wormhole switching, not {value!r}")
-
-
-def stages_suffix(stages):
-    """What the stages ``stages`` (a dict of :func:`check_stages`) add to a generated
-    fabric's name: ``_s1`` for a link stage, ``_s1_g1_e1`` for all three, ``""`` for none."""
-    return "".join(f"_{STAGE_SUFFIXES[key]}{value}" for key, value in stages.items())
-
-
-def stages_label(stages):
-    """The stages ``stages`` (a dict of :func:`check_stages`) in a few words, for the lines
-    the commands print and the tables' rows: ``"1 link stage, 1 eject stage"``; ``""`` for
-    none."""
-    return ", ".join(f"{value} {key.split('_')[0]} stage{'s' if value != 1 else ''}"
-                     for key, value in stages.items())
-
-
-#: What each register stage costs, in cycles, for :func:`describe_stages`.
-STAGE_COSTS = {"link_stages": "a cycle more per hop", "switch_stages": "a cycle more per router",
-               "eject_stages": "a cycle more per delivery"}
-
-
-def describe_stages(stages):
-    """The stages ``stages`` (a dict of :func:`check_stages`) in words, with what each
-    costs: ``"link stages 1 (a cycle more per hop)"``; ``""`` for none."""
-    return ", ".join(f"{key.replace('_', ' ')} {value} ({STAGE_COSTS[key]})"
-                     for key, value in stages.items())
-
-
-def zero_load_cycles(hops, link_stages=0, switch_stages=0, eject_stages=0):
-    """The cycles from the cycle a message is taken to the cycle it is delivered ``hops``
-    links away, alone in a packet fabric with these register stages: each router it passes
-    holds it a cycle and a switch stage more, each link's relay a cycle, the eject relay a
-    cycle (``hops + 1`` without stages; ``3 hops + 3`` with all three)."""
-    return hops * (1 + link_stages + switch_stages) + 1 + switch_stages + eject_stages
 
 
 def max_ports(n):
@@ -332,16 +216,3 @@ def wormhole_parameters(n, payload_width=32, flits=None, flit_width=None, vcs=No
     from .spec import FabricSpec  # spec imports this module
     return FabricSpec.of(n, payload_width, switching=WORMHOLE, flits=flits,
                          flit_width=flit_width, vcs=vcs, vc_depth=vc_depth).wormhole
-
-
-def switching_parameters(n, payload_width=32, switching=PACKET, **flit_options):
-    """Check ``switching`` and the flit-level options with it: None for packet switching
-    (which takes none of them: giving one is an error), a :class:`ihcube.spec.Wormhole` for
-    wormhole. ``flit_options`` are ``flits``, ``flit_width``, ``vcs`` and ``vc_depth``, None
-    when not given."""
-    from .spec import WORMHOLE_OPTIONS, FabricSpec
-    unknown = set(flit_options) - set(WORMHOLE_OPTIONS)
-    if unknown:
-        raise TypeError(f"Unknown flit-level option {sorted(unknown)[0]!r}; the options are "
-                        f"{', '.join(WORMHOLE_OPTIONS)}")
-    return FabricSpec.of(n, payload_width, switching=switching, **flit_options).wormhole

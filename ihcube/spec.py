@@ -20,15 +20,16 @@ kernel's.
 """
 
 import dataclasses
+import operator
 from typing import Union
 
 from . import topology
 from .params import (MAX_FABRIC_DEPTH, MAX_FABRIC_NODES, MAX_FABRIC_PAYLOAD_WIDTH, MAX_FLITS,
                      MAX_VCS, PACKET,
                      WORMHOLE, WORMHOLE_DEFAULTS, check_at_most, check_depth,
-                     check_eject_stages, check_fabric_depth, check_fabric_payload_width,
-                     check_link_stages, check_payload_width, check_ports,
-                     check_positive_integer, check_switch_stages, check_switching,
+                     check_fabric_depth, check_fabric_payload_width,
+                     check_payload_width, check_ports,
+                     check_positive_integer, check_switching,
                      header_bits, routing_bits)
 
 __all__ = ["Stages", "Packet", "Wormhole", "FabricSpec", "as_spec", "as_wormhole_spec",
@@ -63,10 +64,28 @@ class Stages:
     PARTS = {"link": "a relay on each outgoing link", "switch": "each router's grant registered",
              "eject": "a relay on each eject port"}
 
+    #: The values each stage takes.
+    ALLOWED = (0, 1)
+
     def __post_init__(self):
-        for field, check in (("link", check_link_stages), ("switch", check_switch_stages),
-                             ("eject", check_eject_stages)):
-            object.__setattr__(self, field, check(getattr(self, field)))
+        for field, (keyword, _, _) in self.FIELDS.items():
+            object.__setattr__(self, field, self.check(getattr(self, field), keyword))
+
+    @classmethod
+    def check(cls, value, keyword):
+        """Return ``value`` if it is one of :data:`ALLOWED` for the stage ``keyword``
+        (``"link_stages"``, ...), else raise ``TypeError``/``ValueError`` saying what is."""
+        what = keyword.replace("_", " ").capitalize()
+        choices = " or ".join(map(str, cls.ALLOWED))
+        if isinstance(value, bool):
+            raise TypeError(f"{what} must be {choices}, not {value!r}")
+        try:
+            value = operator.index(value)
+        except TypeError:
+            raise TypeError(f"{what} must be {choices}, not {value!r}") from None
+        if value not in cls.ALLOWED:
+            raise ValueError(f"{what} must be {choices}, not {value!r}")
+        return value
 
     @classmethod
     def of(cls, link_stages=0, switch_stages=0, eject_stages=0):

@@ -9,17 +9,17 @@ import pytest
 
 from ihcube import params
 from ihcube.generate import fabric_name
-from ihcube.spec import Wormhole
-from ihcube.params import (WORMHOLE_DEFAULTS, head_fields, header_bits,
-                           routing_bits, switching_parameters, wormhole_parameters)
+from ihcube.params import (WORMHOLE_DEFAULTS, head_fields, header_bits, routing_bits,
+                           wormhole_parameters)
+from ihcube.spec import FabricSpec, Wormhole
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def test_the_defaults_are_stated_once_and_taken_when_nothing_is_given():
     assert wormhole_parameters(26) == Wormhole(**WORMHOLE_DEFAULTS)
-    assert switching_parameters(26, switching="wormhole") == Wormhole(**WORMHOLE_DEFAULTS)
-    assert switching_parameters(26) is None  # packet switching, the default
+    assert FabricSpec.of(26, switching="wormhole").wormhole == Wormhole(**WORMHOLE_DEFAULTS)
+    assert FabricSpec.of(26).wormhole is None  # packet switching, the default
 
 
 def test_the_header_is_two_addresses_and_a_kind_bit():
@@ -75,12 +75,12 @@ def test_a_header_wider_than_a_flit_puts_src_after_the_routing_fields():
      "Flit count must be at least 2 to carry a 43-bit message in 32-bit flits, not 1"),
     (lambda: wormhole_parameters(26, flits=2.0), TypeError,
      "Flit count must be a positive integer, not 2.0"),
-    (lambda: switching_parameters(26, 32, "packet", vcs=3), ValueError,
+    (lambda: FabricSpec.of(26, 32, switching="packet", vcs=3), ValueError,
      r"Virtual channel count \(--vcs\) is a wormhole option, not taken with packet switching: "
      r"give switching 'wormhole' or leave it out"),
-    (lambda: switching_parameters(26, 32, "packet", flits=20), ValueError,
+    (lambda: FabricSpec.of(26, 32, switching="packet", flits=20), ValueError,
      r"Flit count \(--flits\) is a wormhole option, not taken with packet switching: .*"),
-    (lambda: switching_parameters(26, 32, "cut-through"), ValueError,
+    (lambda: FabricSpec.of(26, 32, switching="cut-through"), ValueError,
      "Switching must be one of 'packet' or 'wormhole', not 'cut-through'"),
     (lambda: fabric_name(26, switching="wormhole", ports=2), ValueError,
      "Port count must be 1 with wormhole switching, not 2"),
