@@ -1,0 +1,77 @@
+"""Every command that builds a fabric takes the whole fabric option group (one group, made from
+``ihcube.spec.OPTIONS``), and make passes the whole group to each of them."""
+
+import importlib
+import pathlib
+import subprocess
+
+import pytest
+
+from ihcube.cli import COMMANDS
+from ihcube.cli.options import add_fabric_options
+from ihcube.cli.usage import Parser
+from ihcube.spec import OPTIONS
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+#: The commands that build a fabric (and the make targets that run them).
+BUILDERS = {"verilog": "verilog", "lint": "lint", "cocotb": "cocotb", "ports": None,
+            "stress": "stress", "synth": "synth", "bitstream": "bitstream"}
+#: The experiments: every fabric option but the size (they take --sizes), which they refuse.
+EXPERIMENTS = ("sweep", "saturation")
+
+
+def flags(parser):
+    """The long option flags a parser takes."""
+    return {flag for action in parser._actions for flag in action.option_strings
+            if flag.startswith("--")}
+
+
+def missing_fabric_options(parser):
+    """The fabric options ``parser`` does not take."""
+    return sorted({option.flag for option in OPTIONS} - flags(parser))
+
+
+def command_parser(command):
+    module = importlib.import_module(f"ihcube.cli.{COMMANDS[command]}")
+    parser = module._parser(*([{}] if command == "formal" else []))
+    return parser
+
+
+@pytest.mark.parametrize("command", [*BUILDERS, *EXPERIMENTS])
+def test_a_command_that_builds_a_fabric_takes_every_fabric_option(command):
+    assert missing_fabric_options(command_parser(command)) == []
+
+
+def test_a_command_missing_an_option_is_found():
+    """Negative control: a parser with the group less one option is reported."""
+    whole = Parser(prog="x")
+    add_fabric_options(whole)
+    assert missing_fabric_options(whole) == []
+    partial = Parser(prog="x")
+    for option in OPTIONS:
+        if option.flag != "--vcs":
+            partial.add_argument(option.flag)
+    assert missing_fabric_options(partial) == ["--vcs"]
+
+
+@pytest.mark.parametrize("target", [target for target in BUILDERS.values() if target])
+def test_make_passes_every_fabric_option_it_is_given(target):
+    """``make lint SWITCHING=wormhole`` lints the wormhole fabric: each short form, and
+    FABRIC as it is, reaches the command; nothing is passed that was not given."""
+    given = ["W=16", "DEPTH=2", "ORDER=lsb", "PORTS=2", "SWITCHING=wormhole", "FLITS=4",
+             "FLIT_WIDTH=16", "VCS=1", "VC_DEPTH=3", "LINK_STAGES=1", "SWITCH_STAGES=1",
+             "EJECT_STAGES=1", "FABRIC=--order msb"]
+    result = subprocess.run(["make", "-n", "--no-print-directory", target, "N=5", *given],
+                            cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    for option in ("--nodes='5'", "--width='16'", "--depth='2'", "--order='lsb'",
+                   "--ports='2'", "--switching='wormhole'", "--flits='4'", "--flit-width='16'",
+                   "--vcs='1'", "--vc-depth='3'", "--link-stages='1'", "--switch-stages='1'",
+                   "--eject-stages='1'", "--order msb"):
+        assert option in result.stdout, (target, option)
+    result = subprocess.run(["make", "-n", "--no-print-directory", target, "N=5"],
+                            cwd=ROOT, capture_output=True, text=True)
+    assert "--nodes='5'" in result.stdout
+    assert not [option.flag for option in OPTIONS
+                if option.flag != "--nodes" and option.flag in result.stdout]
