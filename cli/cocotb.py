@@ -13,7 +13,7 @@ and 2 (with one line on standard error) for a wrong parameter.
 import sys
 
 from ..params import check_positive_integer
-from .options import add_fabric_options, fabric_spec, require
+from .options import add_fabric_options, check_out, fabric_spec, require
 from .usage import UsageError, command_parser, integer, run
 
 __all__ = ["main"]
@@ -53,6 +53,7 @@ def _cocotb(args):
         stress=(None if args.stress is None else
                 integer(args.stress, "Stress request count", _positive("Stress request count"))),
         seed=integer(args.seed, "Seed", _positive("Seed")))
+    check_out(args.out)  # before the work, not after it
     try:
         build_dir, waveform, outcomes = regression(settings, args.out, tests=args.test,
                                                    waves=args.waves)
