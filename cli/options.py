@@ -10,6 +10,7 @@ placer, and the benchmarks' command line. A mistake is a
 """
 
 import contextlib
+import errno
 import math
 import os
 import pathlib
@@ -194,16 +195,17 @@ def check_out(text, what="--out", file=False):
     path = pathlib.Path(text)
     if file:
         if text.endswith(os.sep) or path.is_dir():
-            raise UsageError(f"{what} must name a file, not the directory {text!r}")
+            raise UsageError(f"cannot write {text!r}: {os.strerror(errno.EISDIR)}")
         folder = path.parent
     else:
         folder = path
     found = _existing_ancestor(folder)
-    if not found.is_dir():
-        raise UsageError(f"{what} cannot be written: {str(found)!r} is a file, not a directory")
+    if not found.is_dir():  # as mkdir would say it, after the work
+        why = errno.EEXIST if found == folder else errno.ENOTDIR
+        raise UsageError(f"cannot create output directory {str(folder)!r}: {os.strerror(why)}")
     why = _writable(found)
     if why is not True:
-        raise UsageError(f"{what} cannot be written: {str(found)!r}: {why}")
+        raise UsageError(f"cannot write into {str(found)!r}: {why}")
     return path
 
 

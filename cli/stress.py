@@ -19,11 +19,11 @@ stress-campaign LINK_STAGES=1``) its packet configurations run with a relay on e
 the table goes to ``results/stress_campaign_s1.json`` (with all three stages,
 ``stress_campaign_s1_g1_e1.json``; with ``--switching wormhole`` (``make stress-campaign
 SWITCHING=wormhole``), ``stress_campaign_wormhole.json``); the options of a single run
-(``--nodes``, ``--cycles``, ...) are not taken with it. ``--threads T`` runs each packet model
-on ``T`` threads (at most one a node; the same records on any number); the wormhole model and
-the RTL have one, so a single run refuses ``T`` above 1 with them, and a campaign runs only its
-packet model runs on ``T``.
-A wrong parameter is one line on standard error and exit status 2.
+(``--nodes``, ``--cycles``, ...) are not taken with it, nor ``--quick --jobs --scheduler
+--out`` without it. ``--threads T`` runs each packet model on ``T`` threads (at most
+one a node; the same records on any number); the wormhole model and the RTL have one, so a
+single run refuses ``T`` above 1 with them, and a campaign runs only its packet model runs on
+``T``. A wrong parameter is one line on standard error and exit status 2.
 """
 
 import json
