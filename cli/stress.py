@@ -254,7 +254,9 @@ def _campaign(parser, args):
     spec = fabric_spec(args, hardware=False)
     threads = thread_count(args.threads, spec.mode)
     cluster = cluster_options(args, "Processes")
-    out = args.out or (None if args.quick else f"{AD_HOC}/")
+    out = args.out if args.out is not None else None if args.quick else f"{AD_HOC}/"
+    if out is not None and not out.strip():
+        raise UsageError(f"--out must name a file or a directory, not {out!r}")
     if out is not None and (out.endswith("/") or pathlib.Path(out).is_dir()):
         out = out.rstrip("/") + "/"
         # The wormhole part alone has its own file; the packet campaign's says its stages.

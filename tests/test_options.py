@@ -31,7 +31,7 @@ COMMANDS = {
                                                        "--ports", "--switching", "--flits",
                                                        "--flit-width", "--vcs", "--vc-depth",
                                                        *STAGES]),
-    "ports": (["--nodes", "3"], ["--nodes", "--width", "--ports"]),
+    "ports": (["--nodes", "3"], [*FABRIC, "--order", *STAGES]),
     "sweep": (["--sizes", "4", "--rates", "0.1", "--warmup", "10", "--window", "10",
                "--no-plots", "--out", "{tmp}"],
               ["--set", "--sizes", "--depths", "--orders", "--patterns", "--rates", "--radius",
@@ -43,18 +43,17 @@ COMMANDS = {
                    ["--sizes", "--depths", "--order", "--jobs", *STAGES, "--threads",
                     *FABRIC]),
     "collectives": (["--dims", "1", "--sizes", "3", "--depths", "1", "--out", "{tmp}"],
-                    ["--dims", "--sizes", "--depths", "--jobs", "--threads"]),
+                    ["--dims", "--sizes", "--depths", "--jobs", "--threads", "--ports",
+                     "--collectives"]),
     "stress": (["--nodes", "2", "--cycles", "10"],
                ["--nodes", "--width", "--ports", "--cycles", "--depth", "--order", "--seed",
                 "--backend", "--broadcast", "--eject-ready", "--watchdog", "--switching",
                 "--flits", "--vcs", "--vc-depth", "--flit-width", *STAGES, "--threads",
                 "--jobs"]),
     "deadlock": (["--max-nodes", "4"], ["--max-nodes", "--order", "--cross-check"]),
-    "lint": (["--nodes", "2", "--out", "{tmp}"], ["--nodes", "--width", "--depth", "--order",
-                                                    "--switching", "--vcs", *STAGES]),
+    "lint": (["--nodes", "2", "--out", "{tmp}"], [*FABRIC, "--order", *STAGES]),
     "cocotb": (["--nodes", "2", "--out", "{tmp}"],
-               ["--nodes", "--width", "--depth", "--order", "--stress", "--seed",
-                *STAGES]),
+               [*FABRIC, "--order", "--stress", "--seed", *STAGES]),
     "synth": (["--nodes", "2", "--family", "ice40", "--out", "{tmp}"],
               ["--nodes", "--family", "--width", "--depth", "--placer", "--router",
                "--switching", "--flit-width", "--vcs", *STAGES, "--pnr-minutes"]),
@@ -363,3 +362,35 @@ def test_an_rtl_stress_run_shows_its_progress(capsys):
     assert main(["stress", "--backend", "rtl", "--nodes", "2", "--cycles", "40"]) == 0
     err = capsys.readouterr().err
     assert "RTL cycles simulated: 40/40 (100%)" in err
+
+
+def test_without_dask_the_tasks_run_here_and_say_so(tmp_path, capsys, monkeypatch):
+    """``pip install ihcube`` alone: the default --jobs 2 runs in this process, one line on
+    standard error says why, and the results are written."""
+    from ihcube.cli import options
+    monkeypatch.setattr(options, "_have_dask", lambda: False)
+    assert main(["saturation", "--sizes", "4", "--depths", "1", "--out", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("ihcube: Dask is not installed (pip install 'ihcube[cluster]'): "
+                          "running the tasks in this process instead of 2 worker processes\n")
+    assert (tmp_path / "saturation.json").is_file()
+
+
+def test_bench_times_the_sizes_it_is_given_and_no_others(tmp_path, capsys, monkeypatch):
+    """``ihcube bench --nodes 5`` times 5 nodes only; the wide fabrics (1048 and 2048 nodes)
+    come with the default sizes."""
+    from ihcube.bench import verilog
+    timed = []
+
+    def measure(n, width=32, depth=1):
+        timed.append((n, width))
+        return {"nodes": n, "width": width, "depth": depth, "seconds": 0.0,
+                "peak_rss_kib": 0, "bytes": 0, "lines": 0}
+    monkeypatch.setattr(verilog, "measure_generation", measure)
+    monkeypatch.setattr(verilog, "find_yosys", lambda: None)
+    assert main(["bench", "--nodes", "5", "--out", str(tmp_path / "b.json")]) == 0
+    assert timed == [(5, 32)]
+    timed.clear()
+    assert main(["bench", "--out", str(tmp_path / "b.json")]) == 0
+    assert timed == [(n, 32) for n in verilog.SIZES] + list(verilog.WIDE)
+    assert "pip install 'ihcube[verify]'" in capsys.readouterr().out
