@@ -101,12 +101,13 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(BASE): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+# constraints.txt: the exact versions tested (pyproject.toml gives ranges).
+$(BASE): pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e .
 	@touch $@
 
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+$(STAMP): pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
 	@touch $@ $(BASE)
 
 verilog: $(BASE)

@@ -62,9 +62,14 @@ def measure_generation(n, width=WIDTH, depth=1):
                    f"--width={width}", f"--depth={depth}", f"--out={out}"]
         start = time.perf_counter()
         child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        log = child.stdout.read()  # to the end, so that the pipe never fills up
-        # wait4, not wait: it gives this child's own resource usage, peak memory included.
-        _, status, usage = os.wait4(child.pid, 0)
+        try:
+            log = child.stdout.read()  # to the end, so that the pipe never fills up
+            # wait4, not wait: it gives this child's own resource usage, peak memory included.
+            _, status, usage = os.wait4(child.pid, 0)
+        except BaseException:  # Ctrl-C, SIGTERM: the child does not outlive this process
+            child.kill()
+            child.wait()
+            raise
         seconds = time.perf_counter() - start
         child.stdout.close()
         child.returncode = os.waitstatus_to_exitcode(status)
@@ -128,8 +133,9 @@ def router_cells(yosys, depth=1, n=SYNTH_NODES, node=SYNTH_NODE, width=WIDTH):
             "version": stat["creator"]}
 
 
-def benchmark(sizes=SIZES, out=OUT):
-    """Measure the generation of each of ``sizes`` (:func:`measure_generation`) and the cells
+def benchmark(sizes=SIZES, out=OUT, wide=WIDE):
+    """Measure the generation of each of ``sizes`` (:func:`measure_generation`), and of each
+    ``(nodes, width)`` of ``wide``, and the cells
     of one router at each of :data:`SYNTH_DEPTHS` (:func:`router_cells`, if Yosys is there);
     print the figures and write them, with :func:`machine`, to the JSON file ``out``.
 
@@ -142,7 +148,7 @@ def benchmark(sizes=SIZES, out=OUT):
     results = {"machine": machine(), "generation": [], "synth": None}
     print("Verilog generation, one child process per size:")
     print(f"{'nodes':>6} {'W':>4} {'seconds':>9} {'peak MiB':>9} {'bytes':>12} {'lines':>10}")
-    for n, width in [*((n, WIDTH) for n in sizes), *WIDE]:
+    for n, width in [*((n, WIDTH) for n in sizes), *wide]:
         row = measure_generation(n, width)
         results["generation"].append(row)
         print(f"{n:>6} {width:>4} {row['seconds']:>9.2f} {row['peak_rss_kib'] / 1024:>9.1f} "
@@ -150,7 +156,7 @@ def benchmark(sizes=SIZES, out=OUT):
 
     yosys = find_yosys()
     if yosys is None:
-        print("\nyowasp-yosys not found (pip install -e '.[dev]'); no cell counts")
+        print("\nyowasp-yosys not found (pip install 'ihcube[verify]'); no cell counts")
     else:
         print(f"\nRouter({SYNTH_NODES}, {SYNTH_NODE}), W={WIDTH}, after generic Yosys synth:")
         print(f"{'depth':>6} {'links':>6} {'cells':>8} {'DFF':>6} {'$_MUX_':>7}")

@@ -4,8 +4,14 @@
 module :data:`COMMANDS` names, imported only then: ``ihcube --help`` imports no command
 module (it reads each summary, the first line of the module's docstring, from the source).
 A wrong parameter is one line on standard error, ``ihcube <command>: error: ...``, and exit
-status 2; Ctrl-C is the one line ``ihcube: interrupted`` and exit status 130; never a
-traceback.
+status 2; Ctrl-C is the one line ``ihcube: interrupted`` and exit status 130, ``SIGTERM``
+(``kill``, a batch system's time limit) the one line ``ihcube: terminated`` and exit status
+143; never a traceback.
+
+Both signals stop the command the same way, by an exception in the main thread: ``finally``
+blocks run (the atomic write of :mod:`ihcube.generate` removes its temporary file), a child
+simulator waited for by :func:`subprocess.run` is killed (``vvp`` ignores ``SIGTERM``; Python
+kills it with ``SIGKILL`` when the wait is interrupted), and a Dask cluster stops its workers.
 """
 
 import ast
@@ -45,6 +51,14 @@ COMMANDS = {
 
 #: The exit status of a command stopped by Ctrl-C (128 + SIGINT), as a shell reports it.
 INTERRUPTED = 128 + signal.SIGINT
+#: The exit status of a command stopped by SIGTERM (128 + SIGTERM).
+TERMINATED = 128 + signal.SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """``SIGTERM`` arrived: a :class:`KeyboardInterrupt`, so that whatever cleans up after
+    Ctrl-C (the cluster, :func:`subprocess.run`'s child, a temporary file) cleans up after it
+    too."""
 
 
 def module_name(command):
@@ -109,14 +123,30 @@ def _interrupt(parent):
     return handler
 
 
+def _terminate(parent):
+    """A SIGTERM handler: it stops ``parent`` with :class:`Terminated`; a forked worker that
+    inherited it ends as ``SIGTERM`` ends a process by default (its parent stops it so)."""
+    def handler(signum, frame):
+        if os.getpid() == parent:
+            raise Terminated
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+    return handler
+
+
 def main(argv=None):
     """Run ``ihcube`` with ``argv`` (default: the process's arguments); return the exit
     status."""
     argv = sys.argv[1:] if argv is None else list(argv)
     main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, _interrupt(os.getpid())) if main_thread else None
+    previous = ({signal.SIGINT: signal.signal(signal.SIGINT, _interrupt(os.getpid())),
+                 signal.SIGTERM: signal.signal(signal.SIGTERM, _terminate(os.getpid()))}
+                if main_thread else {})
     try:
         return _dispatch(argv)
+    except Terminated:
+        print("ihcube: terminated", file=sys.stderr)
+        return TERMINATED
     except KeyboardInterrupt:
         print("ihcube: interrupted", file=sys.stderr)
         return INTERRUPTED
@@ -129,8 +159,8 @@ def main(argv=None):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 if __name__ == "__main__":

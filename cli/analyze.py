@@ -16,7 +16,7 @@ import sys
 import time
 
 from .. import topology
-from .options import analysis_node_count, choices, ints, number
+from .options import analysis_node_count, check_out, choices, ints, number
 from .usage import UsageError, command_parser, run
 
 __all__ = ["main"]
@@ -121,9 +121,11 @@ def _analyze(args):
     patterns = choices(args.pattern, "Patterns", PATTERNS)
     orders = choices(args.order, "Orders", topology.ROUTING_ORDERS)
     readings = choices(args.reading, "Readings", READINGS)
-    radius = int(number(args.radius, "Sphere radius", int, 1))
+    radius = int(number(args.radius, "Sphere radius", int, 1, 20))
     zeta = number(args.zeta, "Sphere locality zeta", float, 0.0, 1.0)
     measured = _read_saturation(args.saturation) if args.saturation is not None else None
+    if args.json is not None:
+        check_out(args.json, "--json", file=True)
     start = time.monotonic()
     results = []
     for n in sizes:
@@ -154,6 +156,8 @@ def _analyze(args):
 def _scan(args, scan):
     limit = int(number(args.scan, "Scan limit", int, 2, 1 << 16))
     orders = choices(args.order, "Orders", topology.ROUTING_ORDERS)
+    if args.json is not None:
+        check_out(args.json, "--json", file=True)
     start = time.monotonic()
     data = dict(pattern="uniform", max_nodes=limit, orders={})
     for order in orders:

@@ -10,7 +10,8 @@ the figures and writes them to the JSON file; it checks nothing.
 
 import sys
 
-from .options import run_benchmark, thread_count
+from ..sim.model import MAX_ADDRESS_BITS
+from .options import node_count, run_benchmark, thread_count
 
 __all__ = ["main"]
 
@@ -27,7 +28,8 @@ def main(argv=None):
                             help=f"threads to time against one (default {model.THREADS}; "
                                  "1: none)")
         return lambda args: {"threads": thread_count(args.threads)}
-    return run_benchmark(NAME, __doc__, model, argv, threads)
+    return run_benchmark(NAME, __doc__, model, argv, threads,
+                         lambda n: node_count(n, 1 << MAX_ADDRESS_BITS, "the model"))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ writes them to the JSON file; it checks nothing.
 
 import sys
 
-from .options import run_benchmark
+from .options import node_count, run_benchmark
 
 __all__ = ["main"]
 
@@ -20,7 +20,19 @@ def main(argv=None):
     """Run ``ihcube bench-wormhole`` with ``argv`` (default: the process's); return the exit
     status."""
     from ..bench import wormhole_model
-    return run_benchmark(NAME, __doc__, wormhole_model, argv)
+    return run_benchmark(NAME, __doc__, wormhole_model, argv, check_nodes=_nodes)
+
+
+def _nodes(n):
+    """A size the benchmark's fast wormhole model takes, at its flits and channels."""
+    from ..bench.wormhole_model import FLITS, VCS
+    from ..params import wormhole_parameters
+    from ..sim.wormhole_fast import FastWormholeModel
+    node_count(n, what="the wormhole model")
+    why = FastWormholeModel.beyond(n, wormhole_parameters(n, flits=FLITS, vcs=VCS))
+    if why:
+        raise ValueError(why)
+    return n
 
 
 if __name__ == "__main__":

@@ -13,8 +13,8 @@ and 2 (with one line on standard error) for a wrong parameter.
 import sys
 
 from ..params import check_positive_integer
-from .options import add_fabric_options, fabric_spec, require
-from .usage import UsageError, command_parser, integer, run
+from .options import add_fabric_options, check_out, fabric_spec, require
+from .usage import UsageError, checked, command_parser, integer, run
 
 __all__ = ["main"]
 
@@ -48,11 +48,11 @@ def _cocotb(args):
     require(spec, spec.packet and spec.ports == 1,
             "The cocotb regression tests a packet fabric with one PE port (its testbench "
             "drives one a node): leave out --switching wormhole and --ports")
-    settings = Settings.of(
-        spec,
-        stress=(None if args.stress is None else
-                integer(args.stress, "Stress request count", _positive("Stress request count"))),
-        seed=integer(args.seed, "Seed", _positive("Seed")))
+    stress = (None if args.stress is None else
+              integer(args.stress, "Stress request count", _positive("Stress request count")))
+    seed = integer(args.seed, "Seed", _positive("Seed"))
+    settings = checked(lambda: Settings.of(spec, stress=stress, seed=seed))  # their ceilings
+    check_out(args.out)  # before the work, not after it
     try:
         build_dir, waveform, outcomes = regression(settings, args.out, tests=args.test,
                                                    waves=args.waves)

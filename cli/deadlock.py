@@ -12,6 +12,7 @@ import sys
 import time
 
 from .. import topology
+from ..params import check_at_most
 from .usage import command_parser, integer, run
 
 __all__ = ["main"]
@@ -22,21 +23,31 @@ NAME = "deadlock"
 def _parser():
     parser = command_parser(NAME, __doc__)
     parser.add_argument("--max-nodes", default="4096", metavar="N",
-                        help="check n = 1 .. N (default 4096)")
+                        help=f"check n = 1 .. N, N at most {MAX_NODES} (default 4096)")
     parser.add_argument("--order", choices=[*topology.ROUTING_ORDERS, "both"], default="both",
                         help="routing order to check (default both)")
     parser.add_argument("--unicast-only", action="store_true",
                         help="leave broadcasts (Algorithm 6) out of the graph")
     parser.add_argument("--cross-check", default="0", metavar="M",
                         help="also compare the fast graph with the enumerated one for every "
-                             "n <= M (slow: n**2 route calls per size)")
+                             f"n <= M, M at most {MAX_CROSS_CHECK} (slow: n**2 route calls "
+                             f"per size)")
     return parser
 
 
+#: The largest ``--max-nodes``: the sizes' graphs take some minutes to 16,384 nodes (both
+#: orders), a time that grows with the square of the size.
+MAX_NODES = 1 << 14
+#: The largest ``--cross-check``: the enumerated graph takes ``n**2`` route calls a size.
+MAX_CROSS_CHECK = 512
+
+
 def _deadlock(args):
-    args.max_nodes = integer(args.max_nodes, "--max-nodes", topology.check_node_count)
+    args.max_nodes = integer(args.max_nodes, "--max-nodes",
+                             lambda n: check_at_most(n, MAX_NODES, "--max-nodes"))
     args.cross_check = integer(args.cross_check, "--cross-check",
-                               lambda m: m if m >= 0 else topology.check_node_count(m))
+                               lambda m: m if m == 0 else check_at_most(m, MAX_CROSS_CHECK,
+                                                                        "--cross-check"))
     from .. import deadlock  # Numba loads only when needed
 
     orders = topology.ROUTING_ORDERS if args.order == "both" else (args.order,)
@@ -44,7 +55,10 @@ def _deadlock(args):
     traffic = "unicast only" if args.unicast_only else "unicast and broadcast"
     print(f"Channel dependency graphs, n = 1 .. {args.max_nodes}, {traffic}:")
     status = 0
-    for result in deadlock.sweep(args.max_nodes, orders, broadcast=broadcast):
+    from ..sim.cluster import Progress  # how far it is, on standard error: 80 s at 5,000
+    bar = Progress(args.max_nodes * len(orders), "sizes checked")
+    for result in deadlock.sweep(args.max_nodes, orders, broadcast=broadcast,
+                                 progress=bar.step):
         if not result.cyclic and result.longest_chain[1] is None:
             print(f"  {result.order}: acyclic for all {result.sizes} sizes (no links)")
         elif not result.cyclic:

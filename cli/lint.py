@@ -14,7 +14,7 @@ printed), and 2 (one line on standard error) for a wrong parameter or a missing
 import sys
 from pathlib import Path
 
-from .options import add_fabric_options, fabric_spec
+from .options import add_fabric_options, check_out, fabric_spec
 from .usage import UsageError, command_parser, run
 
 __all__ = ["main"]
@@ -44,6 +44,8 @@ def _lint(args):
         spec = fabric_spec(args)
     elif not Path(args.verilog).is_file():
         raise UsageError(f"no such file: {args.verilog!r}")
+    if args.verilog is None:
+        check_out(args.out)  # before the work, not after it
     try:
         require_verilator()
     except FileNotFoundError as error:

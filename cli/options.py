@@ -10,8 +10,12 @@ placer, and the benchmarks' command line. A mistake is a
 """
 
 import contextlib
+import errno
 import math
+import os
 import pathlib
+import sys
+import tempfile
 
 from .. import topology
 from ..params import (PACKET,
@@ -21,7 +25,8 @@ from .usage import UsageError, checked, command_parser, integer, parse_number, r
 
 __all__ = ["AD_HOC", "add_fabric_options", "fabric_spec", "require", "stage_value",
            "add_threads_option", "thread_count",
-           "ints", "floats", "choices", "number", "out_dir", "add_out_option", "node_count",
+           "ints", "floats", "choices", "number", "check_out", "out_dir", "out_file",
+           "file_name", "add_out_option", "MAX_JOBS", "node_count",
            "collective_node_count", "analysis_node_count", "MAX_EXPERIMENT_NODES",
            "model_depth", "add_run_options", "run_options", "add_cluster_options",
            "cluster_options", "started", "add_build_options", "build_options", "run_benchmark",
@@ -159,15 +164,77 @@ def number(text, what, kind, low, high=None):
     return value
 
 
-def out_dir(text):
-    """The output directory ``text``, created if missing."""
-    out = pathlib.Path(text)
+def _existing_ancestor(path):
+    """The nearest of ``path`` and its parents that exists (the current directory for a
+    relative path with none)."""
+    for candidate in (path, *path.parents):
+        if os.path.lexists(candidate):
+            return candidate
+    return pathlib.Path(".")
+
+
+def _writable(folder):
+    """Whether a file can be made in ``folder``: tried, not asked (``os.access`` says yes to
+    root everywhere, even in ``/proc`` and ``/sys``)."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError as error:
+        return error.strerror or str(error)
+
+
+def check_out(text, what="--out", file=False):
+    """Check, before any work, that ``text`` can be written, and return it as a path; nothing
+    is created. A directory (``file`` False) must be an existing directory that can be written,
+    or one that can be made: its nearest existing parent a directory that can be written. A
+    file (``file`` True) must not be a directory, and its directory must be one that can be
+    written or made. A mistake is a :class:`~.usage.UsageError`, one line: the output location
+    of every command is checked here, once, so that no run is lost to it at its end."""
+    if not isinstance(text, str) or not text.strip() or "\0" in text:
+        raise UsageError(f"{what} must name a {'file' if file else 'directory'}, not {text!r}")
+    path = pathlib.Path(text)
+    if file:
+        if text.endswith(os.sep) or path.is_dir():
+            raise UsageError(f"cannot write {text!r}: {os.strerror(errno.EISDIR)}")
+        folder = path.parent
+    else:
+        folder = path
+    found = _existing_ancestor(folder)
+    if not found.is_dir():  # as mkdir would say it, after the work
+        why = errno.EEXIST if found == folder else errno.ENOTDIR
+        raise UsageError(f"cannot create output directory {str(folder)!r}: {os.strerror(why)}")
+    why = _writable(found)
+    if why is not True:
+        raise UsageError(f"cannot write into {str(found)!r}: {why}")
+    return path
+
+
+def out_dir(text, what="--out"):
+    """The output directory ``text``, checked (:func:`check_out`) and created if missing."""
+    out = check_out(text, what)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise UsageError(f"cannot create output directory {str(out)!r}: {error.strerror}") \
             from None
     return out
+
+
+def out_file(text, what="--out"):
+    """The output file ``text``, checked (:func:`check_out`), its directory created if
+    missing."""
+    out = check_out(text, what, file=True)
+    out_dir(str(out.parent), what)
+    return out
+
+
+def file_name(text, what="--name"):
+    """``text`` as the name (or prefix) of a file in the output directory: not empty, no
+    directory in it."""
+    if (not isinstance(text, str) or not text.strip() or text in (".", "..") or "\0" in text
+            or "/" in text or os.sep in text):
+        raise UsageError(f"{what} must be a file name without a directory, not {text!r}")
+    return text
 
 
 #: The most nodes ``ihcube sweep`` and ``saturation`` take. Their traffic patterns draw
@@ -224,7 +291,8 @@ def add_cluster_options(parser):
     """Add ``--jobs`` (local worker processes, default 2) and ``--scheduler`` (a running Dask
     scheduler's address) to ``parser``; :func:`cluster_options` checks them."""
     parser.add_argument("--jobs", "-j", default="2", metavar="J",
-                        help="local worker processes (default 2; 1 runs in this process)")
+                        help=f"local worker processes, 1 to {MAX_JOBS} (default 2; 1 runs in "
+                             f"this process, as any number does without Dask)")
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
                         help="run on the Dask cluster of this scheduler (tcp://host:8786) "
                              "instead of local workers")
@@ -244,16 +312,32 @@ def run_options(args):
     return cluster_options(args), out_dir(args.out)
 
 
+#: The most local worker processes ``--jobs`` takes: the machine's cores (two on a machine of
+#: one). More only wait for each other, and each holds a model and its semaphores.
+MAX_JOBS = max(2, os.cpu_count() or 1)
+
+
 def cluster_options(args, what="Jobs"):
     """The :class:`~ihcube.sim.cluster.Cluster` of :func:`add_cluster_options`' options, not
-    started yet; ``what`` names ``--jobs`` in an error."""
+    started yet; ``what`` names ``--jobs`` in an error. Without Dask (``pip install ihcube``
+    alone) local jobs run in this process, one after another, and one line on standard error
+    says so; a ``--scheduler`` needs Dask (:class:`~ihcube.extras.MissingExtra`)."""
     from ..sim.cluster import Cluster
-    jobs = number(args.jobs, what, int, 1)
+    jobs = number(args.jobs, what, int, 1, MAX_JOBS)
     scheduler = args.scheduler
     if scheduler is not None and not scheduler.strip():
         raise UsageError(f"Scheduler must be an address such as tcp://host:8786, not "
                          f"{scheduler!r}")
+    if scheduler is None and jobs > 1 and not _have_dask():
+        print(f"ihcube: Dask is not installed (pip install 'ihcube[cluster]'): running the "
+              f"tasks in this process instead of {jobs} worker processes", file=sys.stderr)
+        jobs = 1
     return Cluster(jobs, scheduler)
+
+
+def _have_dask():
+    import importlib.util
+    return importlib.util.find_spec("distributed") is not None
 
 
 @contextlib.contextmanager
@@ -321,14 +405,17 @@ def build_options(args):
     return args.synth_opts, checked(check_placer, args.placer), out_dir(args.out)
 
 
-def run_benchmark(name, doc, benchmark, argv, options=None):
+def run_benchmark(name, doc, benchmark, argv, options=None, check_nodes=None):
     """Run ``ihcube <name>``, the command of ``benchmark`` (a module of :mod:`ihcube.bench`):
     its ``benchmark(sizes, out)`` over ``--nodes N ...`` (default its ``SIZES``) into the JSON
     file ``--out`` (default its ``OUT``'s name in :data:`AD_HOC`); return the exit status.
 
+    ``check_nodes`` checks each size (default :func:`ihcube.topology.check_node_count`), so
+    that a size the benchmark cannot run is one line, not a traceback after the others ran.
     ``options``, if given, adds the command's own arguments to the parser and returns a
     function of the parsed arguments that gives ``benchmark``'s further keyword arguments
-    (checking them: a :class:`UsageError` is the command's one-line error)."""
+    (checking them: a :class:`UsageError` is the command's one-line error). The output file is
+    checked (:func:`out_file`) after every option and before the work."""
     parser = command_parser(name, doc)
     parser.add_argument("--nodes", nargs="+", default=[str(n) for n in benchmark.SIZES],
                         metavar="N",
@@ -337,8 +424,10 @@ def run_benchmark(name, doc, benchmark, argv, options=None):
     parser.add_argument("--out", default=default, metavar="FILE",
                         help=f"JSON file to write (default {default}; make writes {benchmark.OUT})")
     further = options(parser) if options is not None else (lambda args: {})
+    check = check_nodes or topology.check_node_count
 
     def body(args):
-        sizes = [integer(text, "Node count", topology.check_node_count) for text in args.nodes]
-        benchmark.benchmark(sizes, pathlib.Path(args.out), **further(args))
+        sizes = [integer(text, "Node count", check) for text in args.nodes]
+        keywords = further(args)
+        benchmark.benchmark(sizes, out_file(args.out), **keywords)
     return run(name, parser, body, argv)

@@ -19,11 +19,11 @@ stress-campaign LINK_STAGES=1``) its packet configurations run with a relay on e
 the table goes to ``results/stress_campaign_s1.json`` (with all three stages,
 ``stress_campaign_s1_g1_e1.json``; with ``--switching wormhole`` (``make stress-campaign
 SWITCHING=wormhole``), ``stress_campaign_wormhole.json``); the options of a single run
-(``--nodes``, ``--cycles``, ...) are not taken with it. ``--threads T`` runs each packet model
-on ``T`` threads (at most one a node; the same records on any number); the wormhole model and
-the RTL have one, so a single run refuses ``T`` above 1 with them, and a campaign runs only its
-packet model runs on ``T``.
-A wrong parameter is one line on standard error and exit status 2.
+(``--nodes``, ``--cycles``, ...) are not taken with it, nor ``--quick --jobs --scheduler
+--out`` without it. ``--threads T`` runs each packet model on ``T`` threads (at most
+one a node; the same records on any number); the wormhole model and the RTL have one, so a
+single run refuses ``T`` above 1 with them, and a campaign runs only its packet model runs on
+``T``. A wrong parameter is one line on standard error and exit status 2.
 """
 
 import json
@@ -35,7 +35,8 @@ from .. import topology
 from ..extras import MissingExtra
 from ..params import WORMHOLE
 from .options import (AD_HOC, add_cluster_options, add_fabric_options, add_threads_option,
-                      cluster_options, fabric_spec, require, started, thread_count)
+                      cluster_options, fabric_spec, out_file, require, started,
+                      thread_count)
 from .usage import UsageError, checked, command_parser, parse_number, report
 
 __all__ = ["campaign", "wormhole_campaign", "main"]
@@ -189,8 +190,7 @@ def _campaign_table(quick, configs, cluster, out, threads=1):
     for result in failed:
         print("\n" + result.summary())
     if out is not None:
-        path = pathlib.Path(out)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path = pathlib.Path(out)  # checked and its folder made before the campaign
         path.write_text(json.dumps({"quick": quick, "jobs": cluster.jobs,
                                     "scheduler": cluster.scheduler, "seconds": round(elapsed, 1),
                                     "totals": totals, "runs": rows}, indent=1) + "\n")
@@ -204,6 +204,10 @@ def _number(text, what, kind=int):
     except ValueError:
         raise ValueError(f"{what} must be a {'positive integer' if kind is int else 'number'}, "
                          f"not {text!r}") from None
+
+
+#: The options of a campaign, by their ``args`` names: a single run takes none of them.
+CAMPAIGN_ONLY = ("quick", "jobs", "scheduler", "out")
 
 
 #: The options of a single run, by their ``args`` names: the campaign runs its own
@@ -233,8 +237,8 @@ def _parser():
     add_cluster_options(parser)  # --jobs, --scheduler: with --campaign
     add_threads_option(parser)
     parser.add_argument("--out", default=None, metavar="FILE",
-                        help=f"with --campaign: JSON to write, or a directory ending in / to "
-                             f"write the campaign's own name into (default "
+                        help=f"with --campaign: JSON to write, or a directory (existing, or "
+                             f"ending in /) to write the campaign's own name into (default "
                              f"{AD_HOC}/stress_campaign.json, or none with --quick; make "
                              f"stress-campaign writes results/stress_campaign.json, with "
                              f"stages results/stress_campaign_s1_g1_e1.json and so on)")
@@ -250,10 +254,15 @@ def _campaign(parser, args):
     spec = fabric_spec(args, hardware=False)
     threads = thread_count(args.threads, spec.mode)
     cluster = cluster_options(args, "Processes")
-    out = args.out or (None if args.quick else f"{AD_HOC}/")
-    if out is not None and out.endswith("/"):
+    out = args.out if args.out is not None else None if args.quick else f"{AD_HOC}/"
+    if out is not None and not out.strip():
+        raise UsageError(f"--out must name a file or a directory, not {out!r}")
+    if out is not None and (out.endswith("/") or pathlib.Path(out).is_dir()):
+        out = out.rstrip("/") + "/"
         # The wormhole part alone has its own file; the packet campaign's says its stages.
         out += f"stress_campaign{'_wormhole' if spec.mode == WORMHOLE else spec.stages.suffix}.json"
+    if out is not None:
+        out = out_file(out)  # before the campaign, not after it
     return _run_campaign(args.quick, cluster, out, wormhole_only=spec.mode == WORMHOLE,
                          stages=spec.stages.keywords(), threads=threads)
 
@@ -262,6 +271,9 @@ def _single_run(parser, args):
     """The :class:`~ihcube.verify.stress.StressConfig` and the result of a single run."""
     from ..verify.stress import StressConfig
 
+    for name in CAMPAIGN_ONLY:
+        if getattr(args, name) != parser.get_default(name):
+            raise UsageError(f"--{name} is an option of --campaign, not taken by a single run")
     spec = fabric_spec(args, hardware=False)
     if args.backend not in ("model", "rtl"):
         raise ValueError(f"Backend must be model or rtl, not {args.backend!r}")

@@ -26,8 +26,8 @@ import time
 
 from .. import topology
 from .options import (add_fabric_options, add_run_options, choices, fabric_spec, floats,
-                      ints, model_depth, node_count, number, run_options, started,
-                      thread_count)
+                      ints, file_name, model_depth, node_count, number, run_options,
+                      started, thread_count)
 from .usage import UsageError, checked, command_parser, run
 
 __all__ = ["main", "add_experiment_fabric_options", "fabric_specs"]
@@ -46,6 +46,13 @@ REFUSALS = {"nodes": ("Node count (--nodes) is not taken: give --sizes", None),
             "order": ("Routing order (--order) is not taken: give --orders", "msb")}
 #: The fabric options ``ihcube sweep`` refuses: every one of :data:`REFUSALS`.
 REFUSED = tuple(REFUSALS)
+#: Ceilings of the sweep's numbers, so that a mistyped one is refused, not run for days: a
+#: radius beyond any diameter (the model takes 2**20 nodes), cycles of a warm-up or window,
+#: windows, and a seed that fits a 64-bit word.
+MAX_RADIUS = 20
+MAX_CYCLES = 10 ** 8
+MAX_WINDOWS = 1000
+MAX_SEED = (1 << 63) - 1
 
 
 def _parser():
@@ -59,7 +66,7 @@ def _parser():
     parser.add_argument("--orders", metavar="O,...", help="routing orders: msb, lsb")
     parser.add_argument("--patterns", metavar="P,...",
                         help="traffic: uniform, sphere, decreasing")
-    parser.add_argument("--rates", metavar="R,...", help="generation rates, 0 to 1")
+    parser.add_argument("--rates", metavar="R,...", help="generation rates, above 0, at most 1")
     parser.add_argument("--radius", default="4", metavar="B",
                         help="sphere of locality radius in hops (default 4)")
     parser.add_argument("--zeta", default="0.8", metavar="Z",
@@ -111,24 +118,29 @@ def _sweep(args):
     patterns = (choices(args.patterns, "Patterns", ("uniform", "sphere", "decreasing"))
                 if args.patterns is not None else base["patterns"])
     rates = floats(args.rates, "Rates", 0.0, 1.0) if args.rates is not None else base["rates"]
-    radius = int(number(args.radius, "Sphere radius", int, 1))
+    if 0.0 in rates:  # no messages: no latency to measure, nothing to plot
+        raise UsageError(f"Rates must be above 0 (a rate of 0 sends no messages), not "
+                         f"{args.rates!r}")
+    radius = int(number(args.radius, "Sphere radius", int, 1, MAX_RADIUS))
     zeta = number(args.zeta, "Sphere locality zeta", float, 0.0, 1.0)
     from ..sim.traffic import check_reading
     reading = checked(check_reading, args.reading)
     settings = base["settings"]
     changes = {}
     if args.warmup is not None:
-        changes["warmup"] = number(args.warmup, "Warm-up", int, 0)
+        changes["warmup"] = number(args.warmup, "Warm-up", int, 0, MAX_CYCLES)
     if args.window is not None:
-        changes["window"] = number(args.window, "Window", int, 1)
+        changes["window"] = number(args.window, "Window", int, 1, MAX_CYCLES)
     if args.max_windows is not None:
-        changes["max_windows"] = number(args.max_windows, "Most windows", int, 2)
+        changes["max_windows"] = number(args.max_windows, "Most windows", int, 2, MAX_WINDOWS)
     if args.tolerance is not None:
         changes["tolerance"] = number(args.tolerance, "Tolerance", float, 0.0, 1.0)
-    changes["seed"] = number(args.seed, "Seed", int, 0)
+    changes["seed"] = number(args.seed, "Seed", int, 0, MAX_SEED)
     settings = dataclasses.replace(settings, **changes)
+    name = (file_name(args.name) if args.name is not None
+            else f"sweep_{args.set}{first.stages.suffix}")
     cluster, out = run_options(args)
-    prefix = str(out / (args.name or f"sweep_{args.set}{first.stages.suffix}"))
+    prefix = str(out / name)
 
     from ..modes import mode_of
     from ..sim import plots

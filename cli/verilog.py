@@ -11,7 +11,7 @@ one line. Amaranth loads only once the options are checked.
 
 import sys
 
-from .options import add_fabric_options, fabric_spec
+from .options import add_fabric_options, check_out, fabric_spec
 from .usage import UsageError, command_parser, run
 
 __all__ = ["main"]
@@ -29,6 +29,7 @@ def _parser():
 
 def _verilog(args):
     spec = fabric_spec(args)
+    check_out(args.out)
     from ..generate import OutputError, write_fabric  # Amaranth loads only when needed
     try:
         # Checks the folder first, writes a temporary file and renames it: a failed write

@@ -683,7 +683,8 @@ class SweepResult(NamedTuple):
     seconds: float
 
 
-def sweep(max_nodes, orders=topology.ROUTING_ORDERS, *, broadcast=True, sizes=None):
+def sweep(max_nodes, orders=topology.ROUTING_ORDERS, *, broadcast=True, sizes=None,
+          progress=None):
     """Check the channel dependency graph of every size ``n = 1 .. max_nodes``.
 
     Parameters
@@ -696,6 +697,8 @@ def sweep(max_nodes, orders=topology.ROUTING_ORDERS, *, broadcast=True, sizes=No
         Include broadcasts (Algorithm 6).
     sizes : iterable of int or None
         Check these sizes instead of ``1 .. max_nodes``.
+    progress : callable or None
+        Called with no argument after each size of each order (a progress line's step).
 
     Returns
     -------
@@ -719,6 +722,8 @@ def sweep(max_nodes, orders=topology.ROUTING_ORDERS, *, broadcast=True, sizes=No
                     first_cycle = (n, _table_cycle(n, depends, level))
             elif links.any() and level.max() + 1 > longest[0]:
                 longest = (int(level.max()) + 1, n)
+            if progress is not None:
+                progress()
         results.append(SweepResult(order, len(sizes), cyclic, first_cycle, longest,
                                    time.perf_counter() - started))
     return results

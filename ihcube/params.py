@@ -128,11 +128,16 @@ def check_switching(switching):
     return switching
 
 
+#: The most threads a fast model runs on: a thread holds a slice of the nodes, and more
+#: threads than cores only wait for each other.
+MAX_MODEL_THREADS = 1024
+
+
 def check_model_threads(threads, switching=PACKET):
     """Return ``threads``, the threads a fast model is asked to run on (``--threads``), if it
     is a positive integer, and 1 with wormhole ``switching`` (the wormhole model has one
     thread); else raise ``TypeError``/``ValueError``."""
-    threads = check_positive_integer(threads, "Thread count")
+    threads = check_at_most(threads, MAX_MODEL_THREADS, "Thread count")
     if threads > 1 and switching == WORMHOLE:
         raise ValueError(f"Thread count must be 1 with wormhole switching (its model runs on "
                          f"one thread), not {threads!r}")

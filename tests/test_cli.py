@@ -200,6 +200,92 @@ def test_ctrl_c_at_a_terminal_stops_every_process_in_one_line(tmp_path, args):
     assert err == "ihcube: interrupted\n"
 
 
+def _descendants(pid):
+    """The processes descended from ``pid``, as ``{pid: command name}`` (from /proc)."""
+    import pathlib
+    parents, names = {}, {}
+    for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        child = int(stat.parent.name)
+        names[child] = text[text.index("(") + 1:text.rindex(")")]
+        parents[child] = int(text[text.rindex(")") + 2:].split()[1])
+    found, todo = {}, [pid]
+    while todo:
+        parent = todo.pop()
+        for child, of in parents.items():
+            if of == parent and child not in found:
+                found[child] = names[child]
+                todo.append(child)
+    return found
+
+
+def _alive(pid):
+    """Whether ``pid`` runs (a zombie, dead and not yet reaped, does not)."""
+    import pathlib
+    try:
+        text = pathlib.Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return text[text.rindex(")") + 2] != "Z"
+
+
+def test_sigterm_during_verilog_leaves_no_temporary_file(tmp_path):
+    """``kill`` while the Verilog is generated: one line, 143, and the folder as it was (the
+    atomic write of ihcube.generate removes its hidden temporary file)."""
+    import os
+    import signal
+    import time
+    child = subprocess.Popen([sys.executable, "-m", "ihcube", "verilog", "--nodes", "2048",
+                              "--out", str(tmp_path)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob(".*.tmp")) and time.monotonic() < deadline:
+            time.sleep(0.05)  # the temporary file is opened before the generation
+        assert list(tmp_path.glob(".*.tmp")), "the generation never started"
+        os.kill(child.pid, signal.SIGTERM)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 143, err
+    assert err == "ihcube: terminated\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sigterm_during_cocotb_ends_the_simulator(tmp_path):
+    """``kill`` while Icarus's ``vvp`` runs (it ignores SIGTERM): the simulator ends with
+    ``ihcube``, not orphaned."""
+    import os
+    import shutil
+    import signal
+    import time
+    if shutil.which("vvp") is None:
+        pytest.skip("Icarus Verilog (vvp) is not installed")
+    child = subprocess.Popen([sys.executable, "-m", "ihcube", "cocotb", "--nodes", "8",
+                              "--out", str(tmp_path)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    simulators = {}
+    try:
+        deadline = time.monotonic() + 120
+        while not simulators and child.poll() is None and time.monotonic() < deadline:
+            simulators = {pid for pid, name in _descendants(child.pid).items() if name == "vvp"}
+            time.sleep(0.05)
+        assert simulators, "vvp never started"
+        os.kill(child.pid, signal.SIGTERM)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    time.sleep(0.5)
+    assert not [pid for pid in simulators if _alive(pid)], "vvp outlived ihcube"
+    assert child.returncode == 143, err
+    assert err.endswith("ihcube: terminated\n"), err
+
+
 # --- Limits and safe writes of the generator ---------------------------------------------
 
 @pytest.mark.parametrize("args, message", [

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .. import topology
 from ..extras import require
-from ..params import check_depth, check_payload_width
+from ..params import check_at_most, check_depth, check_payload_width
 from ..spec import FabricSpec, Packet, Stages
 
 #: The register stages' fields of :class:`Settings`.
@@ -49,6 +49,13 @@ DUMP_MODULE = "ihcube_cocotb_dump"
 REWRITE = {"COCOTB_REWRITE_ASSERTION_FILES": "*_tb.py"}
 _ENV_PREFIX = "IHCUBE_COCOTB_"
 _TRUE = ("1", "yes", "y", "on", "true", "enable")
+
+
+#: The most requests of the random stress test: Icarus simulates some thousands of cycles a
+#: second, and a request takes some cycles (:func:`default_stress` gives 16 a node).
+MAX_STRESS = 1_000_000
+#: The largest seed: Python's random takes any, the testbench's environment a 64-bit one.
+MAX_SEED = (1 << 63) - 1
 
 
 def default_stress(n):
@@ -95,6 +102,8 @@ class Settings:
         Stages(self.link_stages, self.switch_stages, self.eject_stages)  # checked
         if self.stress is None:
             object.__setattr__(self, "stress", default_stress(self.nodes))
+        check_at_most(self.stress, MAX_STRESS, "Stress request count")
+        check_at_most(self.seed, MAX_SEED, "Seed")
 
     @classmethod
     def of(cls, spec, stress=None, seed=1):

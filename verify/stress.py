@@ -55,7 +55,7 @@ from amaranth.hdl import Signal
 from .. import topology
 from ..deadlock import EJECT, INJECT, Channel, routing_for
 from ..modes import mode_of
-from ..params import check_positive_integer
+from ..params import check_at_most
 from ..rtl.message import Kind
 from ..sim.model import DELIVERY, HOP, Model, threads_for
 from ..spec import FabricSpec
@@ -119,15 +119,22 @@ class StressConfig:
         return mode_of(self.spec).stress
 
 
+#: The most cycles a stress run injects for, and the longest watchdog and drain: the model's
+#: counters are 64-bit words, and 10**8 cycles of a 26-node fabric are some minutes.
+MAX_CYCLES = 10 ** 8
+
+
 def check_traffic(config):
     """Check the traffic fields of a :class:`StressConfig` (``cycles``, ``watchdog``,
     ``drain_limit``, ``seed``, ``broadcast``, ``eject_ready``) and fill in the default
     ``broadcast`` (``1 / (2n)``); raise ``ValueError`` naming the field."""
-    check_positive_integer(config.cycles, "Cycles")
-    check_positive_integer(config.watchdog, "Watchdog")
-    check_positive_integer(config.drain_limit, "Drain limit")
+    check_at_most(config.cycles, MAX_CYCLES, "Cycles")
+    check_at_most(config.watchdog, MAX_CYCLES, "Watchdog")
+    check_at_most(config.drain_limit, MAX_CYCLES, "Drain limit")
     if not isinstance(config.seed, int) or isinstance(config.seed, bool) or config.seed < 0:
         raise ValueError(f"Seed must be a non-negative integer, not {config.seed!r}")
+    if config.seed >= 1 << 63:
+        raise ValueError(f"Seed must be below 2**63, not {config.seed!r}")
     if config.broadcast is None:
         n = config.spec.nodes
         object.__setattr__(config, "broadcast", 0.0 if n == 1 else 1 / (2 * n))
