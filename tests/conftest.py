@@ -25,7 +25,9 @@ def pytest_collection_modifyitems(config, items):
         if long:
             config.hook.pytest_deselected(items=long)
             items[:] = [item for item in items if not item.get_closest_marker("long")]
-    if config.getoption("dist", "no") == "loadgroup":
+    # xdist's workers, which collect, see --dist loadgroup as option.loadgroup (their dist is
+    # "no"); a run in one process has its own dist.
+    if getattr(config.option, "loadgroup", False) or config.getoption("dist", "no") == "loadgroup":
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 

@@ -50,11 +50,22 @@ def test_make_check_and_make_test_select_their_tiers():
     assert re.search(r"^make test$", ci, re.M)
 
 
+def files_of(nodes):
+    """The test files of pytest node ids."""
+    return {node.split("::")[0].split("/")[-1] for node in nodes}
+
+
 def test_every_file_has_tests_in_the_check_tier(tiers):
     everything, check, _ = tiers
     files = {path.name for path in TESTS.glob("test_*.py")}
-    assert {node.split("::")[0].split("/")[-1] for node in everything} == files
-    assert {node.split("::")[0].split("/")[-1] for node in check} == files
+    assert files_of(everything) == files
+    assert files_of(check) == files
+
+
+def test_a_file_left_out_of_the_check_tier_is_seen():
+    """Negative control: a file whose every test is slow is missing from the check tier's."""
+    everything = {"tests/test_a.py::test_x", "tests/test_b.py::test_y[1]"}
+    assert files_of(everything - {"tests/test_b.py::test_y[1]"}) != files_of(everything)
 
 
 def test_the_check_tier_is_a_real_part_of_the_suite(tiers):
