@@ -148,6 +148,7 @@ def test_scoreboard_catches_a_bad_destination_let_in():
     assert any("names no node but entered" in problem for problem in problems_of(harness))
 
 
+@pytest.mark.slow
 def test_zero_load_latency_is_hops_plus_one():
     """Alone in the fabric, a message taken in cycle t is delivered in cycle t + hops + 1:
     one cycle per link, one from the injection buffer to the first link or the PE."""
@@ -173,6 +174,7 @@ def test_link_stages_deliver_everything_once(n, depth):
     assert len(harness.deliveries) == n * n + n * (n - 1)
 
 
+@pytest.mark.slow
 def test_zero_load_latency_with_link_stages_is_two_per_hop():
     """A relay on each link adds one cycle per hop: delivered in cycle t + 2 hops + 1."""
     n = 26

@@ -159,6 +159,7 @@ def workdir(tmp_path_factory):
     return tmp_path_factory.mktemp("staged_netlist")
 
 
+@pytest.mark.slow
 def test_staged_fabric_has_no_combinational_loop(yosys, workdir, staged_text):  # noqa: F811
     """test_netlist's loop check (flattened, ``check -assert -nolatches``) on the fabric with
     a relay on every link."""
@@ -167,6 +168,7 @@ def test_staged_fabric_has_no_combinational_loop(yosys, workdir, staged_text):  
     assert "Found and reported 0 problems." in log
 
 
+@pytest.mark.slow
 def test_loop_check_catches_pass_through_ready_relays(yosys, workdir, staged_text):  # noqa: F811
     """Negative control: buffers and relays whose ``w.ready`` passes ``r.ready`` through, in
     routers whose crossbars join every link to every other, close a loop of ready signals
@@ -177,6 +179,7 @@ def test_loop_check_catches_pass_through_ready_relays(yosys, workdir, staged_tex
     assert "found logic loop" in log, tail(log)
 
 
+@pytest.mark.slow
 def test_staged_router_link_outputs_are_registered(yosys, workdir, staged_text):  # noqa: F811
     """test_netlist's path check on every router module of the staged fabric: no
     combinational path from an input port to a port the router drives onto a link."""
@@ -187,6 +190,7 @@ def test_staged_router_link_outputs_are_registered(yosys, workdir, staged_text):
     assert strap_drivers == set()
 
 
+@pytest.mark.slow
 def test_path_check_catches_a_fall_through_relay(yosys, workdir, staged_text):  # noqa: F811
     """Negative control: with fall-through buffers as relays (and input buffers), a
     message passes from ``links_in`` to ``links_out`` in one cycle, and the check says so."""
@@ -248,6 +252,7 @@ def test_far_room_reaches_only_its_relay(yosys, workdir, staged_text):  # noqa: 
     assert escaping_cones(cones) == {}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("router, link_stages", [(Router, 0), (PassThroughReadyRouter, 1)],
                          ids=["no-link-stage", "pass-through-ready-relay"])
 def test_far_room_check_catches_a_path_past_the_relay(yosys, workdir, staged_text,  # noqa: F811
