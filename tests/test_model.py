@@ -47,6 +47,11 @@ def small(config):
     """The lockstep configurations of ``make check``: up to 8 nodes."""
     return config[0] <= 8
 
+
+def two_ports(config):
+    """The lockstep configurations with PE ports of ``make check``: up to 8 nodes, 2 ports."""
+    return small(config) and config[4] <= 2
+
 #: The configuration that the broken model variants are compared on.
 CONTROL = (6, 3, "msb", 32)
 
@@ -343,7 +348,7 @@ LOCKSTEP_PORTS = [
 
 
 @pytest.mark.parametrize("n, depth, order, payload_width, ports",
-                         slow_unless(LOCKSTEP_PORTS, small))
+                         slow_unless(LOCKSTEP_PORTS, two_ports))
 def test_lockstep_with_rtl_ports(n, depth, order, payload_width, ports):
     """As :func:`test_lockstep_with_rtl`, with several injection and eject ports: every
     handshake, hop and delivery (its eject port included) in the same cycle."""
@@ -427,7 +432,7 @@ def test_lockstep_with_rtl_link_stages(n, depth, order, payload_width):
 
 
 @pytest.mark.parametrize("n, depth, order, payload_width, ports",
-                         slow_unless(LOCKSTEP_PORTS, small))
+                         slow_unless(LOCKSTEP_PORTS, two_ports))
 def test_lockstep_with_rtl_ports_link_stages(n, depth, order, payload_width, ports):
     """As :func:`test_lockstep_with_rtl_ports`, with ``link_stages=1``."""
     difference, refused_count, model = lockstep(Model, n, depth, order, payload_width, ports,
@@ -501,6 +506,7 @@ def test_lockstep_link_stages_catches_ready_in_reset():
     assert difference is not None and difference.startswith("cycle 0, ")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(faults.RELAY_FAULTS.values()))
 def test_lockstep_link_stages_catches_a_faulty_relay(name):
     """Negative control: relays that drop, duplicate, corrupt, swap or keep messages, the
