@@ -55,7 +55,7 @@ BIN    := $(VENV)/bin
 BASE   := $(VENV)/.installed-base
 STAMP  := $(VENV)/.installed
 
-.PHONY: help verilog test system-tools bench cocotb lint deadlock formal sweep sweep-full sweep-wormhole saturation saturation-wormhole collectives analysis clean synth bitstream synth-table stress stress-campaign stress-campaign-wormhole bench-model bench-wormhole
+.PHONY: help verilog test check test-long system-tools bench cocotb lint deadlock formal sweep sweep-full sweep-wormhole saturation saturation-wormhole collectives analysis clean synth bitstream synth-table stress stress-campaign stress-campaign-wormhole bench-model bench-wormhole
 
 help:
 	@echo "make verilog N=26 [W=32 DEPTH=1 ORDER=msb PORTS=1]  write gen/ihcube_n<N>_w<W>.v (_p<P> if PORTS>1)"
@@ -63,7 +63,9 @@ help:
 	@echo "  SWITCH_STAGES=1 EJECT_STAGES=1            ... and every output staged (_s1_g1_e1, 150 MHz at 26 nodes);"
 	@echo "  FABRIC='--vcs 1 ...'                      any option of ihcube verilog; every target that builds a fabric takes them all"
 	@echo "make verilog N=26 SWITCHING=wormhole [VCS=3 FLITS=20 FLIT_WIDTH=32 VC_DEPTH=2]  wormhole fabric: docs/wormhole.md"
-	@echo "make test                                   run the test suite"
+	@echo "make test                                   run the test suite, every test"
+	@echo "make check                                  its fast tier (not the tests marked slow), under 3 minutes"
+	@echo "make test-long                              the long tier make test leaves out (wormhole lockstep's long runs)"
 	@echo "make bench                                  measure generation time, memory, size, cells"
 	@echo "make bench-model                            router-cycles per second of the fast model"
 	@echo "make bench-wormhole                         the same for the fast wormhole model"
@@ -116,8 +118,20 @@ verilog: $(BASE)
 system-tools:
 	@sh .ci/system-tools.sh
 
+# The test tiers (markers in pyproject.toml): `make check` leaves out the tests marked slow
+# (the edit loop, under 3 minutes on 2 cores); `make test` runs every test (the README's and
+# CI's command). loadgroup hands the workers a test or two at a time, slow ones first
+# (tests/conftest.py), so that the run does not end on one worker's long test.
+TEST_DIST = --dist loadgroup
 test: $(STAMP) system-tools
-	$(BIN)/python -m pytest -n $(JOBS) tests
+	$(BIN)/python -m pytest -n $(JOBS) $(TEST_DIST) tests
+
+check: $(STAMP) system-tools
+	$(BIN)/python -m pytest -n $(JOBS) $(TEST_DIST) -m 'not slow' tests
+
+# The long tier, which `make test` leaves out: the wormhole lockstep's fifteen long runs.
+test-long: $(STAMP) system-tools
+	$(BIN)/python -m pytest -n $(JOBS) $(TEST_DIST) -m long tests
 
 bench: $(STAMP)
 	$(BIN)/ihcube bench --out results/bench_verilog.json

@@ -20,6 +20,7 @@ from ihcube.rtl.message import Kind
 from ihcube.spec import FabricSpec, Stages
 from ihcube.verify.faults import RisingWriteChecker, faulty_router
 from ihcube.verify.harness import simulate
+from tiers import below, slow_unless
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -58,8 +59,8 @@ def run_selftest(dut, cycles):
     return outputs, observed
 
 
-@pytest.mark.parametrize("n, depth, cycles, width", [(5, 1, 2500, 32), (8, 2, 2000, 32),
-                                                    (8, 1, 2000, 24)])
+@pytest.mark.parametrize("n, depth, cycles, width", slow_unless(
+    [(5, 1, 2500, 32), (8, 2, 2000, 32), (8, 1, 2000, 24)], below(8)))
 def test_selftest_passes_and_counts_right(n, depth, cycles, width):
     run, drain = 300, 200
     dut = SelfTest(n, width, depth=depth, run_cycles=run, drain_cycles=drain, rate=8,
@@ -85,7 +86,7 @@ def test_selftest_passes_and_counts_right(n, depth, cycles, width):
     (faulty_router("corrupting-buffer", every=7, first=7, bit=20), SelfTestErrors.CORRUPT),
     (faulty_router("broken-travel"), SelfTestErrors.LOST),
 ])
-@pytest.mark.parametrize("width", [32, 24])
+@pytest.mark.parametrize("width", slow_unless([32, 24], lambda width: width == 32))
 def test_selftest_fails_on_a_broken_fabric(router, complaint, width):
     dut = SelfTest(5, width, router=router, run_cycles=300, drain_cycles=200,
                    broadcast_share=4)
@@ -377,6 +378,7 @@ def test_a_narrower_self_test_is_asked_for_and_named(monkeypatch, tmp_path):
     assert figures["payload_width"] == 24
 
 
+@pytest.mark.slow
 def test_a_tiny_fabric_synthesises_and_places_on_ice40(tmp_path):
     # An explicit placer, so that the option reaches nextpnr and is taken.
     figures = build.synth(FabricSpec(2), "ice40", out=tmp_path / "results",

@@ -50,7 +50,8 @@ def expect_passed(report, what, where):
         pytest.fail(f"on {what} ({where / 'results.xml'}):\n{report}", pytrace=False)
 
 
-@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("n", [n if n == 5 else pytest.param(n, marks=pytest.mark.slow)
+                               for n in SIZES])  # make check: one run
 def test_verilog_fabric(tmp_path, n):
     """Route selection, all-pairs unicast, broadcast from every source, random stress under
     eject backpressure, refusal of bad destinations and zero-load latency (see

@@ -41,6 +41,7 @@ def two_workers():
         yield cluster
 
 
+@pytest.mark.slow
 def test_two_workers_give_the_csv_bytes_of_one_process(tmp_path, two_workers, capsys):
     """``ihcube sweep --scheduler`` sends every point to the cluster's workers, the progress
     line counts them, and the CSV is byte for byte the one of ``--jobs
@@ -62,6 +63,7 @@ def test_two_workers_give_the_csv_bytes_of_one_process(tmp_path, two_workers, ca
     assert (tmp_path / "two.csv").read_bytes() == one
 
 
+@pytest.mark.slow
 def test_a_local_cluster_of_jobs_workers_gives_the_same_rows():
     """Without a scheduler, ``jobs`` 2 starts a local cluster: the rows, and the kept link
     densities, are those of one process."""
@@ -76,6 +78,7 @@ def test_a_local_cluster_of_jobs_workers_gives_the_same_rows():
         assert (kept2[point][0] == kept[point][0]).all()
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_sweep_is_not_fatal(tmp_path, monkeypatch, two_workers):
     """The task of point 1 kills its own worker process the first time it runs (a marker
     file says it did): the scheduler runs it again elsewhere, and the rows are those of an
@@ -103,6 +106,7 @@ def test_a_worker_killed_mid_sweep_is_not_fatal(tmp_path, monkeypatch, two_worke
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
 
 
+@pytest.mark.slow
 def test_model_threads_travel_to_the_workers(monkeypatch, two_workers):
     """``threads`` goes with each point to the worker that runs it: two threads give the
     rows of one, and where the workers' models have barriers that do not wait (the negative
@@ -130,6 +134,7 @@ def test_model_threads_travel_to_the_workers(monkeypatch, two_workers):
     assert rows != expected
 
 
+@pytest.mark.slow
 def test_cluster_map_gives_results_in_order_and_errors_as_they_are(two_workers):
     """Results come in the items' order whatever order they finish in (the first item is
     the slowest); a task that raises is not retried: its error reaches the caller."""

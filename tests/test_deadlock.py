@@ -375,6 +375,7 @@ def test_fabric_refuses_a_cyclic_routing():
         Fabric(4, order="lsb", routing=LSB_ALGORITHM_6)
 
 
+@pytest.mark.slow
 def test_fabric_builds_with_the_default_routing():
     for n in [1, 2, 3, 4, 26, 1048]:
         for order in topology.ROUTING_ORDERS:

@@ -9,6 +9,7 @@ from ihcube.rtl import Fabric, Kind
 from ihcube.verify.faults import buffer_fault_router, faulty_router
 from ihcube.verify.harness import FabricHarness, Request
 from ihcube.verify.scoreboard import check_run
+from tiers import below, slow_unless
 
 
 def run_fabric(fabric, requests, eject_ready=1.0, seed=0, max_cycles=20_000):
@@ -39,11 +40,11 @@ def broadcasts(n):
     return [(src, Request(payload=src, kind=Kind.BROADCAST)) for src in range(n)]
 
 
-@pytest.mark.parametrize("n, depth, order", [
+@pytest.mark.parametrize("n, depth, order", slow_unless([
     (1, 1, "msb"), (2, 1, "msb"), (3, 1, "msb"), (5, 1, "msb"), (7, 1, "msb"),
     (8, 1, "msb"), (13, 1, "msb"), (26, 1, "msb"),
     (13, 2, "msb"), (3, 1, "lsb"), (3, 2, "lsb"), (8, 1, "lsb"), (13, 2, "lsb"),
-])
+], below(13)))
 def test_all_pairs_unicast(n, depth, order):
     """Every (src, dest) message arrives once, at dest, with its src and payload, after
     exactly popcount(src XOR dest) hops along the Algorithm 2 path."""
@@ -53,8 +54,8 @@ def test_all_pairs_unicast(n, depth, order):
     assert len(harness.hops) == sum(bin(s ^ d).count("1") for s in range(n) for d in range(n))
 
 
-@pytest.mark.parametrize("n, order", [(n, "msb") for n in (2, 3, 5, 8, 13, 26)]
-                         + [(n, "lsb") for n in (5, 8, 13)])
+@pytest.mark.parametrize("n, order", slow_unless([(n, "msb") for n in (2, 3, 5, 8, 13, 26)]
+                         + [(n, "lsb") for n in (5, 8, 13)], below(13)))
 def test_broadcast_from_every_source(n, order):
     """Broadcasts from all nodes at once: every other node gets exactly one copy of each,
     the origin none, and each copy travels the unicast path; n - 1 link messages each."""
@@ -87,9 +88,9 @@ def random_traffic(n, count, seed, broadcast_share=0.1, bad_share=0.0):
     return requests
 
 
-@pytest.mark.parametrize("n, depth, eject_ready", [
+@pytest.mark.parametrize("n, depth, eject_ready", slow_unless([
     (13, 1, 0.3), (26, 1, 0.5), (26, 2, 0.2), (7, 3, 0.1),
-])
+], below(13)))
 def test_random_traffic_under_eject_backpressure(n, depth, eject_ready):
     """Unicasts and broadcasts together, PEs that accept at random: nothing is lost,
     duplicated or altered."""
@@ -99,7 +100,7 @@ def test_random_traffic_under_eject_backpressure(n, depth, eject_ready):
     assert len(harness.injected) == len(requests)
 
 
-@pytest.mark.parametrize("n", [1, 5, 26])
+@pytest.mark.parametrize("n", slow_unless([1, 5, 26], below(13)))
 def test_bad_destination_is_refused_and_counted(n):
     """Injections to nodes that do not exist are taken, dropped and counted at their PE;
     the rest of the traffic is delivered."""
@@ -115,14 +116,14 @@ def test_bad_destination_is_refused_and_counted(n):
     assert harness.refused == [count > 0 for count in bad]
 
 
-@pytest.mark.parametrize("n", [5, 8])
+@pytest.mark.parametrize("n", slow_unless([5, 8], below(13)))
 def test_broadcast_check_catches_broken_travel_rule(n):
     harness = run_fabric(Fabric(n, router=faulty_router("broken-travel")), broadcasts(n),
                          max_cycles=400)
     assert any("delivered" in problem for problem in problems_of(harness))
 
 
-@pytest.mark.parametrize("n, order", [(8, "msb"), (13, "lsb")])
+@pytest.mark.parametrize("n, order", slow_unless([(8, "msb"), (13, "lsb")], below(13)))
 def test_scoreboard_catches_a_router_that_drives_a_dest_bit_it_does_not_know(n, order):
     """Negative control of the known dest bits (``Router.known_dest_mask``): with one
     dimension too many driven from the address, unicasts are altered on their links."""
@@ -147,6 +148,7 @@ def test_scoreboard_catches_a_bad_destination_let_in():
     assert any("names no node but entered" in problem for problem in problems_of(harness))
 
 
+@pytest.mark.slow
 def test_zero_load_latency_is_hops_plus_one():
     """Alone in the fabric, a message taken in cycle t is delivered in cycle t + hops + 1:
     one cycle per link, one from the injection buffer to the first link or the PE."""
@@ -163,7 +165,7 @@ def test_zero_load_latency_is_hops_plus_one():
         assert delivery.cycle - taken[message.payload] == hops + 1
 
 
-@pytest.mark.parametrize("n, depth", [(5, 1), (13, 1), (13, 2)])
+@pytest.mark.parametrize("n, depth", slow_unless([(5, 1), (13, 1), (13, 2)], below(13)))
 def test_link_stages_deliver_everything_once(n, depth):
     """With a relay on every outgoing link, every unicast and broadcast still arrives once,
     along its path."""
@@ -172,6 +174,7 @@ def test_link_stages_deliver_everything_once(n, depth):
     assert len(harness.deliveries) == n * n + n * (n - 1)
 
 
+@pytest.mark.slow
 def test_zero_load_latency_with_link_stages_is_two_per_hop():
     """A relay on each link adds one cycle per hop: delivered in cycle t + 2 hops + 1."""
     n = 26

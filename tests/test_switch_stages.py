@@ -15,6 +15,7 @@ from ihcube.verify.faults import UnmaskedStageRouter, relay_fault_router
 from ihcube.verify.harness import Request, simulate
 
 from test_fabric import all_pairs, broadcasts, problems_of, random_traffic, run_fabric
+from tiers import below, slow_unless
 
 #: Node pairs for the zero-load latency: the longest paths of 26 nodes both ways, a local
 #: delivery (0 hops) and some in between.
@@ -34,7 +35,8 @@ def out_of_order(harness):
     return sorted(pair for pair in taken if delivered[pair] != taken[pair])
 
 
-@pytest.mark.parametrize("n, order", [(5, "msb"), (5, "lsb"), (13, "msb"), (13, "lsb")])
+@pytest.mark.parametrize("n, order", slow_unless([(5, "msb"), (5, "lsb"), (13, "msb"),
+                                                  (13, "lsb")], below(13)))
 def test_all_pairs_and_broadcasts_arrive_once(n, order):
     """Every (src, dest) unicast arrives once at dest along its path, and every broadcast
     once at every other node, with the grants registered."""
@@ -45,9 +47,9 @@ def test_all_pairs_and_broadcasts_arrive_once(n, order):
                                  + n * (n - 1))
 
 
-@pytest.mark.parametrize("n, depth, link_stages, ports", [
+@pytest.mark.parametrize("n, depth, link_stages, ports", slow_unless([
     (13, 2, 0, 1), (5, 1, 1, 1), (13, 1, 1, 1), (5, 1, 0, 3),
-])
+], below(13)))
 def test_with_deeper_buffers_link_stages_and_ports(n, depth, link_stages, ports):
     """The stage works with two-message buffers, with a relay on every link (both options
     together) and with several PE ports."""
@@ -57,7 +59,8 @@ def test_with_deeper_buffers_link_stages_and_ports(n, depth, link_stages, ports)
     assert len(harness.deliveries) == n * n + n * (n - 1)
 
 
-@pytest.mark.parametrize("n, depth, eject_ready", [(13, 1, 0.3), (26, 1, 0.5), (13, 2, 0.2)])
+@pytest.mark.parametrize("n, depth, eject_ready",
+                         slow_unless([(13, 1, 0.3), (26, 1, 0.5), (13, 2, 0.2)], below(13)))
 def test_random_traffic_under_eject_backpressure(n, depth, eject_ready):
     """Unicasts and broadcasts together, PEs that accept at random (an eject port's stage
     must hold its message while ``ready`` is low): nothing lost, duplicated, altered or
@@ -100,9 +103,9 @@ def test_zero_load_latency_with_link_stages_is_three_per_hop():
     assert [cycles for hops, cycles in staged] == [3 * hops + 2 for hops, _ in staged]
 
 
-@pytest.mark.parametrize("n, requests", [
+@pytest.mark.parametrize("n, requests", slow_unless([
     (5, all_pairs(5)), (5, broadcasts(5)), (13, random_traffic(13, 60, seed=3)),
-])
+], below(13)))
 def test_checks_catch_a_stage_without_its_mask(n, requests):
     """Negative control: a head that still asks for the output whose stage holds its copy
     is granted again, and the same checks as above see messages delivered twice."""
@@ -150,9 +153,9 @@ def test_zero_load_latency_with_every_stage_is_three_per_hop_and_one_more():
     assert [cycles for hops, cycles in relayed] == [hops + 2 for hops, _ in relayed]
 
 
-@pytest.mark.parametrize("n, depth, switch_stages, link_stages, ports", [
+@pytest.mark.parametrize("n, depth, switch_stages, link_stages, ports", slow_unless([
     (5, 1, 1, 1, 1), (13, 1, 1, 1, 1), (13, 2, 1, 1, 1), (5, 1, 0, 0, 3), (13, 1, 1, 0, 2),
-])
+], below(13)))
 def test_eject_stages_deliver_everything_once(n, depth, switch_stages, link_stages, ports):
     """With a relay on every eject port (alone, or with the other stages, deeper buffers and
     several PE ports) every unicast and broadcast still arrives once."""
@@ -163,7 +166,7 @@ def test_eject_stages_deliver_everything_once(n, depth, switch_stages, link_stag
     assert len(harness.deliveries) == n * n + n * (n - 1)
 
 
-@pytest.mark.parametrize("n, eject_ready", [(13, 0.3), (26, 0.5)])
+@pytest.mark.parametrize("n, eject_ready", slow_unless([(13, 0.3), (26, 0.5)], below(13)))
 def test_every_stage_under_eject_backpressure(n, eject_ready):
     """An eject relay holds its message while the PE's ``ready`` is low: nothing lost,
     duplicated, altered or reordered per (src, dest)."""

@@ -12,7 +12,6 @@ same comparisons must catch each of them at its first differing cycle. Its messa
 interface (``offer``/``advance``) must give the events of the flit-level ``step``.
 """
 
-import os
 import random
 
 import numpy as np
@@ -29,7 +28,7 @@ from ihcube.verify.scoreboard import check_worms
 from test_wormhole_model import (CONTROL, LONG, NARROW, AllocatorStartsAtZero, BrokenTravel,
                                  HighestFreeChannel, ReadyInReset, RoutedInTheOtherOrder,
                                  TailKeepsTheChannel, all_pairs, first_difference, lockstep,
-                                 model_worms, parameters, run_model, traffic)
+                                 model_worms, parameters, run_model, small, traffic)
 
 #: State arrays of the reference model (compared at the end of each lockstep run).
 STATE = ("fifo", "fifo_head", "fifo_tail", "count", "room", "entries", "written", "idle",
@@ -126,13 +125,16 @@ def test_lockstep_catches_a_kernel_with_src_in_the_wrong_place(variant):
     assert difference is not None
 
 
-#: Against the RTL: two configurations, and with ``IHCUBE_WORMHOLE_LOCKSTEP=long`` the
-#: reference test's long ones too (26 nodes, 20 flits).
-RTL_CONFIGURATIONS = [CONTROL, (8, 1, 2, "msb", 3, 300), NARROW[0]] + (
-    LONG if os.environ.get("IHCUBE_WORMHOLE_LOCKSTEP") == "long" else [])
+#: Against the RTL: three configurations (the RTL simulations of ``test_wormhole_model.py``'s
+#: lockstep, shared), and in the long tier (``make test-long``) the reference test's long ones
+#: too (26 nodes, 20 flits).
+RTL_CONFIGURATIONS = [CONTROL, (8, 1, 2, "msb", 3, 300), NARROW[0]]
 
 
-@pytest.mark.parametrize("config", RTL_CONFIGURATIONS)
+@pytest.mark.parametrize("config", [
+    config if small(config) else pytest.param(config, marks=pytest.mark.slow)
+    for config in RTL_CONFIGURATIONS] + [pytest.param(config, marks=pytest.mark.long)
+                                         for config in LONG])
 def test_lockstep_with_rtl(config):
     """The fast model against the Amaranth simulation of the fabric, as the reference is."""
     difference, refused, model_refused = lockstep(FastWormholeModel, *config)

@@ -5,6 +5,7 @@ import pytest
 from ihcube import generate
 from ihcube.generate import fabric_verilog, write_fabric
 from ihcube.verify.lint import lint_fabric, require_verilator
+from tiers import below, slow_unless
 
 WORMHOLE = dict(switching="wormhole", flits=3, flit_width=16, vcs=2)
 
@@ -47,11 +48,11 @@ def test_the_generator_runs_the_deadlock_check_over_virtual_channels(monkeypatch
     assert calls == [(3, 2, "msb")]
 
 
-@pytest.mark.parametrize("n, options", [
+@pytest.mark.parametrize("n, options", slow_unless([
     (1, {}), (5, dict(vcs=1, vc_depth=1, flits=2)), (8, dict(order="lsb")),
     (13, dict(vcs=3, flit_width=16, flits=5, vc_depth=3)),
     (26, dict(vcs=3, flit_width=8, flits=6)),  # src runs on into the second flit
-])
+], below(13)))
 def test_verilator_lint_is_clean(tmp_path, n, options):
     try:
         require_verilator()
@@ -119,7 +120,7 @@ def wormhole_design(n):
             + verilog.convert(gold, name="gold", emit_src=False)), top
 
 
-@pytest.mark.parametrize("n", [4])
+@pytest.mark.parametrize("n", slow_unless([4], below(13)))
 def test_written_top_is_equivalent_to_amaranths(tmp_path, n):
     from test_generate import prove_equivalent
     from test_netlist import find_yosys

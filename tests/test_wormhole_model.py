@@ -9,8 +9,6 @@ eject handshakes, flit bits and marks included; the first difference fails the t
 cycle and port. Broken variants of the model must fail the same comparison.
 """
 
-import functools
-import os
 import random
 
 import numpy as np
@@ -26,6 +24,7 @@ from ihcube.verify import faults
 from ihcube.verify.harness import Flit, Request, simulate, worm_flits
 from ihcube.verify.scoreboard import check_worms
 from test_model import first_difference as packet_first_difference
+from tiers import shared, slow_unless
 
 #: (n, vcs, vc_depth, order, flits, cycles): every size the issue names, both orders, one and
 #: three virtual channels, depth one and two, one-flit and several-flit messages.
@@ -40,8 +39,8 @@ LOCKSTEP = [
     (13, 3, 2, "msb", 4, 250),
 ]
 
-#: More configurations, longer runs, 26 nodes and Tzeng and Kumar's 20 flits, with
-#: ``IHCUBE_WORMHOLE_LOCKSTEP=long`` (about three minutes more).
+#: More configurations, longer runs, 26 nodes and Tzeng and Kumar's 20 flits: the ``long``
+#: tier, which only ``make test-long`` runs (about three minutes more).
 LONG = [
     (4, 2, 3, "msb", 5, 500), (7, 2, 1, "lsb", 2, 500), (16, 3, 2, "msb", 4, 300),
     (9, 1, 1, "lsb", 4, 400), (11, 3, 3, "msb", 1, 400), (6, 1, 2, "lsb", 6, 500),
@@ -49,8 +48,6 @@ LONG = [
     (10, 3, 1, "msb", 2, 400), (14, 1, 2, "lsb", 4, 300), (5, 2, 2, "msb", 8, 500),
     (8, 3, 2, "msb", 20, 800), (26, 3, 2, "msb", 4, 200), (13, 1, 1, "lsb", 20, 600),
 ]
-if os.environ.get("IHCUBE_WORMHOLE_LOCKSTEP") == "long":
-    LOCKSTEP = LOCKSTEP + LONG
 
 #: The configuration the broken model variants are compared on.
 CONTROL = (5, 3, 1, "lsb", 4, 300)
@@ -63,8 +60,19 @@ NARROW = [
     (5, 1, 1, "lsb", 3, 250, 5),
     (5, 2, 2, "msb", 4, 250, 4),
 ]
-if os.environ.get("IHCUBE_WORMHOLE_LOCKSTEP") == "long":  # 26 nodes at 8 bits, as on the FPGA
-    NARROW = NARROW + [(26, 3, 2, "msb", 6, 150, 8)]
+
+#: The long tier's narrow flits: 26 nodes at 8 bits, as on the FPGA.
+NARROW_LONG = [(26, 3, 2, "msb", 6, 150, 8)]
+
+
+def small(config):
+    """The lockstep configurations of ``make check``: up to 8 nodes."""
+    return config[0] <= 8
+
+
+def long(configurations):
+    """``configurations`` marked ``long``: run by ``make test-long`` only."""
+    return [pytest.param(*config, marks=pytest.mark.long) for config in configurations]
 
 
 def parameters(n, vcs, vc_depth, flits, spare=3, width=None):
@@ -212,10 +220,10 @@ def first_difference(rtl, model):
     return packet_first_difference(rtl, model, kinds=("inject", "hop", "eject"))
 
 
-@functools.cache
+@shared
 def rtl_record(n, vcs, vc_depth, order, flits, cycles, width=None, router=None):
     """The traffic of a configuration and what the RTL (with ``router``, a faulty one, if
-    given) did with it (one simulation each)."""
+    given) did with it (one simulation a run, whichever tests and workers compare with it)."""
     wormhole = parameters(n, vcs, vc_depth, flits, width=width)
     queues, eject_ready = traffic(n, wormhole, cycles, seed=n * 100 + vcs * 10 + flits)
     extra = {} if router is None else {"router": router}
@@ -233,7 +241,8 @@ def lockstep(model_class, n, vcs, vc_depth, order, flits, cycles, width=None, ro
 
 
 @pytest.mark.parametrize("n, vcs, vc_depth, order, flits, cycles, width",
-                         [(*config, None) for config in LOCKSTEP] + NARROW)
+                         slow_unless([(*config, None) for config in LOCKSTEP] + NARROW, small)
+                         + long([(*config, None) for config in LONG] + NARROW_LONG))
 def test_lockstep_with_rtl(n, vcs, vc_depth, order, flits, cycles, width):
     """Every injection handshake, link flit and eject handshake happens in the same cycle,
     with the same bits, in the model and the RTL; the refusal counts agree at the end."""
