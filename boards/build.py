@@ -106,13 +106,17 @@ def check_placer(placer):
     return placer
 
 
+#: The longest time limit for place and route, in minutes (a week).
+MAX_PNR_MINUTES = 7 * 24 * 60
+
+
 def check_pnr_minutes(minutes):
     """Return ``minutes`` (a time limit for place and route) if it is None (no limit) or a
-    positive number, else raise ``ValueError``."""
+    positive number of at most :data:`MAX_PNR_MINUTES`, else raise ``ValueError``."""
     if minutes is not None and (isinstance(minutes, bool) or not isinstance(minutes, (int, float))
-                                or not 0 < minutes < float("inf")):
+                                or not 0 < minutes <= MAX_PNR_MINUTES):
         raise ValueError(f"Place-and-route time limit must be a positive number of minutes, "
-                         f"not {minutes!r}")
+                         f"at most {MAX_PNR_MINUTES}, not {minutes!r}")
     return minutes
 
 

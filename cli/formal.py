@@ -12,10 +12,12 @@ import signal
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-from ..params import check_positive_integer
-from .usage import Parser, UsageError, integer
+from .options import MAX_JOBS, number, out_dir
+from .usage import Parser, UsageError
+
+#: The longest a job may run, in seconds (a day).
+MAX_TIMEOUT = 24 * 3600
 
 __all__ = ["main"]
 
@@ -35,8 +37,9 @@ def _parser(solvers):
                         help="SMT solver (default: yices if installed, else z3)")
     parser.add_argument("--keep", metavar="DIR", default=None,
                         help="keep the job directories (models, logs, traces) under DIR")
-    parser.add_argument("--timeout", type=float, default=7200, metavar="SECONDS",
-                        help="give up on a job after this long (default 7200)")
+    parser.add_argument("--timeout", default="7200", metavar="SECONDS",
+                        help=f"give up on a job after this long, 1 to {MAX_TIMEOUT} "
+                             f"(default 7200)")
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help="run only the jobs whose names contain one of these")
     return parser
@@ -63,6 +66,9 @@ def _run(args):
     from ..verify import formal
     from ..verify.formal import abc_compat
 
+    parallel = int(number(args.jobs, "Jobs", int, 1, MAX_JOBS))
+    timeout = number(args.timeout, "Timeout", float, 1, MAX_TIMEOUT)
+    workdir = None if args.keep is None else str(out_dir(args.keep))
     selected = formal.fast_jobs() if args.fast else formal.jobs()
     if args.names:
         selected = [job for job in selected if any(name in job.name for name in args.names)]
@@ -74,7 +80,6 @@ def _run(args):
     if not selected:
         wanted = " ".join(repr(name) for name in args.names)
         raise UsageError(f"no job matches {wanted}")
-    parallel = integer(args.jobs, "--jobs", lambda value: check_positive_integer(value, "--jobs"))
     try:
         toolchain = formal.find_toolchain(args.solver)
     except formal.ToolchainMissing as error:
@@ -84,8 +89,7 @@ def _run(args):
         raise UsageError(f"{abc_compat.ABC_MISSING}; jobs that need it: "
                          f"{', '.join(needing_abc)}")
 
-    workdir = args.keep or tempfile.mkdtemp(prefix="ihcube-formal-")
-    Path(workdir).mkdir(parents=True, exist_ok=True)
+    workdir = workdir or tempfile.mkdtemp(prefix="ihcube-formal-")
     engines = f"smtbmc {toolchain.solver}" + (", abc" if needing_abc else "")
     print(f"{len(selected)} jobs, {engines}, in {workdir}", flush=True)
     signal.signal(signal.SIGTERM, _terminate)
@@ -94,7 +98,7 @@ def _run(args):
     # The long jobs first, so that the short ones fill the other slots meanwhile. Ctrl-C
     # ends the solvers (run_jobs) and reaches the dispatcher: `ihcube: interrupted`, 130.
     order = sorted(selected, key=lambda job: not job.slow)
-    results = formal.run_jobs(order, toolchain, workdir, parallel, _report, args.timeout)
+    results = formal.run_jobs(order, toolchain, workdir, parallel, _report, timeout)
     failed = [result for result in results if not result.ok]
     print(f"{len(results) - len(failed)} passed, {len(failed)} failed "
           f"in {time.monotonic() - started:.1f} s", flush=True)

@@ -22,7 +22,7 @@ and is built again by the next run.
 import sys
 
 from .. import topology
-from ..params import check_depth, check_positive_integer
+from ..params import MAX_VCS, check_at_most, check_fabric_depth, check_positive_integer
 from .options import (add_build_options, add_pnr_minutes_option, build_options,
                       choices, one_build_at_a_time, pnr_minutes)
 from .usage import checked, command_parser, integer, run
@@ -76,13 +76,13 @@ def _synth_table(args):
     from ..boards import build
     family = checked(build.check_family, args.family)
     synth_opts, placer, out = build_options(args)
-    sizes = _list(args.nodes, "Node count", topology.check_node_count)
-    depths = _list(args.depths, "Buffer depth", check_depth)
-    routers = _list(args.routers, "Node count", topology.check_node_count)
+    sizes = _list(args.nodes, "Node count", topology.check_fabric_node_count)
+    depths = _list(args.depths, "Buffer depth", check_fabric_depth)
+    routers = _list(args.routers, "Node count", topology.check_fabric_node_count)
     widths = _list(args.flit_widths, "Flit width",
                    lambda value: check_positive_integer(value, "Flit width"))
     vcs = _list(args.vcs, "Virtual channel count",
-                lambda value: check_positive_integer(value, "Virtual channel count"))
+                lambda value: check_at_most(value, MAX_VCS, "Virtual channel count"))
     staged = [] if args.staged.strip() == "none" else \
         [build.STAGE_SETS[name] for name in choices(args.staged, "Staged rows",
                                                     tuple(build.STAGE_SETS))]

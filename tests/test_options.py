@@ -55,13 +55,14 @@ COMMANDS = {
     "cocotb": (["--nodes", "2", "--out", "{tmp}"],
                [*FABRIC, "--order", "--stress", "--seed", *STAGES]),
     "synth": (["--nodes", "2", "--family", "ice40", "--out", "{tmp}"],
-              ["--nodes", "--family", "--width", "--depth", "--placer", "--router",
-               "--switching", "--flit-width", "--vcs", *STAGES, "--pnr-minutes"]),
+              [*FABRIC, "--order", "--family", "--placer", "--router", *STAGES,
+               "--pnr-minutes"]),
     "bitstream": (["--board", "icebreaker", "--nodes", "2", "--out", "{tmp}"],
-                  ["--board", "--nodes", "--depth", "--placer", *STAGES]),
+                  ["--board", *FABRIC, "--order", "--placer", "--clock-mhz", *STAGES]),
     "synth-table": (["--family", "ice40", "--nodes", "2", "--out", "{tmp}"],
                     ["--family", "--nodes", "--placer", "--depths", "--routers",
                      "--flit-widths", "--vcs", "--pnr-minutes", "--staged"]),
+    "formal": (["--list"], ["--jobs", "--timeout", "--solver"]),
     "bench": (["--nodes", "2", "--out", "{tmp}/b.json"], ["--nodes"]),
     "bench-model": (["--nodes", "2", "--out", "{tmp}/b.json"], ["--nodes", "--threads"]),
     "bench-wormhole": (["--nodes", "2", "--out", "{tmp}/b.json"], ["--nodes"]),
@@ -213,10 +214,15 @@ FREE = {
     ("saturation", "--scheduler"): "an address, reached before the work",
     ("collectives", "--scheduler"): "an address, reached before the work",
     ("stress", "--scheduler"): "an address, reached before the work",
+    ("synth", "--synth-opts"): "Yosys's options, passed as they are",
+    ("bitstream", "--synth-opts"): "Yosys's options, passed as they are",
+    ("synth-table", "--synth-opts"): "Yosys's options, passed as they are",
+    ("synth-table", "--previous"): "a results file read before the work",
+    ("formal", "--keep"): "a folder, made (out_dir) before the work",
 }
 #: Commands another change is converting to the fabric description: their options are
 #: listed as they are today, not yet required to be complete.
-CONVERTING = {"synth", "bitstream", "synth-table", "formal"}
+CONVERTING = {"synth-table"}
 
 
 def options_of(command, monkeypatch):
