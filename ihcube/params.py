@@ -8,7 +8,8 @@ the hardware generator builds (:data:`MAX_FABRIC_NODES`, :data:`MAX_FABRIC_PAYLO
 
 import operator
 
-__all__ = ["check_positive_integer", "check_at_most", "check_payload_width", "check_depth",
+__all__ = ["check_integer", "check_positive_integer", "check_at_most", "check_payload_width",
+           "check_depth",
            "MAX_FABRIC_NODES", "MAX_FABRIC_PAYLOAD_WIDTH", "MAX_FABRIC_DEPTH",
            "check_fabric_payload_width", "check_fabric_depth", "max_ports", "check_ports",
            "PACKET", "WORMHOLE", "SWITCHING_MODES", "check_switching", "check_model_threads",
@@ -32,16 +33,22 @@ MAX_FABRIC_PAYLOAD_WIDTH = 1024
 MAX_FABRIC_DEPTH = 16
 
 
-def check_positive_integer(value, what):
-    """Return ``value`` as an ``int`` if it is an integer >= 1, else raise
-    ``TypeError``/``ValueError``. Any integer type is taken (NumPy's ``int64`` too: whatever
-    ``operator.index`` takes); ``bool`` and non-integers (``3.0``, ``"3"``) are not."""
+def check_integer(value, what, allowed):
+    """Return ``value`` as an ``int`` if it is an integer of any integer type (NumPy's
+    ``int64`` too: whatever ``operator.index`` takes), else raise ``TypeError`` saying that
+    ``what`` must be ``allowed``; ``bool`` and non-integers (``3.0``, ``"3"``) are not taken."""
     if isinstance(value, bool):
-        raise TypeError(f"{what} must be a positive integer, not {value!r}")
+        raise TypeError(f"{what} must be {allowed}, not {value!r}")
     try:
-        value = operator.index(value)
+        return operator.index(value)
     except TypeError:
-        raise TypeError(f"{what} must be a positive integer, not {value!r}") from None
+        raise TypeError(f"{what} must be {allowed}, not {value!r}") from None
+
+
+def check_positive_integer(value, what):
+    """Return ``value`` as an ``int`` if it is an integer >= 1 (:func:`check_integer`), else
+    raise ``TypeError``/``ValueError``."""
+    value = check_integer(value, what, "a positive integer")
     if value < 1:
         raise ValueError(f"{what} must be a positive integer, not {value!r}")
     return value

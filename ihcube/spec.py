@@ -20,16 +20,13 @@ kernel's.
 """
 
 import dataclasses
-import operator
 from typing import Union
 
 from . import topology
 from .params import (MAX_FABRIC_DEPTH, MAX_FABRIC_NODES, MAX_FABRIC_PAYLOAD_WIDTH, MAX_FLITS,
-                     MAX_VCS, PACKET,
-                     WORMHOLE, WORMHOLE_DEFAULTS, check_at_most, check_depth,
-                     check_fabric_depth, check_fabric_payload_width,
-                     check_payload_width, check_ports,
-                     check_positive_integer, check_switching,
+                     MAX_VCS, PACKET, WORMHOLE, WORMHOLE_DEFAULTS, check_at_most, check_depth,
+                     check_fabric_depth, check_fabric_payload_width, check_integer,
+                     check_payload_width, check_ports, check_positive_integer, check_switching,
                      header_bits, routing_bits)
 
 __all__ = ["Stages", "Packet", "Wormhole", "FabricSpec", "as_spec", "as_wormhole_spec",
@@ -77,12 +74,7 @@ class Stages:
         (``"link_stages"``, ...), else raise ``TypeError``/``ValueError`` saying what is."""
         what = keyword.replace("_", " ").capitalize()
         choices = " or ".join(map(str, cls.ALLOWED))
-        if isinstance(value, bool):
-            raise TypeError(f"{what} must be {choices}, not {value!r}")
-        try:
-            value = operator.index(value)
-        except TypeError:
-            raise TypeError(f"{what} must be {choices}, not {value!r}") from None
+        value = check_integer(value, what, choices)
         if value not in cls.ALLOWED:
             raise ValueError(f"{what} must be {choices}, not {value!r}")
         return value
