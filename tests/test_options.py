@@ -167,6 +167,8 @@ OUTPUTS = {
     "bench": (["--nodes", "2"], "--out", "file"),
     "bench-model": (["--nodes", "2"], "--out", "file"),
     "bench-wormhole": (["--nodes", "2"], "--out", "file"),
+    "synth": (["--nodes", "2", "--family", "ice40"], "--out", "dir"),
+    "bitstream": (["--board", "icebreaker", "--nodes", "2"], "--out", "dir"),
 }
 
 
