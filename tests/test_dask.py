@@ -191,17 +191,20 @@ def test_no_scheduler_at_the_address_is_one_line_within_seconds(tmp_path, comman
     assert seconds < CONNECT_TIMEOUT + 15
 
 
-def test_several_processes_without_dask_is_one_line(monkeypatch, capsys, tmp_path):
-    """Without the ``cluster`` extra, ``--jobs 2`` says which extra to install (``--jobs 1``
-    needs none)."""
+def test_several_processes_without_dask_run_here_and_say_so(monkeypatch, capsys, tmp_path):
+    """Without the ``cluster`` extra, ``--jobs 2`` runs the tasks in this process and says so
+    in one line, with the same results as ``--jobs 1`` (which needs no Dask)."""
     for name in list(sys.modules):
         if name == "distributed" or name.startswith("distributed."):
             monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "distributed", None)
     args = ["sweep", "--sizes", "4", "--rates", "0.1", "--warmup", "10", "--window", "10",
-            "--no-plots", "--out", str(tmp_path)]
-    assert main([*args, "--jobs", "2"]) == 2
-    assert capsys.readouterr().err == (
-        "ihcube sweep: error: Running on several processes (or --jobs 1): distributed is "
-        "not installed; pip install 'ihcube[cluster]'\n")
-    assert main([*args, "--jobs", "1"]) == 0
+            "--no-plots"]
+    notice = ("ihcube: Dask is not installed (pip install 'ihcube[cluster]'): running the "
+              "tasks in this process instead of 2 worker processes")
+    assert main([*args, "--jobs", "2", "--out", str(tmp_path / "two")]) == 0
+    assert capsys.readouterr().err.splitlines()[0] == notice  # then the progress lines
+    assert main([*args, "--jobs", "1", "--out", str(tmp_path / "one")]) == 0
+    assert "Dask" not in capsys.readouterr().err
+    assert ((tmp_path / "two" / "sweep_quick.csv").read_bytes()
+            == (tmp_path / "one" / "sweep_quick.csv").read_bytes())

@@ -78,7 +78,8 @@ def outputs(command, threads, folder, capsys):
     where = (["--out", str(folder / "campaign.json")] if command.endswith("--campaign")
              else ["--out", str(folder)] if command != "stress" else [])
     with mock.patch.object(module, "time", STILL), small_work():
-        status = main([*args, *where, "--jobs", "1", "--threads", str(threads)])
+        jobs = [] if command == "stress" else ["--jobs", "1"]  # a single run takes no --jobs
+        status = main([*args, *where, *jobs, "--threads", str(threads)])
     out = capsys.readouterr().out
     files = {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
     return status, out.replace(str(folder), "<out>"), files

@@ -15,6 +15,7 @@ from ihcube import topology
 from ihcube.params import head_fields, header_bits, wormhole_parameters
 from ihcube.rtl import VcAllocator, WormholeFabric
 from ihcube.rtl.message import Kind
+from ihcube.spec import FabricSpec
 from ihcube.verify import faults
 from ihcube.verify.harness import Request, WormholeHarness, simulate
 from ihcube.verify.scoreboard import check_worms
@@ -242,5 +243,6 @@ def test_every_faulty_wormhole_router_elaborates_and_says_what_catches_it(name):
     from amaranth.hdl import Fragment
     router = faults.WORMHOLE_FAULTS[name]
     assert "Caught by" in router.__doc__, f"{name}: say which check must catch it"
-    wormhole = wormhole_parameters(5, 16, flits=4, flit_width=16, vcs=2)
-    assert Fragment.get(router(5, 1, wormhole, "msb", strap=True), None).subfragments
+    # Called as a fabric calls its router factory: router(spec, node, strap=True).
+    spec = FabricSpec.of(5, 16, switching="wormhole", flits=4, flit_width=16, vcs=2)
+    assert Fragment.get(router(spec, 1, strap=True), None).subfragments
