@@ -114,9 +114,12 @@ def check_pnr_minutes(minutes):
     """Return ``minutes`` (a time limit for place and route) if it is None (no limit) or a
     positive number of at most :data:`MAX_PNR_MINUTES`, else raise ``ValueError``."""
     if minutes is not None and (isinstance(minutes, bool) or not isinstance(minutes, (int, float))
-                                or not 0 < minutes <= MAX_PNR_MINUTES):
+                                or not 0 < minutes < float("inf")):
         raise ValueError(f"Place-and-route time limit must be a positive number of minutes, "
-                         f"at most {MAX_PNR_MINUTES}, not {minutes!r}")
+                         f"not {minutes!r}")
+    if minutes is not None and minutes > MAX_PNR_MINUTES:
+        raise ValueError(f"Place-and-route time limit must be at most {MAX_PNR_MINUTES} "
+                         f"minutes (a week), not {minutes!r}")
     return minutes
 
 

@@ -717,6 +717,10 @@ def test_a_place_and_route_time_limit_must_be_a_positive_number():
             build.check_pnr_minutes(minutes)
     assert build.check_pnr_minutes(None) is None
     assert build.check_pnr_minutes(0.5) == 0.5
+    assert build.check_pnr_minutes(build.MAX_PNR_MINUTES) == build.MAX_PNR_MINUTES
+    with pytest.raises(ValueError, match=r"^Place-and-route time limit must be at most 10080 "
+                                         r"minutes \(a week\), not 10081$"):
+        build.check_pnr_minutes(10081)
 
 
 def test_synth_table_resumes_and_rebuilds_what_the_sources_no_longer_make(monkeypatch,
