@@ -30,7 +30,7 @@ from .params import (MAX_FABRIC_DEPTH, MAX_FABRIC_NODES, MAX_FABRIC_PAYLOAD_WIDT
                      header_bits, routing_bits)
 
 __all__ = ["Stages", "Packet", "Wormhole", "FabricSpec", "as_spec", "as_wormhole_spec",
-           "WORMHOLE_OPTIONS", "Option", "OPTIONS"]
+           "Option", "OPTIONS"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,13 +148,6 @@ class Packet:
             raise TypeError(f"Stages must be a Stages, not {self.stages!r}")
 
 
-#: The wormhole fields, each with what a message calls it and its command-line option.
-WORMHOLE_OPTIONS = {"flits": ("Flit count", "--flits"),
-                    "flit_width": ("Flit width", "--flit-width"),
-                    "vcs": ("Virtual channel count", "--vcs"),
-                    "vc_depth": ("Virtual channel depth", "--vc-depth")}
-
-
 @dataclasses.dataclass(frozen=True)
 class Wormhole:
     """Wormhole switching with virtual channels (SPEC section 8; ``docs/wormhole.md``).
@@ -263,8 +256,9 @@ class FabricSpec:
         if switching == PACKET:
             for name, value in flit_options.items():
                 if value is not None:
-                    what, option = WORMHOLE_OPTIONS[name]
-                    raise ValueError(f"{what} ({option}) is a wormhole option, not taken with "
+                    option = next(option for option in OPTIONS if option.keyword == name)
+                    raise ValueError(f"{option.what} ({option.flag}) is a wormhole option, "
+                                     f"not taken with "
                                      f"packet switching: give switching 'wormhole' or leave "
                                      f"it out")
             mode = Packet(depth, ports, stages)
