@@ -41,6 +41,7 @@ COMMANDS = {
     "saturation": "saturation",
     "collectives": "collectives",
     "analyze": "analyze",
+    "reconfigure": "reconfigure",
     "synth": "synth",
     "bitstream": "bitstream",
     "synth-table": "synth_table",
