@@ -42,6 +42,7 @@ COMMANDS = {
     "collectives": "collectives",
     "analyze": "analyze",
     "reconfigure": "reconfigure",
+    "reconfigure-experiment": "reconfigure_experiment",
     "synth": "synth",
     "bitstream": "bitstream",
     "synth-table": "synth_table",

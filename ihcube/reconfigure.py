@@ -33,7 +33,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import topology
-from .params import MAX_FABRIC_NODES, check_integer, check_positive_integer
+from .params import check_integer, check_positive_integer
 
 __all__ = ["Configuration", "Subcube", "check_faulty", "check_mapping", "check_configuration",
            "active_sizes", "best_configuration", "upper_bound", "largest_healthy_subcube"]

@@ -210,3 +210,45 @@ def test_make_reconfigure_passes_its_variables():
                              "FAULTY=0,8"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert re.search(r"active n = 7, ", result.stdout)
+
+
+def experiment(tmp_path, *args):
+    return subprocess.run([sys.executable, "-m", "ihcube", "reconfigure-experiment",
+                           "--nodes", "16", "--faults", "1,2", "--draws", "3", "--small", "8",
+                           f"--out={tmp_path}", *args], capture_output=True, text=True)
+
+
+def test_the_experiment_writes_its_results(tmp_path):
+    result = experiment(tmp_path, "--no-model")
+    assert result.returncode == 0, result.stderr
+    assert "| 1 | 15 | 15.0 (15) | 15.0 (15) | 8.0 (8) |" in result.stdout
+    data = json.loads((tmp_path / "reconfiguration.json").read_text())
+    assert [row["faults"] for row in data["rows"]] == [1, 2]
+    assert data["single_fault"] == dict(faults_tried=16, least_kept=15, most_kept=15)
+    for row in data["rows"]:
+        assert row["xor"]["kept"]["max"] <= row["permutations"]["kept"]["max"] <= row["healthy"]
+        assert row["subcube"]["kept"]["max"] <= row["healthy"]
+    assert (tmp_path / "reconfiguration.png").stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_the_experiment_runs_the_model_deterministically(tmp_path):
+    for folder in ("a", "b"):
+        result = experiment(tmp_path / folder, "--no-plots")
+        assert result.returncode == 0, result.stderr
+    data = json.loads((tmp_path / "a" / "reconfiguration.json").read_text())
+    model = data["rows"][0]["xor"]["model"]
+    assert model["n"] == 15 and 0 < model["throughput_per_node"] <= 0.5
+    assert (tmp_path / "b" / "reconfiguration.json").read_text() == \
+        (tmp_path / "a" / "reconfiguration.json").read_text()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--faults", "16"], "A fault count must be at most 15, not 16"),
+    (["--draws", "0"], "--draws must be a positive integer, not 0"),
+    (["--small", "3"], "--small must be comma-separated integers of at least 4, not '3'"),
+])
+def test_the_experiment_refuses_bad_input_in_one_line(tmp_path, args, message):
+    result = experiment(tmp_path, *args)
+    assert result.returncode == 2
+    assert result.stderr == f"ihcube reconfigure-experiment: error: {message}\n"
