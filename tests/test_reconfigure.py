@@ -2,6 +2,7 @@
 
 import itertools
 import json
+import pathlib
 import re
 import subprocess
 import sys
@@ -12,6 +13,8 @@ from ihcube import topology
 from ihcube.reconfigure import (Configuration, Subcube, active_sizes, best_configuration,
                                 check_configuration, check_faulty, check_mapping,
                                 largest_healthy_subcube, upper_bound)
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def valid(N, faulty, config, permutations=False):
@@ -207,7 +210,7 @@ def test_bad_input_is_one_line_and_status_2(args, message):
 
 def test_make_reconfigure_passes_its_variables():
     result = subprocess.run(["make", "--no-print-directory", "-s", "reconfigure", "N=16",
-                             "FAULTY=0,8"], capture_output=True, text=True)
+                             "FAULTY=0,8"], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert re.search(r"active n = 7, ", result.stdout)
 
