@@ -56,7 +56,7 @@ BASE   := $(VENV)/.installed-base
 STAMP  := $(VENV)/.installed
 
 .PHONY: reconfigure reconfiguration
-.PHONY: help verilog test check test-long system-tools bench cocotb lint deadlock formal sweep sweep-full sweep-wormhole saturation saturation-wormhole collectives analysis clean synth bitstream synth-table stress stress-campaign stress-campaign-wormhole bench-model bench-wormhole
+.PHONY: help verilog test check test-long system-tools bench cocotb lint deadlock formal sweep sweep-full sweep-wormhole saturation saturation-wormhole collectives analysis clean synth bitstream synth-table stress stress-campaign stress-campaign-wormhole bench-model bench-wormhole results
 
 help:
 	@echo "make verilog N=26 [W=32 DEPTH=1 ORDER=msb PORTS=1]  write gen/ihcube_n<N>_w<W>.v (_p<P> if PORTS>1)"
@@ -98,6 +98,7 @@ help:
 	@echo "make analysis                               exact link loads, no simulation: results/analysis.json, analysis_scan.json"
 	@echo "make reconfigure N=1024 FAULTY=3,17,200     the configuration that keeps the most healthy nodes, and the largest fault-free subcube"
 	@echo "make reconfiguration                        reconfigured cube vs largest subcube, 1024 nodes, 1..32 faults (half a minute): results/reconfiguration.*"
+	@echo "make results                               which results/ files today's code would make otherwise, and how to remake each"
 	@echo "make formal                                 SymbiYosys: router proofs; fabrics n = 3..6 proved safe (PDR), delivery BMC"
 
 $(BIN)/python:
@@ -227,6 +228,9 @@ synth-table: $(STAMP)
 	@$(BIN)/ihcube synth-table --family='$(FAMILY)' $(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
 		$(if $(PNR_MINUTES),--pnr-minutes='$(PNR_MINUTES)') \
 		$(if $(PLACER),--placer='$(PLACER)') --out results
+
+results: $(STAMP)
+	@$(BIN)/ihcube results --folder results
 
 clean:
 	rm -rf gen/*.v .pytest_cache

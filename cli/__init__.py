@@ -43,6 +43,7 @@ COMMANDS = {
     "analyze": "analyze",
     "reconfigure": "reconfigure",
     "reconfigure-experiment": "reconfigure_experiment",
+    "results": "results",
     "synth": "synth",
     "bitstream": "bitstream",
     "synth-table": "synth_table",

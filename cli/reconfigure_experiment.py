@@ -112,11 +112,8 @@ def _experiment(args):
     result = reconfiguration.experiment(N, faults, draws, seed, model=not args.no_model,
                                         progress=bar.step)
     result["exhaustive"] = [row for size in small for row in reconfiguration.exhaustive(size)]
-    result["command"] = ("ihcube reconfigure-experiment " + " ".join(
-        f"--{key} {value}" for key, value in (("nodes", N), ("faults", args.faults),
-                                              ("draws", draws), ("seed", seed),
-                                              ("small", args.small)))
-        + (" --no-model" if args.no_model else ""))
+    from ..sim import provenance
+    result["provenance"] = provenance.stamp(args.command_line)
     print(f"{N} nodes, {draws} random fault sets per count (seed {seed}), uniform traffic:\n")
     print(_table(result))
     single = result["single_fault"]
