@@ -52,6 +52,8 @@ def describe(spec):
     more = "" if spec.ports == 1 else f", {spec.ports} PE ports"
     if spec.stages:
         more += f", {spec.stages.label}"
+    if spec.interface != "native":
+        more += f", {spec.interface} interface"
     return (f"{spec.nodes} nodes, payload {spec.payload_width} bits, depth {spec.depth}, "
             f"order {spec.order}{more}")
 

