@@ -65,6 +65,7 @@ help:
 	@echo "  FABRIC='--vcs 1 ...'                      any option of ihcube verilog; every target that builds a fabric takes them all"
 	@echo "make verilog N=26 SWITCHING=wormhole [VCS=3 FLITS=20 FLIT_WIDTH=32 VC_DEPTH=2]  wormhole fabric: docs/wormhole.md"
 	@echo "make verilog N=26 INTERFACE=axis            AXI4-Stream PE ports (_axis): docs/axis.md"
+	@echo "make verilog N=26 FUSESOC=1                 ... and a FuseSoC core beside it: docs/fusesoc.md"
 	@echo "make test                                   run the test suite, every test"
 	@echo "make check                                  its fast tier (not the tests marked slow), under 3 minutes"
 	@echo "make test-long                              the long tier make test leaves out (wormhole lockstep's long runs)"
@@ -115,7 +116,7 @@ $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
 	@touch $@ $(BASE)
 
 verilog: $(BASE)
-	@$(BIN)/ihcube verilog $(FABRIC_OPTIONS) --out=gen
+	@$(BIN)/ihcube verilog $(FABRIC_OPTIONS) --out=gen $(if $(FUSESOC),--fusesoc)
 
 system-tools:
 	@sh .ci/system-tools.sh
@@ -220,4 +221,4 @@ synth-table: $(STAMP)
 		$(if $(PLACER),--placer='$(PLACER)') --out results
 
 clean:
-	rm -rf gen/*.v .pytest_cache
+	rm -rf gen/*.v gen/*.core gen/*.vlt .pytest_cache
