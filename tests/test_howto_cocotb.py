@@ -9,9 +9,8 @@ import shutil
 import pytest
 
 pytest.importorskip("cocotbext.axi", reason="needs cocotbext-axi (pip install -e '.[dev]')")
-pytestmark = [pytest.mark.skipif(shutil.which("iverilog") is None,
-                                 reason="needs Icarus Verilog (make system-tools installs it)"),
-              pytest.mark.slow]
+pytestmark = pytest.mark.skipif(shutil.which("iverilog") is None,
+                                reason="needs Icarus Verilog (make system-tools installs it)")
 
 PAGE = pathlib.Path(__file__).resolve().parents[1] / "docs" / "howto-cocotb.md"
 
@@ -25,6 +24,7 @@ def test_the_page_has_the_testbench_and_its_run():
     assert "@cocotb.test()" in testbench and "run_testbench" in running
 
 
+@pytest.mark.slow
 def test_the_example_runs_as_written(tmp_path, monkeypatch):
     testbench, running = blocks()
     (tmp_path / "pe_tb.py").write_text(testbench)
@@ -32,6 +32,7 @@ def test_the_example_runs_as_written(tmp_path, monkeypatch):
     exec(compile(running, str(PAGE), "exec"), {})
 
 
+@pytest.mark.slow
 def test_the_example_catches_a_fabric_that_drops(tmp_path):
     from ihcube.cocotb.runner import run_testbench
     from ihcube.generate import fabric_verilog
