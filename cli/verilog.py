@@ -63,7 +63,8 @@ def describe(spec):
         wh = spec.wormhole
         return (f"{spec.nodes} nodes, wormhole: {wh.flits} flits of {wh.flit_width} bits, "
                 f"{wh.vcs} virtual channel{'s' if wh.vcs != 1 else ''} of {wh.vc_depth} "
-                f"flits, order {spec.order}")
+                f"flits, order {spec.order}"
+                + ("" if spec.interface == "native" else f", {spec.interface} interface"))
     more = "" if spec.ports == 1 else f", {spec.ports} PE ports"
     if spec.stages:
         more += f", {spec.stages.label}"

@@ -6,7 +6,9 @@ ports: no logic. Node ``k``'s injection port is the AXI4-Stream slave ``s_axis_<
 eject port the master ``m_axis_<k>`` (``s_axis_<k>_<p>``, ``m_axis_<k>_<p>`` with ``ports >
 1``), with the fields of the native payloads (:func:`ihcube.rtl.message.inject_layout`,
 :func:`~ihcube.rtl.message.message_layout`) on AXI4-Stream's signals by :data:`MAPPING`.
-``refused__<k>`` and ``refused_count__<k>`` keep their native names.
+``refused__<k>`` and ``refused_count__<k>`` keep their native names. A wormhole fabric's
+ports carry flits (:data:`WORMHOLE_MAPPING`): each transfer is one flit, ``TLAST`` on an
+eject port marks a message's tail and ``TUSER`` its head.
 
 Naming an interface loads nothing; :func:`axis_verilog` (called by
 :func:`ihcube.generate.fabric_verilog`) loads Amaranth for the payload layouts.
@@ -15,7 +17,7 @@ Naming an interface loads nothing; :func:`axis_verilog` (called by
 from . import topology
 
 __all__ = ["NATIVE", "AXIS", "INTERFACES", "check_interface", "check_axis", "MAPPING",
-           "axis_header",
+           "WORMHOLE_MAPPING", "mapping", "axis_header",
            "stream_names", "axis_ports", "axis_verilog"]
 
 #: The native PE ports: valid/ready streams with struct payloads (``docs/ports.md``).
@@ -36,6 +38,22 @@ MAPPING = {
 }
 
 
+#: The same for a wormhole fabric, whose PE ports carry flits (``docs/wormhole.md``): a slave's
+#: ``TDATA`` is the flit the PE injects (the fabric counts a message's flits, so there is no
+#: ``TLAST`` in), a master's the flit's payload, ``TUSER`` its head mark and ``TLAST`` its tail
+#: mark. The header (``dest``, ``src``, ``kind``) stays in the head flit's ``TDATA``: putting
+#: it on ``TDEST``/``TID`` for the whole message would take registers.
+WORMHOLE_MAPPING = {
+    "inject": {"flit": ("tdata", 0)},
+    "eject": {"payload": ("tdata", 0), "head": ("tuser", 0), "tail": ("tlast", 0)},
+}
+
+
+def mapping(spec):
+    """:data:`MAPPING` or :data:`WORMHOLE_MAPPING`, by ``spec``'s switching."""
+    return MAPPING if spec.packet else WORMHOLE_MAPPING
+
+
 def check_interface(interface):
     """Return ``interface`` if it is one of :data:`INTERFACES`, else raise ``ValueError``."""
     if interface not in INTERFACES:
@@ -45,11 +63,14 @@ def check_interface(interface):
 
 def check_axis(spec):
     """Raise ``ValueError`` if the AXI4-Stream interface cannot be given to ``spec`` (a
-    :class:`~ihcube.spec.FabricSpec` whose interface is :data:`AXIS`): it maps whole
-    messages, so packet switching only, and ``TDATA`` is whole bytes."""
+    :class:`~ihcube.spec.FabricSpec` whose interface is :data:`AXIS`): ``TDATA`` is whole
+    bytes, so the payload width (the flit width with wormhole switching) is a multiple of 8."""
     if not spec.packet:
-        raise ValueError("Interface axis is a packet-switching option: a wormhole fabric's "
-                         "PE ports are native (give --interface native or leave it out)")
+        if spec.switching.flit_width % 8:
+            raise ValueError(f"Flit width must be a multiple of 8 with interface axis "
+                             f"(AXI4-Stream TDATA is whole bytes), not "
+                             f"{spec.switching.flit_width!r}")
+        return
     if spec.payload_width % 8:
         raise ValueError(f"Payload width must be a multiple of 8 with interface axis "
                          f"(AXI4-Stream TDATA is whole bytes), not {spec.payload_width!r}")
@@ -69,6 +90,11 @@ def stream_names(n, ports=1):
 def _signals(spec):
     """The AXI4-Stream signals of a slave and of a master: ``{port: [(signal, direction,
     width)]}``, directions the top module's."""
+    if not spec.packet:
+        flit = spec.switching.flit_width
+        return {"inject": [("tvalid", "in", 1), ("tready", "out", 1), ("tdata", "in", flit)],
+                "eject": [("tvalid", "out", 1), ("tready", "in", 1), ("tdata", "out", flit),
+                          ("tuser", "out", 1), ("tlast", "out", 1)]}
     a = topology.address_bits(spec.nodes)
     width = spec.payload_width
     return {"inject": [("tvalid", "in", 1), ("tready", "out", 1), ("tdata", "in", width),
@@ -95,6 +121,18 @@ def axis_ports(spec):
     return ports
 
 
+def native_fields(spec):
+    """The fields of the native ``inject`` and ``eject`` payloads of ``spec``, least
+    significant first: ``{"inject": [(field, lsb, width), ...], "eject": [...]}`` (a wormhole
+    fabric's: the flit it injects; the flit's payload, head and tail marks)."""
+    if spec.packet:
+        from .generate import payload_fields
+        return payload_fields(spec.nodes, spec.payload_width)
+    flit = spec.switching.flit_width
+    return {"inject": [("flit", 0, flit)],
+            "eject": [("payload", 0, flit), ("head", flit, 1), ("tail", flit + 1, 1)]}
+
+
 def _net(width, name):
     return f"{f'[{width - 1}:0] ' if width > 1 else ''}{name}"
 
@@ -107,8 +145,7 @@ def axis_verilog(spec, fabric):
     """The Verilog text of the AXI4-Stream top module of ``spec`` (its name
     :attr:`~ihcube.spec.FabricSpec.name`), marked top, around one instance of the native
     top module named ``fabric``: wires and assignments only."""
-    from .generate import payload_fields
-    fields = payload_fields(spec.nodes, spec.payload_width)
+    fields, places = native_fields(spec), mapping(spec)
     signals = _signals(spec)
     ports = axis_ports(spec)
     lines = ["", "/* The AXI4-Stream ports (docs/axis.md): written by ihcube.axis */", "",
@@ -126,7 +163,7 @@ def axis_verilog(spec, fabric):
         payload = f"{group}__payload"
         body.append(f"  wire {_net(total, payload)};")
         for name, lsb, width in layout:
-            signal, at = MAPPING[port][name]
+            signal, at = places[port][name]
             axis = f"{prefix}_{signal}"
             if dict((s, w) for s, _, w in signals[port])[signal] > 1 or at:
                 axis += _bits(at, width)
@@ -134,7 +171,7 @@ def axis_verilog(spec, fabric):
                 body.append(f"  assign {payload}{_bits(lsb, width)} = {axis};")
             else:
                 body.append(f"  assign {axis} = {payload}{_bits(lsb, width)};")
-        if port == "eject":
+        if port == "eject" and spec.packet:  # a message is one transfer
             body.append(f"  assign {prefix}_tlast = 1'b1;")
         connections += [(f"{group}__valid", f"{prefix}_tvalid"),
                         (f"{group}__ready", f"{prefix}_tready"), (f"{group}__payload", payload)]
@@ -154,9 +191,11 @@ def axis_header(spec, header):
     interface said when it is not :data:`NATIVE` (the same text otherwise)."""
     if spec.interface == NATIVE:
         return header
-    end = "`.\n */\n"
+    end, command = " */\n", "`.\n"
     if not header.endswith(end):
         raise AssertionError("The generated file's header does not end as expected")
-    return (header[:-len(end)] + f" --interface {spec.interface}`.\n"
-            f" * Interface: AXI4-Stream PE ports (docs/axis.md) around the native fabric "
-            f"{spec.name}_fabric.\n */\n")
+    header = header[:-len(end)]
+    if header.endswith(command):  # the `ihcube ports` command that lists the ports
+        header = header[:-len(command)] + f" --interface {spec.interface}" + command
+    return (header + f" * Interface: AXI4-Stream PE ports (docs/axis.md) around the native "
+            f"fabric {spec.name}_fabric.\n" + end)

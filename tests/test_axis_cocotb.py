@@ -80,3 +80,24 @@ def test_a_fabric_that_drops_or_duplicates_fails(tmp_path, fault, complaint):
     outcomes, _ = run(tmp_path, fabric_verilog(SPEC, router=faulty_router(fault)))
     assert outcomes[0].status == "failed", outcomes
     assert complaint in outcomes[0].message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", [None, "dropping-flit-buffer"])
+def test_wormhole_flits_through_cocotbext_axi(tmp_path, fault):
+    """A wormhole fabric's AXI4-Stream ports: each message a frame of flits, TLAST on the
+    tail, TUSER on the head (``tests/axis_wormhole_tb.py``); a fabric whose flit buffers drop
+    flits fails it (negative control)."""
+    from ihcube.cocotb.runner import run_testbench
+    from ihcube.generate import fabric_verilog
+    from ihcube.verify.faults import WORMHOLE_FAULTS
+    spec = FabricSpec.of(5, switching="wormhole", flits=3, vcs=1, interface="axis")
+    verilog = None if fault is None else fabric_verilog(spec, router=WORMHOLE_FAULTS[fault])
+    outcomes = run_testbench(spec, "axis_wormhole_tb", tmp_path, path=HERE, verilog=verilog,
+                             env={"AXIS_COUNT": "60", "AXIS_SEED": "5"})
+    assert [outcome.name for outcome in outcomes] == ["wormhole_random_traffic"]
+    if fault is None:
+        assert outcomes[0].passed, f"{outcomes[0].status}:\n{outcomes[0].message}"
+    else:
+        assert outcomes[0].status == "failed", outcomes
+        assert "the scoreboard found problems" in outcomes[0].message, outcomes[0].message

@@ -19,6 +19,15 @@ def _axi():
     return require("cocotbext.axi", "verify", "The AXI4-Stream driver and monitor")
 
 
+def _packet(spec):
+    spec = as_spec(spec)
+    if not spec.packet:
+        raise ValueError("The AXI4-Stream driver and monitor carry whole messages (packet "
+                         "switching); a wormhole fabric's AXI4-Stream ports carry flits "
+                         "(docs/axis.md)")
+    return spec
+
+
 def _prefix(direction, node, port=None):
     return f"{direction}_axis_{node}" + ("" if port is None else f"_{port}")
 
@@ -45,7 +54,7 @@ class AxisDriver:
 
     def __init__(self, dut, spec, node, port=None, scoreboard=None, pause=None):
         axi = _axi()
-        spec = as_spec(spec)
+        spec = _packet(spec)
         self.node, self.scoreboard = node, scoreboard
         self._bytes = spec.payload_width // 8
         bus = axi.AxiStreamBus.from_prefix(dut, _prefix("s", node, port))
@@ -91,7 +100,7 @@ class AxisMonitor:
 
     def __init__(self, dut, spec, node, port=None, scoreboard=None, pause=None):
         axi = _axi()
-        spec = as_spec(spec)
+        spec = _packet(spec)
         self.node, self.scoreboard = node, scoreboard
         self._bytes = spec.payload_width // 8
         bus = axi.AxiStreamBus.from_prefix(dut, _prefix("m", node, port))
