@@ -24,6 +24,7 @@ def run(code):
     return namespace
 
 
+@pytest.mark.slow  # tests/test_readme.py runs the block in make check already
 def test_the_ring_passes_the_token_round_and_writes_verilog():
     namespace = run(example())
     counts = namespace["counts"]
