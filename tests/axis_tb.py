@@ -1,6 +1,7 @@
-"""The cocotb testbench of ``tests/test_axis_cocotb.py``: random traffic through the
-AXI4-Stream ports of a generated fabric, driven and read by cocotbext-axi
-(:mod:`ihcube.cocotb.axis`), checked by :class:`ihcube.cocotb.Scoreboard`.
+"""The cocotb testbench of ``tests/test_axis_cocotb.py``: random traffic through the PE ports
+of a generated fabric (AXI4-Stream: driven and read by cocotbext-axi, :mod:`ihcube.cocotb.axis`;
+or native), from random PE ports when there are several, checked by
+:class:`ihcube.cocotb.Scoreboard`.
 
 Its settings come from the environment: the fabric (:func:`ihcube.cocotb.runner.spec_from_env`),
 ``AXIS_COUNT`` messages, ``AXIS_SEED``. It writes the run's record to ``record.json`` in its
@@ -33,13 +34,13 @@ async def random_traffic(dut):
     await bench.reset()
     addresses = 1 << topology.address_bits(n)
     for payload in range(count):
-        src, roll = rng.randrange(n), rng.random()
+        src, roll, port = rng.randrange(n), rng.random(), rng.randrange(spec.ports)
         if roll < 0.1:
-            bench.send(src, 0, payload, broadcast=True)
+            bench.send(src, 0, payload, broadcast=True, port=port)
         elif roll < 0.2 and addresses > n:
-            bench.send(src, rng.randrange(n, addresses), payload)
+            bench.send(src, rng.randrange(n, addresses), payload, port=port)
         else:
-            bench.send(src, rng.randrange(n), payload)
+            bench.send(src, rng.randrange(n), payload, port=port)
     finished = await bench.drain(max_cycles=200 + 20 * count * n)
     problems = await bench.problems()
     with open("record.json", "w") as file:

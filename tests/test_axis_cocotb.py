@@ -13,7 +13,7 @@ import shutil
 import pytest
 
 from ihcube.cocotb import Scoreboard
-from ihcube.spec import FabricSpec
+from ihcube.spec import FabricSpec, Packet
 
 pytest.importorskip("cocotbext.axi", reason="needs cocotbext-axi (pip install -e '.[dev]')")
 pytestmark = pytest.mark.skipif(shutil.which("iverilog") is None,
@@ -50,8 +50,8 @@ def test_cocotbext_axi_traffic_is_delivered_exactly_once(record):
 def test_the_run_had_every_kind_of_message(record):
     _, kept = record
     sent = kept["sent"]
-    assert any(broadcast for *_, broadcast in sent)
-    assert any(dest >= 5 and not broadcast for _, dest, _, broadcast in sent)
+    assert any(broadcast for _, _, _, broadcast, _ in sent)
+    assert any(dest >= 5 and not broadcast for _, dest, _, broadcast, _ in sent)
     assert len(kept["received"]) == Scoreboard.replay(kept).expected > len(sent)
 
 
@@ -65,8 +65,8 @@ def test_the_scoreboard_passes_the_run_and_catches_a_drop_or_a_duplicate(record)
     doubled = dict(kept, received=kept["received"] + [first])
     assert any("received 2 times" in problem
                for problem in Scoreboard.replay(doubled).problems())
-    src, dest, payload, _ = next(sent for sent in kept["sent"] if sent[3])
-    home = dict(kept, received=kept["received"] + [[src, src, src, payload, True]])
+    src, _, payload, _, _ = next(sent for sent in kept["sent"] if sent[3])
+    home = dict(kept, received=kept["received"] + [[src, src, src, payload, True, 0]])
     assert any(f"at node {src}, not 0" in problem
                for problem in Scoreboard.replay(home).problems())
 
@@ -101,3 +101,21 @@ def test_wormhole_flits_through_cocotbext_axi(tmp_path, fault):
     else:
         assert outcomes[0].status == "failed", outcomes
         assert "the scoreboard found problems" in outcomes[0].message, outcomes[0].message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", [FabricSpec(5, switching=Packet(ports=2), interface="axis"),
+                                  FabricSpec(5, switching=Packet(ports=2))],
+                         ids=["axis", "native"])
+def test_several_pe_ports_through_the_library(tmp_path, spec):
+    """``ihcube.cocotb.FabricBench`` on a fabric of 2 PE ports a node, both interfaces: random
+    traffic from random ports, each delivery on the eject port the topology gives."""
+    from ihcube.cocotb.runner import run_testbench
+    outcomes = run_testbench(spec, "axis_tb", tmp_path, path=HERE,
+                             env={"AXIS_COUNT": "150", "AXIS_SEED": "4"})
+    assert outcomes[0].passed, f"{outcomes[0].status}:\n{outcomes[0].message}"
+    kept = json.loads((tmp_path / "record.json").read_text())
+    assert {port for *_, port in kept["received"]} == {0, 1}
+    moved = [[*r[:-1], 1 - r[-1]] for r in kept["received"][:1]] + kept["received"][1:]
+    assert any("on eject port" in problem
+               for problem in Scoreboard.replay(dict(kept, received=moved)).problems())

@@ -5,7 +5,7 @@ broken delivery caught (the negative controls)."""
 import pytest
 
 from ihcube.cocotb import Scoreboard
-from ihcube.spec import FabricSpec
+from ihcube.spec import FabricSpec, Packet
 
 
 @pytest.mark.parametrize("n", [1, 2, 5, 13, 26])
@@ -70,3 +70,18 @@ def test_a_payload_sent_twice_is_refused():
     board.sent(0, 1, 5)
     with pytest.raises(ValueError, match="payload 5 was sent twice"):
         board.sent(1, 2, 5)
+
+
+@pytest.mark.parametrize("src, dest", [(0, 3), (4, 1), (2, 2), (3, 0)])
+def test_with_several_ports_one_eject_port_is_right(src, dest):
+    """With 2 PE ports, a delivery is accepted on exactly one of the two eject ports (the one
+    :func:`ihcube.topology.eject_port` gives); on the other it is a problem."""
+    spec = FabricSpec(5, switching=Packet(ports=2))
+    verdicts = []
+    for port in (0, 1):
+        board = Scoreboard(spec)
+        board.sent(src, dest, 7, port=1)
+        board.received(dest, src, dest, 7, port=port)
+        verdicts.append(board.problems())
+    assert sorted(map(len, verdicts)) == [0, 1]
+    assert "on eject port" in (verdicts[0] or verdicts[1])[0]

@@ -55,7 +55,7 @@ class AxisDriver:
     def __init__(self, dut, spec, node, port=None, scoreboard=None, pause=None):
         axi = _axi()
         spec = _packet(spec)
-        self.node, self.scoreboard = node, scoreboard
+        self.node, self.port, self.scoreboard = node, port or 0, scoreboard
         self._bytes = spec.payload_width // 8
         bus = axi.AxiStreamBus.from_prefix(dut, _prefix("s", node, port))
         self.source = axi.AxiStreamSource(bus, dut.clk, dut.rst)
@@ -74,7 +74,7 @@ class AxisDriver:
     def _taken(self, dest, payload, broadcast):
         def taken(_frame):
             if self.scoreboard is not None:
-                self.scoreboard.sent(self.node, dest, payload, broadcast)
+                self.scoreboard.sent(self.node, dest, payload, broadcast, self.port)
         return taken
 
     @property
@@ -101,7 +101,7 @@ class AxisMonitor:
     def __init__(self, dut, spec, node, port=None, scoreboard=None, pause=None):
         axi = _axi()
         spec = _packet(spec)
-        self.node, self.scoreboard = node, scoreboard
+        self.node, self.port, self.scoreboard = node, port or 0, scoreboard
         self._bytes = spec.payload_width // 8
         bus = axi.AxiStreamBus.from_prefix(dut, _prefix("m", node, port))
         self.sink = axi.AxiStreamSink(bus, dut.clk, dut.rst)
@@ -133,5 +133,5 @@ class AxisMonitor:
             self.received.append(fields)
             if self.scoreboard is not None:
                 self.scoreboard.received(self.node, fields["src"], fields["dest"],
-                                         fields["payload"], bool(fields["kind"]))
+                                         fields["payload"], bool(fields["kind"]), self.port)
         return count

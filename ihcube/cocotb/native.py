@@ -63,7 +63,7 @@ class NativeDriver:
     def __init__(self, dut, spec, node, port=None, scoreboard=None):
         spec = as_spec(spec)
         prefix = port_prefix("inject", node, port)
-        self.node, self.scoreboard = node, scoreboard
+        self.node, self.port, self.scoreboard = node, port or 0, scoreboard
         self._valid = getattr(dut, f"{prefix}__valid")
         self._ready = getattr(dut, f"{prefix}__ready")
         self._payload = getattr(dut, f"{prefix}__payload")
@@ -95,7 +95,7 @@ class NativeDriver:
                 dest, payload, broadcast = self._queue.popleft()
                 self.taken += 1
                 if self.scoreboard is not None:
-                    self.scoreboard.sent(self.node, dest, payload, broadcast)
+                    self.scoreboard.sent(self.node, dest, payload, broadcast, self.port)
             offered = self._queue[0] if self._queue else None
             if offered is not None:
                 dest, payload, broadcast = offered
@@ -119,7 +119,7 @@ class NativeMonitor:
     def __init__(self, dut, spec, node, port=None, scoreboard=None, pause=None):
         spec = as_spec(spec)
         prefix = port_prefix("eject", node, port)
-        self.node, self.scoreboard, self.pause = node, scoreboard, pause
+        self.node, self.port, self.scoreboard, self.pause = node, port or 0, scoreboard, pause
         self._valid = getattr(dut, f"{prefix}__valid")
         self._ready = getattr(dut, f"{prefix}__ready")
         self._payload = getattr(dut, f"{prefix}__payload")
@@ -143,6 +143,6 @@ class NativeMonitor:
                 if self.scoreboard is not None:
                     self.scoreboard.received(self.node, fields["src"], fields["dest"],
                                              fields["payload"],
-                                             fields["kind"] == Kind.BROADCAST.value)
+                                             fields["kind"] == Kind.BROADCAST.value, self.port)
             ready = self.pause is None or not next(self.pause)
             self._ready.value = int(ready)

@@ -4,7 +4,9 @@ where the topology says, and nowhere else.
 :class:`Scoreboard` knows the rules from :mod:`ihcube.topology`: a unicast to a node of the
 fabric reaches that node once; a unicast to an address that names no node is refused (taken
 and counted at its PE, delivered nowhere); a broadcast reaches once every node of its
-broadcast tree (:func:`ihcube.topology.broadcast_tree`: every node but its origin). It
+broadcast tree (:func:`ihcube.topology.broadcast_tree`: every node but its origin); with
+several PE ports, each delivery leaves on the eject port :func:`ihcube.topology.eject_port`
+gives for the link it arrived on (as :func:`ihcube.verify.scoreboard.check_run` checks). It
 needs no simulator: the drivers and monitors of :mod:`ihcube.cocotb` (or any testbench) tell
 it what was sent and received.
 """
@@ -13,13 +15,16 @@ from collections import Counter, namedtuple
 
 from .. import topology
 from ..spec import as_spec
+from ..verify.scoreboard import _eject_port
 
 __all__ = ["Sent", "Received", "Scoreboard"]
 
-#: A message a PE sent: from ``src`` to ``dest`` (ignored for a broadcast).
-Sent = namedtuple("Sent", "src dest payload broadcast")
-#: A message a PE received at ``node``, with the fields its port showed.
-Received = namedtuple("Received", "node src dest payload broadcast")
+#: A message a PE sent: from ``src`` to ``dest`` (ignored for a broadcast), on its PE port
+#: ``port``.
+Sent = namedtuple("Sent", "src dest payload broadcast port", defaults=(0,))
+#: A message a PE received at ``node`` on its eject port ``port``, with the fields its port
+#: showed.
+Received = namedtuple("Received", "node src dest payload broadcast port", defaults=(0,))
 
 
 class Scoreboard:
@@ -35,7 +40,7 @@ class Scoreboard:
 
     def __init__(self, spec):
         spec = as_spec(spec)
-        self.nodes, self.order = spec.nodes, spec.order
+        self.nodes, self.order, self.ports = spec.nodes, spec.order, spec.ports
         self._sent = {}          # payload -> Sent
         self._expected = {}      # payload -> Counter of the nodes that must receive it
         self._received = []      # every Received, in order
@@ -49,24 +54,24 @@ class Scoreboard:
             return sorted({far for _, far, _ in topology.broadcast_tree(n, src, self.order)})
         return [dest] if dest in range(n) else []
 
-    def sent(self, src, dest, payload, broadcast=False):
-        """Record that the PE of ``src`` sent ``payload`` to ``dest`` (or broadcast it); return
-        the nodes that must receive it."""
+    def sent(self, src, dest, payload, broadcast=False, port=0):
+        """Record that the PE of ``src`` sent ``payload`` to ``dest`` (or broadcast it) on its
+        PE port ``port``; return the nodes that must receive it."""
         if payload in self._sent:
             raise ValueError(f"payload {payload} was sent twice; the scoreboard needs a payload "
                              f"of its own for each message")
         topology.check_node(self.nodes, src, "Source")
-        self._sent[payload] = Sent(src, dest, payload, bool(broadcast))
+        self._sent[payload] = Sent(src, dest, payload, bool(broadcast), port)
         receivers = self.receivers(src, dest, broadcast)
         self._expected[payload] = Counter(receivers)
         if not receivers and not broadcast:
             self._refused[src] += 1
         return receivers
 
-    def received(self, node, src, dest, payload, broadcast=False):
-        """Record that the PE of ``node`` received ``payload`` with the fields ``src``,
-        ``dest`` and kind its port showed."""
-        self._received.append(Received(node, src, dest, payload, bool(broadcast)))
+    def received(self, node, src, dest, payload, broadcast=False, port=0):
+        """Record that the PE of ``node`` received ``payload`` on its eject port ``port``, with
+        the fields ``src``, ``dest`` and kind the port showed."""
+        self._received.append(Received(node, src, dest, payload, bool(broadcast), port))
 
     @property
     def expected(self):
@@ -90,7 +95,7 @@ class Scoreboard:
     def record(self):
         """What was sent (as taken) and received, in order, as plain data (JSON): a run to
         keep, or to check again with :meth:`replay`."""
-        return {"nodes": self.nodes, "order": self.order,
+        return {"nodes": self.nodes, "order": self.order, "ports": self.ports,
                 "sent": [list(sent) for sent in self._sent.values()],
                 "received": [list(received) for received in self._received]}
 
@@ -98,11 +103,12 @@ class Scoreboard:
     def replay(cls, record):
         """A scoreboard told again what :meth:`record` holds."""
         from ..spec import FabricSpec
-        scoreboard = cls(FabricSpec(record["nodes"], order=record["order"]))
-        for src, dest, payload, broadcast in record["sent"]:
-            scoreboard.sent(src, dest, payload, broadcast)
-        for node, src, dest, payload, broadcast in record["received"]:
-            scoreboard.received(node, src, dest, payload, broadcast)
+        scoreboard = cls(FabricSpec.of(record["nodes"], order=record["order"],
+                                       ports=record.get("ports", 1)))
+        for sent in record["sent"]:
+            scoreboard.sent(*sent)
+        for received in record["received"]:
+            scoreboard.received(*received)
         return scoreboard
 
     def problems(self, limit=20):
@@ -122,6 +128,12 @@ class Scoreboard:
                                 f"dest {r.dest}, broadcast {r.broadcast}, not src {fields[0]}, "
                                 f"dest {fields[1]}, broadcast {fields[2]}")
             got.setdefault(r.payload, Counter())[r.node] += 1
+            if r.node in self._expected[r.payload]:
+                port = _eject_port(self.nodes, self.ports, sent.src, r.node, sent.port,
+                                   self.order)
+                if r.port != port:
+                    problems.append(f"node {r.node} received payload {r.payload} on eject port "
+                                    f"{r.port}, not {port}")
         for payload, expected in self._expected.items():
             sent, seen = self._sent[payload], got.get(payload, Counter())
             what = (f"broadcast {payload} from {sent.src}" if sent.broadcast else
