@@ -56,6 +56,7 @@ BIN    := $(VENV)/bin
 BASE   := $(VENV)/.installed-base
 STAMP  := $(VENV)/.installed
 
+.PHONY: reconfigure reconfiguration
 .PHONY: help verilog test check test-long system-tools bench cocotb lint deadlock formal sweep sweep-full sweep-wormhole saturation saturation-wormhole collectives analysis clean synth bitstream synth-table stress stress-campaign stress-campaign-wormhole bench-model bench-wormhole
 
 help:
@@ -98,6 +99,8 @@ help:
 	@echo "  SWITCH_STAGES=1 EJECT_STAGES=1            ... with every output staged: results/saturation_s1_g1_e1.json"
 	@echo "make collectives [COLLECTIVE_PORTS=1,full]  broadcast, scatter, multinode (hardware, relays, segments), exchange vs bounds: results/collectives.*"
 	@echo "make analysis                               exact link loads, no simulation: results/analysis.json, analysis_scan.json"
+	@echo "make reconfigure N=1024 FAULTY=3,17,200     the configuration that keeps the most healthy nodes, and the largest fault-free subcube"
+	@echo "make reconfiguration                        reconfigured cube vs largest subcube, 1024 nodes, 1..32 faults (half a minute): results/reconfiguration.*"
 	@echo "make formal                                 SymbiYosys: router proofs; fabrics n = 3..6 proved safe (PDR), delivery BMC"
 
 $(BIN)/python:
@@ -198,6 +201,14 @@ sweep-wormhole saturation-wormhole stress-campaign-wormhole: $(STAMP)
 collectives: $(STAMP)
 	@$(BIN)/ihcube collectives --ports $(COLLECTIVE_PORTS) --jobs $(JOBS) \
 		$(if $(THREADS),--threads='$(THREADS)') --out results
+
+# The faulty routers of make reconfigure (docs/reconfiguration.md), e.g. FAULTY=3,17,200.
+FAULTY ?=
+reconfigure: $(BASE)
+	@$(BIN)/ihcube reconfigure --nodes='$(N)' --faulty='$(FAULTY)'
+
+reconfiguration: $(STAMP)
+	@$(BIN)/ihcube reconfigure-experiment --out results
 
 analysis: $(STAMP)
 	@$(BIN)/ihcube analyze --nodes 1024,1048,1114,1818,2048 --pattern uniform,sphere,decreasing \

@@ -41,6 +41,8 @@ COMMANDS = {
     "saturation": "saturation",
     "collectives": "collectives",
     "analyze": "analyze",
+    "reconfigure": "reconfigure",
+    "reconfigure-experiment": "reconfigure_experiment",
     "synth": "synth",
     "bitstream": "bitstream",
     "synth-table": "synth_table",
