@@ -237,3 +237,25 @@ def test_commands_that_build_the_native_fabric_refuse_axis(tmp_path, capsys, com
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "leave out --interface" in err, err
     assert not list(tmp_path.iterdir())
+
+
+def test_ihcube_ports_lists_the_axis_ports(capsys):
+    """``ihcube ports --interface axis`` lists the axis top's ports (``--json``: all of them,
+    as the file declares them) and the mapping; the file's header names the command."""
+    import json
+    from ihcube.cli import main
+    spec = FabricSpec(5, interface=AXIS)
+    assert main(["ports", "--nodes", "5", "--interface", "axis", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert listed["top"] == spec.name
+    assert [(p["name"], p["direction"], p["width"]) for p in listed["port_list"]] == \
+        axis_ports(spec)
+    text = fabric_verilog(spec)
+    for name, direction, width in axis_ports(spec):
+        declared = f"{'input' if direction == 'in' else 'output'} " \
+                   f"{f'[{width - 1}:0] ' if width > 1 else ''}{name};"
+        assert f"  {declared}\n" in text, declared
+    assert main(["ports", "--nodes", "5", "--interface", "axis"]) == 0
+    out = capsys.readouterr().out
+    assert "s_axis_0_tdest" in out and "src on tid[2:0]" in out
+    assert "`ihcube ports --nodes 5 --width 32 --interface axis`" in text
