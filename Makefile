@@ -10,6 +10,7 @@ N      ?= 26
 # option as it is, e.g. FABRIC='--switching wormhole --vcs 1'.
 #   W DEPTH ORDER PORTS                  --width --depth --order --ports
 #   SWITCHING FLITS FLIT_WIDTH VCS VC_DEPTH  --switching and the wormhole options
+#   INTERFACE                            --interface: native (default) or axis (AXI4-Stream)
 #   LINK_STAGES SWITCH_STAGES EJECT_STAGES   a packet router's register stages, each 0 or 1:
 #     a relay on each link, the grant registered, a relay on each eject port; all three place
 #     the 26-node fabric at 150 MHz (docs/fpga.md)
@@ -20,7 +21,7 @@ SPEC_OPTIONS = $(call option,W,width) $(call option,DEPTH,depth) $(call option,O
 	$(call option,FLITS,flits) $(call option,FLIT_WIDTH,flit-width) $(call option,VCS,vcs) \
 	$(call option,VC_DEPTH,vc-depth) $(call option,LINK_STAGES,link-stages) \
 	$(call option,SWITCH_STAGES,switch-stages) $(call option,EJECT_STAGES,eject-stages) \
-	$(FABRIC)
+	$(call option,INTERFACE,interface) $(FABRIC)
 FABRIC_OPTIONS = $(strip --nodes='$(N)' $(SPEC_OPTIONS))
 # The register stages alone (a part of EXPERIMENT_OPTIONS).
 STAGES = $(strip $(call option,LINK_STAGES,link-stages) \
@@ -64,6 +65,8 @@ help:
 	@echo "  SWITCH_STAGES=1 EJECT_STAGES=1            ... and every output staged (_s1_g1_e1, 150 MHz at 26 nodes);"
 	@echo "  FABRIC='--vcs 1 ...'                      any option of ihcube verilog; every target that builds a fabric takes them all"
 	@echo "make verilog N=26 SWITCHING=wormhole [VCS=3 FLITS=20 FLIT_WIDTH=32 VC_DEPTH=2]  wormhole fabric: docs/wormhole.md"
+	@echo "make verilog N=26 INTERFACE=axis            AXI4-Stream PE ports (_axis): docs/axis.md"
+	@echo "make verilog N=26 FUSESOC=1                 ... and a FuseSoC core beside it: docs/fusesoc.md"
 	@echo "make test                                   run the test suite, every test"
 	@echo "make check                                  its fast tier (not the tests marked slow), under 3 minutes"
 	@echo "make test-long                              the long tier make test leaves out (wormhole lockstep's long runs)"
@@ -117,7 +120,7 @@ $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
 	@touch $@ $(BASE)
 
 verilog: $(BASE)
-	@$(BIN)/ihcube verilog $(FABRIC_OPTIONS) --out=gen
+	@$(BIN)/ihcube verilog $(FABRIC_OPTIONS) --out=gen $(if $(FUSESOC),--fusesoc)
 
 system-tools:
 	@sh .ci/system-tools.sh
@@ -233,4 +236,4 @@ results: $(STAMP)
 	@$(BIN)/ihcube results --folder results
 
 clean:
-	rm -rf gen/*.v .pytest_cache
+	rm -rf gen/*.v gen/*.core gen/*.vlt .pytest_cache

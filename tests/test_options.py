@@ -23,14 +23,14 @@ STAGES = ["--link-stages", "--switch-stages", "--eject-stages"]
 #: The fabric options the experiments take beside their lists (the stages and the switching)
 #: or refuse (those the lists or the traffic replace).
 FABRIC = ["--nodes", "--width", "--depth", "--ports", "--switching", "--flits", "--flit-width",
-          "--vcs", "--vc-depth"]
+          "--vcs", "--vc-depth", "--interface"]
 
 #: command -> (valid arguments around the option, the options that take a checked value)
 COMMANDS = {
     "verilog": (["--nodes", "3", "--out", "{tmp}"], ["--nodes", "--width", "--depth", "--order",
                                                        "--ports", "--switching", "--flits",
                                                        "--flit-width", "--vcs", "--vc-depth",
-                                                       *STAGES]),
+                                                       *STAGES, "--interface"]),
     "ports": (["--nodes", "3"], [*FABRIC, "--order", *STAGES]),
     "sweep": (["--sizes", "4", "--rates", "0.1", "--warmup", "10", "--window", "10",
                "--no-plots", "--out", "{tmp}"],
@@ -49,7 +49,7 @@ COMMANDS = {
                ["--nodes", "--width", "--ports", "--cycles", "--depth", "--order", "--seed",
                 "--backend", "--broadcast", "--eject-ready", "--watchdog", "--switching",
                 "--flits", "--vcs", "--vc-depth", "--flit-width", *STAGES, "--threads",
-                "--jobs"]),
+                "--jobs", "--interface"]),
     "deadlock": (["--max-nodes", "4"], ["--max-nodes", "--order", "--cross-check"]),
     "lint": (["--nodes", "2", "--out", "{tmp}"], [*FABRIC, "--order", *STAGES]),
     "cocotb": (["--nodes", "2", "--out", "{tmp}"],
@@ -90,7 +90,8 @@ BAD = st.one_of(
                                                                     "sa", "uniform", "sphere",
                                                                     "decreasing", "quick",
                                                                     "full", "model", "rtl",
-                                                                    "icebreaker", "all")
+                                                                    "icebreaker", "all", "native",
+                                                                    "axis")
                                            and not text.startswith("-")),
 )
 
