@@ -66,6 +66,11 @@ COMMANDS = {
     "bench": (["--nodes", "2", "--out", "{tmp}/b.json"], ["--nodes"]),
     "bench-model": (["--nodes", "2", "--out", "{tmp}/b.json"], ["--nodes", "--threads"]),
     "bench-wormhole": (["--nodes", "2", "--out", "{tmp}/b.json"], ["--nodes"]),
+    "reconfigure": (["--nodes", "8", "--faulty", "3"], ["--nodes", "--faulty"]),
+    "reconfigure-experiment": (["--nodes", "8", "--faults", "1", "--draws", "2", "--small",
+                                "8", "--no-model", "--no-plots", "--out", "{tmp}"],
+                               ["--nodes", "--faults", "--draws", "--seed", "--small"]),
+    "results": (["--folder", "{tmp}"], ["--folder"]),
 }
 
 #: Options for which an empty value means "none of these", on purpose.
@@ -170,6 +175,8 @@ OUTPUTS = {
     "bench-wormhole": (["--nodes", "2"], "--out", "file"),
     "synth": (["--nodes", "2", "--family", "ice40"], "--out", "dir"),
     "bitstream": (["--board", "icebreaker", "--nodes", "2"], "--out", "dir"),
+    "reconfigure-experiment": (["--nodes", "8", "--faults", "1", "--draws", "2", "--small",
+                                "8", "--no-model", "--no-plots"], "--out", "dir"),
 }
 
 
