@@ -9,6 +9,7 @@ placer, and the benchmarks' command line. A mistake is a
 :class:`~.usage.UsageError`.
 """
 
+import argparse
 import contextlib
 import errno
 import math
@@ -39,14 +40,21 @@ __all__ = ["AD_HOC", "add_fabric_options", "fabric_spec", "require", "stage_valu
 AD_HOC = "build/results"
 
 
-def add_fabric_options(parser, nodes_required=True):
+def add_fabric_options(parser, nodes_required=True, leave_out=()):
     """Add the fabric's options to ``parser``, one for each row of
     :data:`ihcube.spec.OPTIONS` (``--nodes --width --depth --order --ports``, ``--switching``
     and the wormhole options, the register stages); :func:`fabric_spec` checks them all at
-    once. Every command that builds a fabric takes this one group."""
+    once. Every command that builds a fabric takes this one group.
+
+    The options named in ``leave_out`` (by keyword or flag: ``"nodes"``, ``"width"``, ...)
+    are not listed in the help and have no default: the command takes them only to refuse
+    them in one line if given (as ``ihcube sweep`` refuses ``--nodes``: give ``--sizes``)."""
     for option in OPTIONS:
         flags = (option.flag, *((option.short,) if option.short else ()))
-        if option.keyword == "nodes":
+        if option.keyword in leave_out or option.dest in leave_out:
+            parser.add_argument(*flags, default=None, metavar=option.metavar,
+                                help=argparse.SUPPRESS)
+        elif option.keyword == "nodes":
             parser.add_argument(*flags, required=nodes_required, metavar=option.metavar,
                                 help=option.help)
         else:

@@ -212,10 +212,9 @@ def _sweep(args):
 
 def add_experiment_fabric_options(parser, refused):
     """Add the fabric options (:func:`~.options.add_fabric_options`, ``--nodes`` not
-    required) to ``parser``, those named in ``refused`` (keys of :data:`REFUSALS`) without a
-    default, so that :func:`fabric_specs` refuses them if given."""
-    add_fabric_options(parser, nodes_required=False)
-    parser.set_defaults(**dict.fromkeys(refused))
+    required) to ``parser``, those named in ``refused`` (keys of :data:`REFUSALS`) left out of
+    the help and without a default, so that :func:`fabric_specs` refuses them if given."""
+    add_fabric_options(parser, nodes_required=False, leave_out=refused)
 
 
 def fabric_specs(args, sizes, refused):
