@@ -92,7 +92,7 @@ help:
 	@echo "make sweep-full                             full sweep, 5 sizes x 2 depths x 3 patterns: results/sweep_full*"
 	@echo "make saturation SWITCHING=wormhole [VCS=1 SIZES=1024]  the same for wormhole (20 flits, 3 VCs), 5 sizes: results/saturation_wormhole*.json"
 	@echo "make saturation                             zero-load latency per hop, saturation throughput: results/saturation.json"
-	@echo "make saturation LINK_STAGES=1               the same with a relay on each link: results/saturation_link_stages.json"
+	@echo "make saturation LINK_STAGES=1               the same with a relay on each link: results/saturation_s1.json"
 	@echo "  SWITCH_STAGES=1 EJECT_STAGES=1            ... with every output staged: results/saturation_s1_g1_e1.json"
 	@echo "make collectives [COLLECTIVE_PORTS=1,full]  broadcast, scatter, multinode (hardware, relays, segments), exchange vs bounds: results/collectives.*"
 	@echo "make analysis                               exact link loads, no simulation: results/analysis.json, analysis_scan.json"

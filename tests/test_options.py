@@ -330,7 +330,7 @@ def test_ad_hoc_runs_leave_the_reference_results_alone(tmp_path, monkeypatch):
     assert main(["sweep", "--sizes", "4", "--depths", "1", "--patterns", "uniform",
                  "--rates", "0.1", "--warmup", "20", "--window", "40", "--no-plots",
                  "--jobs", "1"]) == 0
-    assert (tmp_path / "build" / "results" / "sweep_quick.csv").is_file()
+    assert (tmp_path / "build" / "results" / "sweep_quick_custom.csv").is_file()
     assert not (tmp_path / "results").exists()
 
 
