@@ -137,13 +137,13 @@ test-long: $(STAMP) system-tools
 	$(BIN)/python -m pytest -n $(JOBS) $(TEST_DIST) -m long tests
 
 bench: $(STAMP)
-	$(BIN)/ihcube bench --out results/bench_verilog.json
+	$(BIN)/ihcube bench --out results
 
 bench-model: $(STAMP)
-	$(BIN)/ihcube bench-model --out results/bench_model.json
+	$(BIN)/ihcube bench-model --threads 2 --out results
 
 bench-wormhole: $(STAMP)
-	$(BIN)/ihcube bench-wormhole --out results/bench_wormhole_model.json
+	$(BIN)/ihcube bench-wormhole --out results
 
 cocotb: $(STAMP) system-tools
 	@$(BIN)/ihcube cocotb $(FABRIC_OPTIONS) $(if $(WAVES),--waves)
@@ -208,10 +208,10 @@ reconfiguration: $(STAMP)
 	@$(BIN)/ihcube reconfigure-experiment --out results
 
 analysis: $(STAMP)
-	@$(BIN)/ihcube analyze --nodes 1024,1048,1114,1818,2048 --pattern uniform,sphere,decreasing \
+	@$(BIN)/ihcube analyze --sizes 1024,1048,1114,1818,2048 --pattern uniform,sphere,decreasing \
 		--order msb,lsb --reading literal,exclusive --saturation results/saturation.json \
-		--json results/analysis.json
-	@$(BIN)/ihcube analyze --scan 4096 --order msb,lsb --json results/analysis_scan.json
+		--out results
+	@$(BIN)/ihcube analyze --scan 4096 --order msb,lsb --out results
 
 synth: $(STAMP)
 	@$(BIN)/ihcube synth $(FABRIC_OPTIONS) --family='$(FAMILY)' \
