@@ -1,12 +1,12 @@
 """Measure the fast model's router-cycles per second and memory.
 
 ``ihcube bench-model [--sizes 26,256,1024,2048] [--threads 1] [--out DIR]`` (``make
-bench-model`` writes ``results/bench_model.json`` with ``--threads 2``) runs :func:`ihcube.bench.model.benchmark`:
-the model under uniform traffic at each size, the Amaranth simulation of the 26-node fabric,
-the peak memory of a 65,536-node model, a million-node run, and the model on ``--threads``
-threads against one at 1,024, 8,192 and 65,536 nodes (none with ``--threads 1``, the
-default, as every command's). It prints
-the figures and writes them to the JSON file; it checks nothing.
+bench-model`` writes ``results/bench_model.json`` with ``--threads 2``) runs
+:func:`ihcube.bench.model.benchmark`: the model under uniform traffic at each size, the
+Amaranth simulation of the 26-node fabric, the peak memory of a 65,536-node model, a
+million-node run, and the model on ``--threads`` threads against one at 1,024, 8,192 and
+65,536 nodes (none with ``--threads 1``, the default, as every command's). It prints the
+figures and writes them to the JSON file; it checks nothing.
 """
 
 import sys

@@ -1,21 +1,21 @@
 """Sweep the fabric model's latency against throughput.
 
 ``ihcube sweep [--set quick|full|wormhole-quick|wormhole] [--sizes N,...] [--depths D,...]
-[--orders O,...] [--patterns P,...] [--rates R,...] [--reading literal|exclusive] ...``
-(``make sweep``, ``make sweep-full``, ``make sweep-wormhole``) runs the points of
+[--orders O,...] [--patterns P,...] [--rates R,...] [--reading literal|exclusive] ...`` (``make
+sweep``, ``make sweep-full``, ``make sweep-wormhole``) runs the points of
 :func:`ihcube.sim.sweep.points` with :func:`ihcube.sim.sweep.sweep` and writes
 ``<out>/<name>.csv``, ``.json`` and, unless ``--no-plots``, the PNG pictures of
-:mod:`ihcube.sim.plots`. A named set gives every part the options leave out. The fabric
-options (:func:`~.options.add_fabric_options`) but ``--nodes --depth --order --width --ports``
-(lists, or the traffic, give those here) describe each point's fabric: with ``--switching
-wormhole`` (or a wormhole set) and ``--flits --vcs --vc-depth --flit-width`` the points run
-the wormhole fast model (``docs/wormhole.md``, "Experiments"), and ``--beside`` a packet
-sweep's CSV draws its curves beside the wormhole ones; with register stages
-(``--link-stages`` ...) the packet model has them, and the files' names end in their suffix
-(``sweep_quick_s1.csv``). A set run with any of its parts changed (``--sizes``, ``--rates``,
-``--seed``, ...) is a custom sweep, written as ``sweep_<set>_custom.*``. The points run on ``--jobs`` local Dask worker processes, or on the
-cluster of ``--scheduler ADDRESS`` (:mod:`ihcube.sim.cluster`), each packet point's model on
-``--threads`` threads (at most one a node); the CSV is the same bytes either way.
+:mod:`ihcube.sim.plots`. A named set gives every part the options leave out. The fabric options
+(:func:`~.options.add_fabric_options`) but ``--nodes --depth --order --width --ports`` (lists,
+or the traffic, give those here) describe each point's fabric: with ``--switching wormhole``
+(or a wormhole set) and ``--flits --vcs --vc-depth --flit-width`` the points run the wormhole
+fast model (``docs/wormhole.md``, "Experiments"), and ``--beside`` a packet sweep's CSV draws
+its curves beside the wormhole ones; with register stages (``--link-stages`` ...) the packet
+model has them, and the files' names end in their suffix (``sweep_quick_s1.csv``). A set run
+with any of its parts changed (``--sizes``, ``--rates``, ``--seed``, ...) is a custom sweep,
+written as ``sweep_<set>_custom.*``. The points run on ``--jobs`` local Dask worker processes,
+or on the cluster of ``--scheduler ADDRESS`` (:mod:`ihcube.sim.cluster`), each packet point's
+model on ``--threads`` threads (at most one a node); the CSV is the same bytes either way.
 """
 
 import argparse

@@ -105,7 +105,7 @@ def test_one_default_for_jobs_and_threads():
         class Parsed(Exception):
             pass
 
-        def parse_args(self, args=None, namespace=None):
+        def parse_args(self, args=None, namespace=None, command=command):
             for action in self._actions:
                 for flag in ("--jobs", "--threads"):
                     if flag in action.option_strings:
