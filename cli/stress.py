@@ -139,12 +139,12 @@ def _run(item):
 
 
 def _run_one(backend, config, threads, progress=None):
-    """Run ``config`` on the stress engine of its switching mode: on the RTL (``progress`` as
-    its ``run_rtl`` takes it), or on the fast model on ``threads`` threads (the packet
-    model's; the wormhole model has one)."""
+    """Run ``config`` on the stress engine of its switching mode: on the RTL, or on the fast
+    model on ``threads`` threads (the packet model's; the wormhole model has one);
+    ``progress(cycle)`` as their ``run_rtl`` and ``run_model`` take it."""
     if backend == "rtl":
         return config.engine.run_rtl(config, progress=progress)
-    return config.engine.run_model(config, threads=threads)
+    return config.engine.run_model(config, threads=threads, progress=progress)
 
 
 def _run_campaign(quick, cluster, out, wormhole_only=False, stages=None, threads=1):
@@ -301,15 +301,28 @@ def _single_run(parser, args):
     config = StressConfig(spec, cycles, **traffic)
     if defaulted:  # once every option is checked: a mistake stays one line
         deprecated("stress without --nodes (26 nodes)", "--nodes 26")
-    return _run_one(args.backend, config, threads, _progress(config) if rtl else None)
+    return _run_one(args.backend, config, threads, _progress(config, rtl))
 
 
-def _progress(config):
-    """How far an RTL run's injection phase is, as a bar: the Amaranth simulation runs some
-    cycles per second at n = 8, fewer beyond."""
+#: Seconds of a model run before its progress line shows on standard error (an RTL run shows
+#: it at once).
+PROGRESS_AFTER = 5.0
+
+
+def _progress(config, rtl):
+    """How far a run's injection phase is, as a bar on standard error: the Amaranth
+    simulation runs some cycles per second at n = 8, fewer beyond, so an RTL run shows it at
+    once; the model's, once it has taken :data:`PROGRESS_AFTER` seconds (thousands of
+    nodes)."""
     from ..sim.cluster import Progress
-    bar = Progress(config.cycles, "RTL cycles simulated")
-    return lambda cycle: cycle <= config.cycles and bar.step()
+    bar = Progress(config.cycles, f"{'RTL' if rtl else 'model'} cycles simulated",
+                   after=0.0 if rtl else PROGRESS_AFTER)
+
+    def step(cycle):
+        cycle = min(cycle, config.cycles)
+        if cycle > bar.done:
+            bar.step(cycle - bar.done)
+    return step
 
 
 def main(argv=None):

@@ -6,7 +6,9 @@
 ``--switching wormhole [--flits 20] [--flit-width 32] [--vcs 3] [--vc-depth 2]`` (``make
 verilog N=26 SWITCHING=wormhole VCS=3 FLITS=20``), writes ``<out>/<name>.v``, named by
 :func:`ihcube.generate.fabric_name`, with :func:`ihcube.generate.fabric_verilog`, and prints
-one line. Amaranth loads only once the options are checked.
+one line. Amaranth loads only once the options are checked. A generation that takes more
+than :data:`PROGRESS_AFTER` seconds (thousands of nodes) shows its progress, the modules
+converted, on standard error; standard output has only the one line.
 """
 
 import sys
@@ -17,6 +19,8 @@ from .usage import UsageError, command_parser, run
 __all__ = ["main"]
 
 NAME = "verilog"
+#: Seconds of generation before a progress line shows on standard error.
+PROGRESS_AFTER = 5.0
 
 
 def _parser():
@@ -34,10 +38,23 @@ def _verilog(args):
     try:
         # Checks the folder first, writes a temporary file and renames it: a failed write
         # leaves nothing half-written under the final name.
-        path, size = write_fabric(args.out, spec)
+        path, size = write_fabric(args.out, spec, progress=progress())
     except (ValueError, OutputError) as error:  # e.g. a routing that can deadlock
         raise UsageError(str(error)) from None
     print(f"wrote {path} ({describe(spec)}, {size:,} bytes)")
+
+
+def progress():
+    """A ``progress(done, total)`` for :func:`ihcube.generate.fabric_verilog`: a progress
+    line on standard error (:class:`ihcube.sim.cluster.Progress`) once the generation has
+    taken :data:`PROGRESS_AFTER` seconds."""
+    from ..sim.cluster import Progress
+    bar = Progress(0, "modules converted", after=PROGRESS_AFTER)
+
+    def step(done, total):
+        bar.total = total
+        bar.step(done - bar.done)
+    return step
 
 
 def describe(spec):

@@ -49,7 +49,7 @@ def fabric_name(spec, *args, **keywords):
     return fabric_spec(spec, *args, **keywords).name
 
 
-def fabric_verilog(spec, *args, router=None, **keywords):
+def fabric_verilog(spec, *args, router=None, progress=None, **keywords):
     """Return the Verilog text of the fabric ``spec`` (or of the keyword form of
     :func:`fabric_name`), deterministic for the same spec.
 
@@ -62,7 +62,8 @@ def fabric_verilog(spec, *args, router=None, **keywords):
     channel dependency graph is checked first (:meth:`Mode.check_deadlock
     <ihcube.modes.Mode.check_deadlock>`). ``router`` builds a router as the fabric does
     (``router(spec, node, strap=True)``; the spec's mode's router if None); the tests pass
-    broken variants.
+    broken variants. ``progress``, if given, is called as ``progress(done, total)`` after each
+    module is converted (the distinct routers, then the fabric: ``total`` steps in all).
     """
     from . import version
     spec = fabric_spec(spec, *args, **keywords)
@@ -71,15 +72,20 @@ def fabric_verilog(spec, *args, router=None, **keywords):
     n, top = spec.nodes, spec.name
     mode.check_deadlock(spec)  # before the slow part, and before any component
     modules = mode.router_modules(spec)
+    first = {}  # each distinct module's first node, in node order
+    for node, module in enumerate(modules):
+        first.setdefault(module, node)
+    total = len(first) + 1
     texts = []
-    for node in range(n):
-        module = modules[node]
-        if module in modules[:node]:
-            continue
+    for done, (module, node) in enumerate(first.items(), 1):
         text = verilog.convert(router(spec, node, strap=True), name=module, emit_src=False)
         texts.append(_not_top(text, module))
+        if progress is not None:
+            progress(done, total)
     texts.append(top_verilog(top, n, spec.payload_width, modules, signatures=(
         mode.fabric_signature(spec), lambda node: mode.router_signature(spec, node))))
+    if progress is not None:
+        progress(total, total)
     return mode.header(spec, version()) + "".join(texts)
 
 
@@ -225,7 +231,7 @@ def top_verilog(top, n, payload_width, modules, ports=1, *, signatures=None):
     return "\n".join(lines)
 
 
-def write_fabric(folder, spec, *args, **keywords):
+def write_fabric(folder, spec, *args, progress=None, **keywords):
     """Write the Verilog of the fabric ``spec`` (or of the keyword form of
     :func:`fabric_name`) to ``folder/<name>.v``, safely.
 
@@ -233,7 +239,8 @@ def write_fabric(folder, spec, *args, **keywords):
     file is opened in it, so that a folder that cannot be written is reported before the
     generation, not after it. The text is written to that temporary file, flushed to disk,
     and renamed to its final name: a file of that name is never left half written (a full
-    disk, an interruption), and an older one stays as it was.
+    disk, an interruption), and an older one stays as it was. ``progress`` is
+    :func:`fabric_verilog`'s.
 
     Returns
     -------
@@ -252,7 +259,7 @@ def write_fabric(folder, spec, *args, **keywords):
     spec = fabric_spec(spec, *args, **keywords)
     path = pathlib.Path(folder) / f"{spec.name}.v"
     with _staged(path) as stage:
-        text = fabric_verilog(spec).encode()
+        text = fabric_verilog(spec, progress=progress).encode()
         stage.write(text)
     return path, len(text)
 

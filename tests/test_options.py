@@ -386,6 +386,29 @@ def test_an_rtl_stress_run_shows_its_progress(capsys):
     assert "RTL cycles simulated: 40/40 (100%)" in err
 
 
+@pytest.mark.parametrize("command", ["verilog", "stress", "stress-wormhole"])
+def test_long_work_shows_its_progress_on_standard_error(command, tmp_path, capsys,
+                                                        monkeypatch):
+    """``verilog`` and a model's ``stress`` run show a progress line once they have taken
+    ``PROGRESS_AFTER`` seconds (forced to 0 here): on standard error, standard output the same
+    bytes as without it. Negative control: with a threshold never reached, no line."""
+    from ihcube.cli import stress, verilog
+    module, args = {
+        "verilog": (verilog, ["verilog", "--nodes", "5", "--out", str(tmp_path)]),
+        "stress": (stress, ["stress", "--nodes", "5", "--cycles", "300"]),
+        "stress-wormhole": (stress, ["stress", "--nodes", "5", "--switching", "wormhole",
+                                     "--flits", "4", "--cycles", "100"])}[command]
+    printed = []
+    for after, shown in ((1e9, False), (0.0, True)):
+        monkeypatch.setattr(module, "PROGRESS_AFTER", after)
+        assert main(args) == 0
+        out, err = capsys.readouterr()
+        assert ("(100%)" in err) == shown, (after, err)
+        assert "(100%)" not in out
+        printed.append(out)
+    assert printed[0] == printed[1]
+
+
 def test_without_dask_the_tasks_run_here_and_say_so(tmp_path, capsys, monkeypatch):
     """``pip install ihcube`` alone: the default --jobs 2 runs in this process, one line on
     standard error says why, and the results are written."""
