@@ -67,8 +67,18 @@ def fabric_spec(args, hardware=True):
     """The checked :class:`~ihcube.spec.FabricSpec` of :func:`add_fabric_options`' options:
     each value read as its :attr:`~ihcube.spec.Option.kind` says, the whole spec checked once
     (:meth:`FabricSpec.of <ihcube.spec.FabricSpec.of>`), and with ``hardware`` within the
-    generator's limits. A mistake is a :class:`~.usage.UsageError`, one line."""
+    generator's limits. A mistake is a :class:`~.usage.UsageError`, one line.
+
+    ``--width`` is refused with wormhole switching: a wormhole fabric's hardware, file and
+    module name depend on its flits (``--flits``, ``--flit-width``), not on a payload width
+    (its messages carry the flits' bits beside the header); the spec takes the default."""
     from ..spec import FabricSpec
+    width = next(option for option in OPTIONS if option.keyword == "payload_width")
+    if (getattr(args, "switching", None) == "wormhole"
+            and getattr(args, width.dest) not in (None, width.default)):
+        raise UsageError(f"Payload width ({width.flag}) is not taken with wormhole switching: "
+                         f"a message carries its flits' bits beside the header; give --flits "
+                         f"and --flit-width, not {getattr(args, width.dest)!r}")
     values = {}
     for option in OPTIONS:
         text = getattr(args, option.dest)

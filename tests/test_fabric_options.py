@@ -108,3 +108,24 @@ def test_a_help_listing_a_refused_option_is_found():
     left = Parser(prog="x")
     add_fabric_options(left, nodes_required=False, leave_out=("nodes",))
     assert "--nodes" not in listed_flags(left) and "--width" in listed_flags(left)
+
+
+@pytest.mark.parametrize("command", ["verilog", "ports", "lint", "stress", "synth"])
+def test_a_payload_width_with_wormhole_switching_is_refused(command, tmp_path, capsys):
+    """A wormhole fabric's hardware and names do not depend on a payload width (its messages
+    carry the flits' bits): ``--width`` with ``--switching wormhole`` is one line, so that
+    two different files never share a name. Negative controls: the same width with packet
+    switching, and wormhole switching without it, are taken (``ports``: nothing built)."""
+    from ihcube.cli import main
+    out = [] if command in ("ports", "stress") else ["--out", str(tmp_path)]
+    status = main([command, "--nodes", "5", "--switching", "wormhole", "--width", "64", *out])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and "(--width) is not taken with wormhole" in err
+    assert list(tmp_path.iterdir()) == []
+    assert main(["ports", "--nodes", "5", "--width", "64"]) == 0
+    capsys.readouterr()
+    from ihcube.cli.options import fabric_spec
+    for given in ([], ["--width", "32"]):  # the default, given or not: the name of before
+        args = command_parser("verilog").parse_args(["--nodes", "5", "--switching", "wormhole",
+                                                     *given])
+        assert fabric_spec(args).name == "ihcube_n5_wormhole_f32_l20_v3"
