@@ -23,7 +23,7 @@ from .rtl.router import router_signature
 from .spec import FabricSpec, as_spec
 
 __all__ = ["fabric_spec", "fabric_name", "fabric_verilog", "router_modules", "top_verilog",
-           "write_fabric", "OutputError"]
+           "write_fabric", "OutputError", "spec_ports", "flit_fields"]
 
 
 class OutputError(OSError):
@@ -129,6 +129,51 @@ def fabric_ports(n, payload_width=32, ports=1):
     ports = [("clk", In, 1), ("rst", In, 1),
              *_ports(fabric_signature(n, payload_width, pe_ports))]
     return [(name, "in" if flow == In else "out", width) for name, flow, width in ports]
+
+
+#: What each port of a wormhole fabric is for, where it differs from :data:`PORT_MEANINGS`.
+WORMHOLE_PORT_MEANINGS = {
+    **PORT_MEANINGS,
+    "inject__k__valid": "PE k offers a flit",
+    "inject__k__ready": "the router takes it (a transfer: valid and ready high in a cycle)",
+    "inject__k__payload": "a flit from PE k: each message's flits in order, the head first",
+    "eject__k__valid": "a flit for PE k (a message's flits together, head first, tail last)",
+    "eject__k__payload": "the flit for PE k, with its head and tail marks",
+}
+
+
+def spec_ports(spec, *args, **keywords):
+    """The top module's ports of the fabric ``spec`` (or of the keyword form of
+    :func:`fabric_name`), packet or wormhole, as :func:`fabric_ports` gives them: ``clk``,
+    ``rst``, then the ports of the signature the generator writes
+    (:meth:`Mode.fabric_signature <ihcube.modes.Mode.fabric_signature>`)."""
+    spec = fabric_spec(spec, *args, **keywords)
+    ports = [("clk", In, 1), ("rst", In, 1), *_ports(mode_of(spec).fabric_signature(spec))]
+    return [(name, "in" if flow == In else "out", width) for name, flow, width in ports]
+
+
+def flit_fields(spec):
+    """The fields of a wormhole fabric's flits, least significant first, as ``{"eject": [...],
+    "head": [...], "second": [...]}`` of ``(field, lsb, width)``: the eject port's payload
+    (the flit and its head and tail marks, :func:`~ihcube.rtl.flit.flit_layout`), the head
+    flit's (the header where :func:`ihcube.params.head_fields` puts it, then the message's
+    first payload bits), and the second flit's ``src`` bits when the header spills into it
+    (empty when it does not)."""
+    from .params import head_fields
+    from .rtl.flit import flit_layout
+    spec = fabric_spec(spec)
+    width = spec.wormhole.flit_width
+    fields = head_fields(spec.nodes, width)
+    a = fields.address_bits
+    head = [("dest", 0, a), ("kind", fields.kind_bit, 1)]
+    head += [("src", low, size) for k, low, size, _ in fields.src_pieces if k == 0 and size]
+    head.sort(key=lambda field: field[1])
+    if fields.free_bits:
+        head.append(("payload", width - fields.free_bits, fields.free_bits))
+    second = [("src", low, size) for k, low, size, _ in fields.src_pieces if k == 1]
+    eject = [(name, field.offset, Shape.cast(field.shape).width)
+             for name, field in flit_layout(width)]
+    return {"eject": eject, "head": head, "second": second}
 
 
 def payload_fields(n, payload_width=32):
