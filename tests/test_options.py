@@ -394,7 +394,7 @@ def test_long_work_shows_its_progress_on_standard_error(command, tmp_path, capsy
     bytes as without it. Negative control: with a threshold never reached, no line."""
     from ihcube.cli import stress, verilog
     module, args = {
-        "verilog": (verilog, ["verilog", "--nodes", "5", "--out", str(tmp_path)]),
+        "verilog": (verilog, ["verilog", "--nodes", "2", "--out", str(tmp_path)]),
         "stress": (stress, ["stress", "--nodes", "5", "--cycles", "300"]),
         "stress-wormhole": (stress, ["stress", "--nodes", "5", "--switching", "wormhole",
                                      "--flits", "4", "--cycles", "100"])}[command]
