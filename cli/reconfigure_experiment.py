@@ -16,7 +16,8 @@ import sys
 
 from .. import topology
 from ..params import check_positive_integer
-from .options import add_out_option, ints, out_dir
+from .options import add_out_option, ints, number, out_dir
+from .sweep import MAX_SEED
 from .usage import UsageError, command_parser, integer, run
 
 __all__ = ["main"]
@@ -99,7 +100,7 @@ def _experiment(args):
     faults = ints(args.faults, "--faults", _at_most(N - 1, "A fault count"))
     draws = integer(args.draws, "--draws", lambda d: _at_most(MAX_DRAWS, "--draws")(
         check_positive_integer(d, "--draws")))
-    seed = integer(args.seed, "--seed", lambda s: s)
+    seed = int(number(args.seed, "Seed", int, 0, MAX_SEED))  # a 64-bit word, as sweep's
     small = ints(args.small, "--small", _at_most(MAX_SMALL, "A --small size"), at_least=4)
     out = out_dir(args.out)
     if not args.no_plots:

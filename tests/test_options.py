@@ -63,6 +63,10 @@ COMMANDS = {
                     ["--family", "--sizes", "--placer", "--depths", "--routers",
                      "--flit-widths", "--vcs", "--pnr-minutes", "--staged"]),
     "formal": (["--list"], ["--jobs", "--timeout", "--solver"]),
+    "reconfigure": (["--nodes", "8", "--faulty", "1"], ["--nodes", "--faulty"]),
+    "reconfigure-experiment": (["--nodes", "8", "--faults", "1", "--draws", "1", "--small", "4",
+                                "--no-model", "--no-plots", "--out", "{tmp}"],
+                               ["--nodes", "--faults", "--draws", "--seed", "--small"]),
     "bench": (["--sizes", "2", "--out", "{tmp}"], ["--sizes"]),
     "bench-model": (["--sizes", "2", "--out", "{tmp}"], ["--sizes", "--threads"]),
     "bench-wormhole": (["--sizes", "2", "--out", "{tmp}"], ["--sizes"]),
@@ -179,6 +183,8 @@ OUTPUTS = {
     "synth": (["--nodes", "2", "--family", "ice40"], "--out", "dir"),
     "bitstream": (["--board", "icebreaker", "--nodes", "2"], "--out", "dir"),
     "synth-table": (["--family", "ice40", "--sizes", "2"], "--out", "dir"),
+    "reconfigure-experiment": (["--nodes", "8", "--faults", "1", "--draws", "1", "--small",
+                                "4", "--no-model", "--no-plots"], "--out", "dir"),
 }
 
 
