@@ -122,3 +122,18 @@ def test_one_default_for_jobs_and_threads():
     assert {value for (_, flag), value in defaults.items() if flag == "--jobs"} == {"2"}
     assert {value for (_, flag), value in defaults.items() if flag == "--threads"} == {"1"}
     assert ("formal", "--jobs") in defaults and ("bench-model", "--threads") in defaults
+
+
+def test_stress_campaign_out(tmp_path, capsys, monkeypatch):
+    """``stress --campaign --out DIR`` writes the campaign's own name in ``DIR``; the old
+    ``--out FILE.json`` writes that file and says it is the old spelling."""
+    from ihcube.cli import stress
+    written = []
+    monkeypatch.setattr(stress, "_run_campaign",
+                        lambda quick, cluster, out, **keywords: written.append(out) or 0)
+    base = ["stress", "--campaign", "--quick", "--jobs", "1"]
+    new = run([*base, "--out", str(tmp_path), "--link-stages", "1"], capsys)
+    old = run([*base, "--out", str(tmp_path / "c.json")], capsys)
+    assert new[0] == old[0] == 0
+    assert written == [tmp_path / "stress_campaign_s1.json", tmp_path / "c.json"]
+    assert notices(new[2]) == [] and len(notices(old[2])) == 1 and "--out FILE.json" in old[2]
