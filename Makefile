@@ -95,7 +95,7 @@ help:
 	@echo "make sweep-full                             full sweep, 5 sizes x 2 depths x 3 patterns: results/sweep_full*"
 	@echo "make saturation SWITCHING=wormhole [VCS=1 SIZES=1024]  the same for wormhole (20 flits, 3 VCs), 5 sizes: results/saturation_wormhole*.json"
 	@echo "make saturation                             zero-load latency per hop, saturation throughput: results/saturation.json"
-	@echo "make saturation LINK_STAGES=1               the same with a relay on each link: results/saturation_link_stages.json"
+	@echo "make saturation LINK_STAGES=1               the same with a relay on each link: results/saturation_s1.json"
 	@echo "  SWITCH_STAGES=1 EJECT_STAGES=1            ... with every output staged: results/saturation_s1_g1_e1.json"
 	@echo "make collectives [COLLECTIVE_PORTS=1,full]  broadcast, scatter, multinode (hardware, relays, segments), exchange vs bounds: results/collectives.*"
 	@echo "make analysis                               exact link loads, no simulation: results/analysis.json, analysis_scan.json"
@@ -141,13 +141,13 @@ test-long: $(STAMP) system-tools
 	$(BIN)/python -m pytest -n $(JOBS) $(TEST_DIST) -m long tests
 
 bench: $(STAMP)
-	$(BIN)/ihcube bench --out results/bench_verilog.json
+	$(BIN)/ihcube bench --out results
 
 bench-model: $(STAMP)
-	$(BIN)/ihcube bench-model --out results/bench_model.json
+	$(BIN)/ihcube bench-model --threads 2 --out results
 
 bench-wormhole: $(STAMP)
-	$(BIN)/ihcube bench-wormhole --out results/bench_wormhole_model.json
+	$(BIN)/ihcube bench-wormhole --out results
 
 cocotb: $(STAMP) system-tools
 	@$(BIN)/ihcube cocotb $(FABRIC_OPTIONS) $(if $(WAVES),--waves)
@@ -212,10 +212,10 @@ reconfiguration: $(STAMP)
 	@$(BIN)/ihcube reconfigure-experiment --out results
 
 analysis: $(STAMP)
-	@$(BIN)/ihcube analyze --nodes 1024,1048,1114,1818,2048 --pattern uniform,sphere,decreasing \
+	@$(BIN)/ihcube analyze --sizes 1024,1048,1114,1818,2048 --pattern uniform,sphere,decreasing \
 		--order msb,lsb --reading literal,exclusive --saturation results/saturation.json \
-		--json results/analysis.json
-	@$(BIN)/ihcube analyze --scan 4096 --order msb,lsb --json results/analysis_scan.json
+		--out results
+	@$(BIN)/ihcube analyze --scan 4096 --order msb,lsb --out results
 
 synth: $(STAMP)
 	@$(BIN)/ihcube synth $(FABRIC_OPTIONS) --family='$(FAMILY)' \

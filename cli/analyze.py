@@ -1,13 +1,15 @@
 """Exact link loads, mean hops and the saturation bound of a traffic pattern (no simulation).
 
-``ihcube analyze --nodes N[,N...] [--pattern P,...] [--order msb|lsb,...] [--reading
-literal|exclusive,...] [--radius B --zeta Z] [--saturation FILE] [--json FILE]`` runs
+``ihcube analyze --sizes N[,N...] [--pattern P,...] [--order msb|lsb,...] [--reading
+literal|exclusive,...] [--radius B --zeta Z] [--saturation FILE] [--out DIR]`` runs
 :func:`ihcube.sim.analysis.analyze` for every combination and prints a Markdown table: mean
 hops, the peak link load (both directions) per unit generation rate and where it is, and the
 rate at which the busiest link direction saturates. ``--saturation`` puts the measured
 saturation throughputs of ``ihcube saturation``'s JSON beside that bound. ``ihcube analyze
 --scan MAX`` (``make analysis``) gives the uniform pattern's peak link load for every ``n``
-from 2 to ``MAX``, and the sizes where the largest occurs.
+from 2 to ``MAX``, and the sizes where the largest occurs. With ``--out DIR`` the results are
+also written as JSON, ``DIR/analysis.json`` (``DIR/analysis_scan.json`` for a scan). The old
+spellings ``--nodes N,...`` and ``--json FILE`` still work, each with a one-line notice.
 """
 
 import json
@@ -16,7 +18,8 @@ import sys
 import time
 
 from .. import topology
-from .options import analysis_node_count, check_out, choices, ints, number
+from .options import (add_old_spelling, analysis_node_count, check_out, choices, deprecated,
+                      ints, number, renamed)
 from .usage import UsageError, command_parser, run
 
 __all__ = ["main"]
@@ -32,7 +35,8 @@ NAME = "analyze"
 
 def _parser():
     parser = command_parser(NAME, __doc__)
-    parser.add_argument("--nodes", "-n", metavar="N,...", help="node counts, at least 2")
+    parser.add_argument("--sizes", metavar="N,...", help="node counts, at least 2")
+    add_old_spelling(parser, ["--nodes", "-n"], "old_nodes")
     parser.add_argument("--pattern", default="uniform", metavar="P,...",
                         help="traffic: uniform (default), sphere, decreasing")
     parser.add_argument("--order", default=topology.MSB_FIRST, metavar="O,...",
@@ -50,7 +54,10 @@ def _parser():
     parser.add_argument("--saturation", metavar="FILE",
                         help="saturation.json of `ihcube saturation`: its throughputs beside "
                              "the bound")
-    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--out", "-o", metavar="DIR",
+                        help="also write the results as JSON into DIR: analysis.json "
+                             "(analysis_scan.json with --scan)")
+    add_old_spelling(parser, ["--json"], "old_json")
     return parser
 
 
@@ -114,24 +121,38 @@ def _saturation_rows(measured, radius, zeta):
     return rows
 
 
+def _json_file(args, name):
+    """Where to write the JSON: ``name`` in the directory ``--out``, or the file of the old
+    spelling ``--json FILE`` (with a notice); None for neither. Checked, nothing created."""
+    if args.old_json is not None:
+        if args.out is not None:
+            raise UsageError("Give --out alone: --json is its old spelling")
+        path = check_out(args.old_json, "--json", file=True)
+        deprecated("--json FILE", "--out DIR")
+        return path
+    if args.out is None:
+        return None
+    return check_out(args.out) / name
+
+
 def _analyze(args):
     from ..sim.analysis import analyze, scan
     from ..sim.traffic import PATTERNS, READINGS
+    nodes = renamed(args, "old_nodes", "sizes", "--nodes N,...", "--sizes N,...")
     if args.scan is not None:
-        if args.nodes is not None:
-            raise UsageError("Give --nodes or --scan, not both")
+        if nodes is not None:
+            raise UsageError("Give --sizes or --scan, not both")
         return _scan(args, scan)
-    if args.nodes is None:
-        raise UsageError("the following arguments are required: --nodes (or --scan)")
-    sizes = ints(args.nodes, "Node counts", analysis_node_count, 2)
+    if nodes is None:
+        raise UsageError("the following arguments are required: --sizes (or --scan)")
+    sizes = ints(nodes, "Node counts", analysis_node_count, 2)
     patterns = choices(args.pattern, "Patterns", PATTERNS)
     orders = choices(args.order, "Orders", topology.ROUTING_ORDERS)
     readings = choices(args.reading, "Readings", READINGS)
     radius = int(number(args.radius, "Sphere radius", int, 1, 20))
     zeta = number(args.zeta, "Sphere locality zeta", float, 0.0, 1.0)
     measured = _read_saturation(args.saturation) if args.saturation is not None else None
-    if args.json is not None:
-        check_out(args.json, "--json", file=True)
+    path = _json_file(args, "analysis.json")
     start = time.monotonic()
     results = []
     for n in sizes:
@@ -151,20 +172,19 @@ def _analyze(args):
             print(f"| {s['n']} | {s['depth']} | {s['order']} | {s['throughput']:.3f} | "
                   f"{s['bound']:.4f} | {s['ratio']:.3f} | {s['bound_at_link_rate']:.4f} | "
                   f"{s['ratio_at_link_rate']:.3f} |")
-    if args.json is not None:
+    if path is not None:
         data = dict(analyses=[r.summary() for r in results],
                     seconds=round(time.monotonic() - start, 1))
         if saturation is not None:
             data["saturation"] = saturation
         data["provenance"] = _stamp(args)
-        print(f"wrote {_write(args.json, data)}")
+        print(f"wrote {_write(path, data)}")
 
 
 def _scan(args, scan):
     limit = int(number(args.scan, "Scan limit", int, 2, 1 << 16))
     orders = choices(args.order, "Orders", topology.ROUTING_ORDERS)
-    if args.json is not None:
-        check_out(args.json, "--json", file=True)
+    path = _json_file(args, "analysis_scan.json")
     start = time.monotonic()
     data = dict(pattern="uniform", max_nodes=limit, orders={})
     for order in orders:
@@ -179,9 +199,9 @@ def _scan(args, scan):
         print(f"{order}: the largest peak link load per unit rate, n = 2 .. {limit}, uniform: "
               f"{float(top):.6f} ({top}) at n = {', '.join(map(str, where))}")
     data["seconds"] = round(time.monotonic() - start, 1)
-    if args.json is not None:
+    if path is not None:
         data["provenance"] = _stamp(args)
-        print(f"wrote {_write(args.json, data)}")
+        print(f"wrote {_write(path, data)}")
 
 
 def main(argv=None):

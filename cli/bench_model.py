@@ -1,11 +1,12 @@
 """Measure the fast model's router-cycles per second and memory.
 
-``ihcube bench-model [--nodes 26 256 1024 2048] [--threads 2] [--out
-results/bench_model.json]`` (``make bench-model``) runs :func:`ihcube.bench.model.benchmark`:
-the model under uniform traffic at each size, the Amaranth simulation of the 26-node fabric,
-the peak memory of a 65,536-node model, a million-node run, and the model on ``--threads``
-threads against one at 1,024, 8,192 and 65,536 nodes (none with ``--threads 1``). It prints
-the figures and writes them to the JSON file; it checks nothing.
+``ihcube bench-model [--sizes 26,256,1024,2048] [--threads 1] [--out DIR]`` (``make
+bench-model`` writes ``results/bench_model.json`` with ``--threads 2``) runs
+:func:`ihcube.bench.model.benchmark`: the model under uniform traffic at each size, the
+Amaranth simulation of the 26-node fabric, the peak memory of a 65,536-node model, a
+million-node run, and the model on ``--threads`` threads against one at 1,024, 8,192 and
+65,536 nodes (none with ``--threads 1``, the default, as every command's). It prints the
+figures and writes them to the JSON file; it checks nothing.
 """
 
 import sys
@@ -24,10 +25,10 @@ def main(argv=None):
     from ..bench import model
 
     def threads(parser):
-        parser.add_argument("--threads", default=str(model.THREADS), metavar="T",
-                            help=f"threads to time against one (default {model.THREADS}; "
-                                 "1: none)")
-        return lambda args: {"threads": thread_count(args.threads)}
+        parser.add_argument("--threads", default="1", metavar="T",
+                            help=f"threads to time against one (default 1: none; make "
+                                 f"bench-model gives {model.THREADS})")
+        return lambda args, default: {"threads": thread_count(args.threads)}
     return run_benchmark(NAME, __doc__, model, argv, threads,
                          lambda n: node_count(n, 1 << MAX_ADDRESS_BITS, "the model"))
 

@@ -1,10 +1,11 @@
 """Measure the compiled wormhole model's router-cycles per second.
 
-``ihcube bench-wormhole [--nodes 1024 1048 2048] [--out results/bench_wormhole_model.json]``
-(``make bench-wormhole``) runs :func:`ihcube.bench.wormhole_model.benchmark`: the fast
-wormhole model under saturating uniform traffic of 20-flit messages on 3 virtual channels at
-each size, and the plain Python reference model for comparison. It prints the figures and
-writes them to the JSON file; it checks nothing.
+``ihcube bench-wormhole [--sizes 1024,1048,2048] [--out DIR]`` (``make bench-wormhole``
+writes ``results/bench_wormhole_model.json``) runs
+:func:`ihcube.bench.wormhole_model.benchmark`: the fast wormhole model under saturating
+uniform traffic of 20-flit messages on 3 virtual channels at each size, and the plain Python
+reference model for comparison. It prints the figures and writes them to the JSON file; it
+checks nothing.
 """
 
 import sys

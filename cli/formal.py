@@ -31,8 +31,9 @@ def _parser(solvers):
     which.add_argument("--all", action="store_true", help="run every job (the default)")
     which.add_argument("--fast", action="store_true", help="run the fast subset only")
     parser.add_argument("--list", action="store_true", help="list the jobs and exit")
-    parser.add_argument("--jobs", "-j", default="1", metavar="N",
-                        help="run N jobs at once (default 1)")
+    parser.add_argument("--jobs", "-j", default="2", metavar="J",
+                        help=f"run J jobs at once, 1 to {MAX_JOBS} (default 2, as every "
+                             f"command's --jobs)")
     parser.add_argument("--solver", choices=sorted(solvers), default=None,
                         help="SMT solver (default: yices if installed, else z3)")
     parser.add_argument("--keep", metavar="DIR", default=None,

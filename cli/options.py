@@ -9,6 +9,7 @@ placer, and the benchmarks' command line. A mistake is a
 :class:`~.usage.UsageError`.
 """
 
+import argparse
 import contextlib
 import errno
 import math
@@ -24,6 +25,7 @@ from ..spec import OPTIONS
 from .usage import UsageError, checked, command_parser, integer, parse_number, run
 
 __all__ = ["AD_HOC", "add_fabric_options", "fabric_spec", "require", "stage_value",
+           "deprecated", "add_old_spelling", "renamed",
            "add_threads_option", "thread_count",
            "ints", "floats", "choices", "number", "check_out", "out_dir", "out_file",
            "file_name", "add_out_option", "MAX_JOBS", "node_count",
@@ -39,14 +41,21 @@ __all__ = ["AD_HOC", "add_fabric_options", "fabric_spec", "require", "stage_valu
 AD_HOC = "build/results"
 
 
-def add_fabric_options(parser, nodes_required=True):
+def add_fabric_options(parser, nodes_required=True, leave_out=()):
     """Add the fabric's options to ``parser``, one for each row of
     :data:`ihcube.spec.OPTIONS` (``--nodes --width --depth --order --ports``, ``--switching``
     and the wormhole options, the register stages); :func:`fabric_spec` checks them all at
-    once. Every command that builds a fabric takes this one group."""
+    once. Every command that builds a fabric takes this one group.
+
+    The options named in ``leave_out`` (by keyword or flag: ``"nodes"``, ``"width"``, ...)
+    are not listed in the help and have no default: the command takes them only to refuse
+    them in one line if given (as ``ihcube sweep`` refuses ``--nodes``: give ``--sizes``)."""
     for option in OPTIONS:
         flags = (option.flag, *((option.short,) if option.short else ()))
-        if option.keyword == "nodes":
+        if option.keyword in leave_out or option.dest in leave_out:
+            parser.add_argument(*flags, default=None, metavar=option.metavar,
+                                help=argparse.SUPPRESS)
+        elif option.keyword == "nodes":
             parser.add_argument(*flags, required=nodes_required, metavar=option.metavar,
                                 help=option.help)
         else:
@@ -58,8 +67,18 @@ def fabric_spec(args, hardware=True):
     """The checked :class:`~ihcube.spec.FabricSpec` of :func:`add_fabric_options`' options:
     each value read as its :attr:`~ihcube.spec.Option.kind` says, the whole spec checked once
     (:meth:`FabricSpec.of <ihcube.spec.FabricSpec.of>`), and with ``hardware`` within the
-    generator's limits. A mistake is a :class:`~.usage.UsageError`, one line."""
+    generator's limits. A mistake is a :class:`~.usage.UsageError`, one line.
+
+    ``--width`` is refused with wormhole switching: a wormhole fabric's hardware, file and
+    module name depend on its flits (``--flits``, ``--flit-width``), not on a payload width
+    (its messages carry the flits' bits beside the header); the spec takes the default."""
     from ..spec import FabricSpec
+    width = next(option for option in OPTIONS if option.keyword == "payload_width")
+    if (getattr(args, "switching", None) == "wormhole"
+            and getattr(args, width.dest) not in (None, width.default)):
+        raise UsageError(f"Payload width ({width.flag}) is not taken with wormhole switching: "
+                         f"a message carries its flits' bits beside the header; give --flits "
+                         f"and --flit-width, not {getattr(args, width.dest)!r}")
     values = {}
     for option in OPTIONS:
         text = getattr(args, option.dest)
@@ -71,6 +90,32 @@ def fabric_spec(args, hardware=True):
             values[option.keyword] = integer(text, option.what, lambda value: value)
     spec = checked(lambda: FabricSpec.of(**values))
     return checked(spec.check_hardware) if hardware else spec
+
+
+def deprecated(old, new):
+    """Say, in one line on standard error, that the option ``old`` is the old spelling of
+    ``new``: it still works, for one release."""
+    print(f"ihcube: {old} is deprecated and will be removed in the next release: give {new}",
+          file=sys.stderr)
+
+
+def add_old_spelling(parser, flags, dest, **keywords):
+    """Add ``flags``, the old spelling of an option, to ``parser``: kept out of the help, its
+    value in ``dest`` (None if not given); :func:`renamed` reads it."""
+    parser.add_argument(*flags, dest=dest, default=None, help=argparse.SUPPRESS, **keywords)
+
+
+def renamed(args, old_dest, new_dest, old, new):
+    """The value of the option ``new`` (``args.<new_dest>``, None if not given), or of its old
+    spelling ``old`` (``args.<old_dest>``, :func:`add_old_spelling`), which says it is
+    deprecated (:func:`deprecated`); both given is a :class:`~.usage.UsageError`."""
+    value = getattr(args, old_dest)
+    if value is None:
+        return getattr(args, new_dest)
+    if getattr(args, new_dest) is not None:
+        raise UsageError(f"Give {new} alone: {old} is its old spelling")
+    deprecated(old, new)
+    return value
 
 
 def require(spec, condition, message):
@@ -245,7 +290,7 @@ MAX_EXPERIMENT_NODES = 1 << 16
 #: The most nodes ``ihcube collectives`` takes: a total exchange is ``n * (n - 1)``
 #: messages (8,192 nodes took 12.9 GB; ``docs/scale.md``).
 MAX_COLLECTIVE_NODES = 1 << 13
-#: The most nodes ``ihcube analyze --nodes`` takes (it reads ``n x n`` probability tables).
+#: The most nodes ``ihcube analyze --sizes`` takes (it reads ``n x n`` probability tables).
 MAX_ANALYSIS_NODES = 1 << 16
 
 
@@ -407,27 +452,49 @@ def build_options(args):
 
 def run_benchmark(name, doc, benchmark, argv, options=None, check_nodes=None):
     """Run ``ihcube <name>``, the command of ``benchmark`` (a module of :mod:`ihcube.bench`):
-    its ``benchmark(sizes, out)`` over ``--nodes N ...`` (default its ``SIZES``) into the JSON
-    file ``--out`` (default its ``OUT``'s name in :data:`AD_HOC`); return the exit status.
+    its ``benchmark(sizes, out)`` over ``--sizes N,...`` (default its ``SIZES``) into the JSON
+    file named as its ``OUT`` in the directory ``--out`` (default :data:`AD_HOC`); return the
+    exit status. The old spellings ``--nodes N ...`` and ``--out FILE.json`` still work, each
+    with a one-line notice (:func:`deprecated`).
 
     ``check_nodes`` checks each size (default :func:`ihcube.topology.check_node_count`), so
     that a size the benchmark cannot run is one line, not a traceback after the others ran.
     ``options``, if given, adds the command's own arguments to the parser and returns a
-    function of the parsed arguments that gives ``benchmark``'s further keyword arguments
-    (checking them: a :class:`UsageError` is the command's one-line error). The output file is
-    checked (:func:`out_file`) after every option and before the work."""
+    function of the parsed arguments (and whether the sizes are the default ones) that gives
+    ``benchmark``'s further keyword arguments (checking them: a :class:`UsageError` is the
+    command's one-line error). The output file is checked (:func:`out_file`) after every
+    option and before the work."""
     parser = command_parser(name, doc)
-    parser.add_argument("--nodes", nargs="+", default=[str(n) for n in benchmark.SIZES],
-                        metavar="N",
-                        help=f"fabric sizes (default {' '.join(map(str, benchmark.SIZES))})")
-    default = f"{AD_HOC}/{pathlib.PurePath(benchmark.OUT).name}"
-    parser.add_argument("--out", default=default, metavar="FILE",
-                        help=f"JSON file to write (default {default}; make writes {benchmark.OUT})")
-    further = options(parser) if options is not None else (lambda args: {})
+    sizes_text = ",".join(map(str, benchmark.SIZES))
+    parser.add_argument("--sizes", default=None, metavar="N,...",
+                        help=f"fabric sizes (default {sizes_text})")
+    add_old_spelling(parser, ["--nodes"], "old_nodes", nargs="+")
+    file = pathlib.PurePath(benchmark.OUT).name
+    parser.add_argument("--out", "-o", default=AD_HOC, metavar="DIR",
+                        help=f"directory to write {file} into (default {AD_HOC}; make writes "
+                             f"{benchmark.OUT})")
+    further = options(parser) if options is not None else (lambda args, default: {})
     check = check_nodes or topology.check_node_count
 
     def body(args):
-        sizes = [integer(text, "Node count", check) for text in args.nodes]
-        keywords = further(args)
-        benchmark.benchmark(sizes, out_file(args.out), **keywords)
+        given = renamed(args, "old_nodes", "sizes", "--nodes N ...", "--sizes N,...")
+        if given is None:
+            sizes = list(benchmark.SIZES)
+        elif isinstance(given, list):  # the old spelling's separate numbers
+            sizes = [integer(text, "Node count", check) for text in given]
+        else:
+            sizes = list(ints(given, "Sizes", check))
+        keywords = further(args, given is None)
+        benchmark.benchmark(sizes, _benchmark_file(args.out, file), **keywords)
     return run(name, parser, body, argv)
+
+
+def _benchmark_file(text, file):
+    """The JSON file a benchmark writes for ``--out text``: ``file`` in the directory
+    ``text``, or, the old spelling, the file ``text`` itself if it ends in ``.json`` and is
+    not a directory (with a notice)."""
+    if isinstance(text, str) and text.endswith(".json") and not os.path.isdir(text):
+        path = out_file(text)  # a location that cannot be written is the one line
+        deprecated("--out FILE.json", "--out DIR")
+        return path
+    return out_dir(text) / file

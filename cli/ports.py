@@ -5,13 +5,16 @@ of the top module named by the options (``ihcube_n<N>_w<W>`` by default)
 (direction, width, meaning; node ``k``'s ports once, as ``inject__<k>__valid``) and the
 fields of the ``inject`` and ``eject`` payloads with their bit ranges; ``--json`` prints every
 port of every node and the fields, for scripts. Nothing is generated: the ports come from
-the same signature the generator writes.
+the same signature the generator writes. With ``--switching wormhole`` (and the flit options)
+it lists the wormhole fabric's top module (``ihcube_n<N>_wormhole_f<F>_l<L>_v<V>``) and the
+fields of its flits: the eject port's flit with its head and tail marks, the head flit's
+header, and the second flit's ``src`` bits when the header is wider than a flit.
 """
 
 import json
 import sys
 
-from .options import add_fabric_options, fabric_spec, require
+from .options import add_fabric_options, fabric_spec
 from .usage import command_parser, run
 
 __all__ = ["main"]
@@ -30,10 +33,63 @@ def _bits(lsb, width):
     return f"[{lsb}]" if width == 1 else f"[{lsb + width - 1}:{lsb}]"
 
 
+def _fields(fields):
+    return " ".join(f"{name}{_bits(lsb, size)}" for name, lsb, size in fields)
+
+
+def _as_json(fields):
+    return [dict(name=name, lsb=lsb, width=bits) for name, lsb, bits in fields]
+
+
+def _table(listed, meanings, payloads):
+    """The rows of node ``k``'s ports (node 0's, each once): name, direction, width and
+    meaning, ``payloads[group]`` after the meaning of a payload port."""
+    rows = []
+    for name, direction, bits in listed:
+        group, *index = name.split("__")
+        field = [] if name in ("clk", "rst") else [index.pop()] if index[-1].isalpha() else []
+        # index: the node, and the PE port for inject and eject when there are several.
+        if any(i != "0" for i in index):
+            continue  # another node's or PE port's: as node 0's first
+        key = "__".join([group, *(["k"] if index else []), *field])
+        shown = "__".join([group, *["<k>", "<p>"][:len(index)], *field])
+        meaning = meanings[key]
+        if field == ["payload"]:
+            meaning += ": " + payloads[group]
+        rows.append((shown, direction, bits, meaning))
+    wide = max(len(row[0]) for row in rows)
+    for name, direction, bits, meaning in rows:
+        print(f"  {name:<{wide}}  {direction:<3}  {bits:>5}  {meaning}")
+
+
+def _wormhole(spec, as_json):
+    """List the wormhole fabric ``spec``'s ports and flit fields."""
+    from ..generate import WORMHOLE_PORT_MEANINGS, flit_fields, spec_ports
+    n, top, wh = spec.nodes, spec.name, spec.wormhole
+    listed = spec_ports(spec)
+    fields = flit_fields(spec)
+    if as_json:
+        print(json.dumps({"top": top, "nodes": n, "switching": "wormhole", "flits": wh.flits,
+                          "flit_width": wh.flit_width, "vcs": wh.vcs, "vc_depth": wh.vc_depth,
+                          "port_list": [dict(name=name, direction=direction, width=bits)
+                                        for name, direction, bits in listed],
+                          "flit_fields": {part: _as_json(layout)
+                                          for part, layout in fields.items()}}, indent=1))
+        return
+    print(f"{top}: {n} nodes, wormhole: {wh.flits} flits of {wh.flit_width} bits, {wh.vcs} "
+          f"virtual channel{'s' if wh.vcs != 1 else ''} of {wh.vc_depth} flits; ports of node "
+          f"k, k = 0 .. {n - 1}:")
+    head = "head flit " + _fields(fields["head"])
+    if fields["second"]:
+        head += ", second flit " + _fields(fields["second"])
+    _table(listed, WORMHOLE_PORT_MEANINGS,
+           {"inject": head, "eject": _fields(fields["eject"]) + "; payload of a " + head})
+
+
 def _ports(args):
     spec = fabric_spec(args)
-    require(spec, spec.packet, "ihcube ports lists a packet fabric's ports, not a wormhole "
-                               "fabric's (their flits and ports: docs/wormhole.md)")
+    if not spec.packet:
+        return _wormhole(spec, args.json)
     n, width, pe_ports, top = spec.nodes, spec.payload_width, spec.ports, spec.name
     if spec.interface != "native":
         return _axis_ports(spec, args.json)
@@ -50,23 +106,7 @@ def _ports(args):
         return
     each = "" if pe_ports == 1 else f", PE port p = 0 .. {pe_ports - 1}"
     print(f"{top}: {n} nodes, payload {width} bits; ports of node k, k = 0 .. {n - 1}{each}:")
-    rows = []
-    for name, direction, bits in listed:
-        group, *index = name.split("__")
-        field = [] if name in ("clk", "rst") else [index.pop()] if index[-1].isalpha() else []
-        # index: the node, and the PE port for inject and eject when there are several.
-        if any(i != "0" for i in index):
-            continue  # another node's or PE port's: as node 0's first
-        key = "__".join([group, *(["k"] if index else []), *field])
-        shown = "__".join([group, *["<k>", "<p>"][:len(index)], *field])
-        meaning = PORT_MEANINGS[key]
-        if field == ["payload"]:
-            meaning += ": " + " ".join(f"{name}{_bits(lsb, size)}"
-                                       for name, lsb, size in fields[group])
-        rows.append((shown, direction, bits, meaning))
-    wide = max(len(row[0]) for row in rows)
-    for name, direction, bits, meaning in rows:
-        print(f"  {name:<{wide}}  {direction:<3}  {bits:>5}  {meaning}")
+    _table(listed, PORT_MEANINGS, {group: _fields(layout) for group, layout in fields.items()})
 
 
 def _axis_ports(spec, as_json):

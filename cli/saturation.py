@@ -7,7 +7,7 @@
 depth under uniform traffic, prints a Markdown table and writes ``<out>/saturation.json``,
 each row with its ``link_stages``. With ``--link-stages 1`` (``make saturation
 LINK_STAGES=1``) the fabric has a relay on each link (:class:`ihcube.sim.model.Model`'s
-``link_stages``, ``docs/model.md``) and the file is ``<out>/saturation_link_stages.json``;
+``link_stages``, ``docs/model.md``) and the file is ``<out>/saturation_s1.json``;
 with all three stages (``make saturation LINK_STAGES=1 SWITCH_STAGES=1 EJECT_STAGES=1``)
 ``<out>/saturation_s1_g1_e1.json``. With ``--switching wormhole`` (and ``--flits --vcs
 --vc-depth --flit-width``) it measures the wormhole fast model instead (``--depths`` is then

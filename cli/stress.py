@@ -14,7 +14,8 @@ model's runs carry 64-bit payloads. A stress run's PEs have one port each (``--p
 ``--campaign`` (``make stress-campaign``) runs every configuration of :func:`campaign` (with
 ``--switching wormhole``, only those of :func:`wormhole_campaign`) as tasks of a Dask cluster
 (``--jobs`` local worker processes, or the workers of ``--scheduler ADDRESS``), prints a
-table and writes it to ``results/stress_campaign.json``; with ``--link-stages 1`` (``make
+table and writes it to ``<out>/stress_campaign.json`` (``--out DIR``, default
+``build/results``; ``make stress-campaign`` gives ``results``); with ``--link-stages 1`` (``make
 stress-campaign LINK_STAGES=1``) its packet configurations run with a relay on each link, and
 the table goes to ``results/stress_campaign_s1.json`` (with all three stages,
 ``stress_campaign_s1_g1_e1.json``; with ``--switching wormhole`` (``make stress-campaign
@@ -35,7 +36,8 @@ from .. import topology
 from ..extras import MissingExtra
 from ..params import WORMHOLE
 from .options import (AD_HOC, add_cluster_options, add_fabric_options, add_threads_option,
-                      cluster_options, fabric_spec, out_file, require, started,
+                      cluster_options, deprecated, fabric_spec, out_dir, out_file, require,
+                      started,
                       thread_count)
 from .usage import UsageError, checked, command_parser, parse_number, report
 
@@ -137,12 +139,12 @@ def _run(item):
 
 
 def _run_one(backend, config, threads, progress=None):
-    """Run ``config`` on the stress engine of its switching mode: on the RTL (``progress`` as
-    its ``run_rtl`` takes it), or on the fast model on ``threads`` threads (the packet
-    model's; the wormhole model has one)."""
+    """Run ``config`` on the stress engine of its switching mode: on the RTL, or on the fast
+    model on ``threads`` threads (the packet model's; the wormhole model has one);
+    ``progress(cycle)`` as their ``run_rtl`` and ``run_model`` take it."""
     if backend == "rtl":
         return config.engine.run_rtl(config, progress=progress)
-    return config.engine.run_model(config, threads=threads)
+    return config.engine.run_model(config, threads=threads, progress=progress)
 
 
 def _run_campaign(quick, cluster, out, wormhole_only=False, stages=None, threads=1,
@@ -221,8 +223,7 @@ SINGLE_RUN = ("nodes", "width", "depth", "order", "ports", "flits", "flit_width"
 
 def _parser():
     parser = command_parser(NAME, __doc__)
-    add_fabric_options(parser, nodes_required=False)
-    parser.set_defaults(nodes="26")
+    add_fabric_options(parser, nodes_required=False)  # required by a single run
     parser.add_argument("--cycles", default="20000", metavar="CYCLES",
                         help="cycles of saturating injection before the drain (default 20000)")
     parser.add_argument("--seed", default="1", metavar="S", help="random seed (default 1)")
@@ -239,12 +240,11 @@ def _parser():
     parser.add_argument("--quick", action="store_true", help="with --campaign: a small slice")
     add_cluster_options(parser)  # --jobs, --scheduler: with --campaign
     add_threads_option(parser)
-    parser.add_argument("--out", default=None, metavar="FILE",
-                        help=f"with --campaign: JSON to write, or a directory (existing, or "
-                             f"ending in /) to write the campaign's own name into (default "
-                             f"{AD_HOC}/stress_campaign.json, or none with --quick; make "
-                             f"stress-campaign writes results/stress_campaign.json, with "
-                             f"stages results/stress_campaign_s1_g1_e1.json and so on)")
+    parser.add_argument("--out", "-o", default=None, metavar="DIR",
+                        help=f"with --campaign: directory to write stress_campaign.json into "
+                             f"(with stages stress_campaign_s1_g1_e1.json and so on; default "
+                             f"{AD_HOC}, or none with --quick; make stress-campaign writes "
+                             f"into results)")
     return parser
 
 
@@ -254,18 +254,20 @@ def _campaign(parser, args):
         if getattr(args, name) != parser.get_default(name):
             raise UsageError(f"--{name.replace('_', '-')} is an option of a single run, not "
                              f"taken with --campaign (it runs its own configurations)")
+    args.nodes = "26"  # any size: the campaign runs its own; the spec says mode and stages
     spec = fabric_spec(args, hardware=False)
     threads = thread_count(args.threads, spec.mode)
     cluster = cluster_options(args, "Processes")
-    out = args.out if args.out is not None else None if args.quick else f"{AD_HOC}/"
+    out = args.out if args.out is not None else None if args.quick else AD_HOC
     if out is not None and not out.strip():
-        raise UsageError(f"--out must name a file or a directory, not {out!r}")
-    if out is not None and (out.endswith("/") or pathlib.Path(out).is_dir()):
-        out = out.rstrip("/") + "/"
+        raise UsageError(f"--out must name a directory, not {out!r}")
+    if out is not None and out.endswith(".json") and not pathlib.Path(out).is_dir():
+        out = out_file(out)  # the old spelling, a file: checked before the campaign
+        deprecated("--out FILE.json", "--out DIR")
+    elif out is not None:
         # The wormhole part alone has its own file; the packet campaign's says its stages.
-        out += f"stress_campaign{'_wormhole' if spec.mode == WORMHOLE else spec.stages.suffix}.json"
-    if out is not None:
-        out = out_file(out)  # before the campaign, not after it
+        name = f"stress_campaign{'_wormhole' if spec.mode == WORMHOLE else spec.stages.suffix}"
+        out = out_dir(out) / f"{name}.json"  # before the campaign, not after it
     return _run_campaign(args.quick, cluster, out, wormhole_only=spec.mode == WORMHOLE,
                          stages=spec.stages.keywords(), threads=threads,
                          command=args.command_line)
@@ -278,6 +280,9 @@ def _single_run(parser, args):
     for name in CAMPAIGN_ONLY:
         if getattr(args, name) != parser.get_default(name):
             raise UsageError(f"--{name} is an option of --campaign, not taken by a single run")
+    defaulted = args.nodes is None  # the default of before, kept for one release
+    if defaulted:
+        args.nodes = "26"
     spec = fabric_spec(args, hardware=False)
     if args.backend not in ("model", "rtl"):
         raise ValueError(f"Backend must be model or rtl, not {args.backend!r}")
@@ -298,15 +303,30 @@ def _single_run(parser, args):
         raise UsageError(f"Thread count must be 1 with the rtl backend (the Amaranth "
                          f"simulation runs on one thread), not {threads}")
     config = StressConfig(spec, cycles, **traffic)
-    return _run_one(args.backend, config, threads, _progress(config) if rtl else None)
+    if defaulted:  # once every option is checked: a mistake stays one line
+        deprecated("stress without --nodes (26 nodes)", "--nodes 26")
+    return _run_one(args.backend, config, threads, _progress(config, rtl))
 
 
-def _progress(config):
-    """How far an RTL run's injection phase is, as a bar: the Amaranth simulation runs some
-    cycles per second at n = 8, fewer beyond."""
+#: Seconds of a model run before its progress line shows on standard error (an RTL run shows
+#: it at once).
+PROGRESS_AFTER = 5.0
+
+
+def _progress(config, rtl):
+    """How far a run's injection phase is, as a bar on standard error: the Amaranth
+    simulation runs some cycles per second at n = 8, fewer beyond, so an RTL run shows it at
+    once; the model's, once it has taken :data:`PROGRESS_AFTER` seconds (thousands of
+    nodes)."""
     from ..sim.cluster import Progress
-    bar = Progress(config.cycles, "RTL cycles simulated")
-    return lambda cycle: cycle <= config.cycles and bar.step()
+    bar = Progress(config.cycles, f"{'RTL' if rtl else 'model'} cycles simulated",
+                   after=0.0 if rtl else PROGRESS_AFTER)
+
+    def step(cycle):
+        cycle = min(cycle, config.cycles)
+        if cycle > bar.done:
+            bar.step(cycle - bar.done)
+    return step
 
 
 def main(argv=None):

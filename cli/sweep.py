@@ -1,20 +1,21 @@
 """Sweep the fabric model's latency against throughput.
 
 ``ihcube sweep [--set quick|full|wormhole-quick|wormhole] [--sizes N,...] [--depths D,...]
-[--orders O,...] [--patterns P,...] [--rates R,...] [--reading literal|exclusive] ...``
-(``make sweep``, ``make sweep-full``, ``make sweep-wormhole``) runs the points of
+[--orders O,...] [--patterns P,...] [--rates R,...] [--reading literal|exclusive] ...`` (``make
+sweep``, ``make sweep-full``, ``make sweep-wormhole``) runs the points of
 :func:`ihcube.sim.sweep.points` with :func:`ihcube.sim.sweep.sweep` and writes
 ``<out>/<name>.csv``, ``.json`` and, unless ``--no-plots``, the PNG pictures of
-:mod:`ihcube.sim.plots`. A named set gives every part the options leave out. The fabric
-options (:func:`~.options.add_fabric_options`) but ``--nodes --depth --order --width --ports``
-(lists, or the traffic, give those here) describe each point's fabric: with ``--switching
-wormhole`` (or a wormhole set) and ``--flits --vcs --vc-depth --flit-width`` the points run
-the wormhole fast model (``docs/wormhole.md``, "Experiments"), and ``--beside`` a packet
-sweep's CSV draws its curves beside the wormhole ones; with register stages
-(``--link-stages`` ...) the packet model has them, and the files' names end in their suffix
-(``sweep_quick_s1.csv``). The points run on ``--jobs`` local Dask worker processes, or on the
-cluster of ``--scheduler ADDRESS`` (:mod:`ihcube.sim.cluster`), each packet point's model on
-``--threads`` threads (at most one a node); the CSV is the same bytes either way.
+:mod:`ihcube.sim.plots`. A named set gives every part the options leave out. The fabric options
+(:func:`~.options.add_fabric_options`) but ``--nodes --depth --order --width --ports`` (lists,
+or the traffic, give those here) describe each point's fabric: with ``--switching wormhole``
+(or a wormhole set) and ``--flits --vcs --vc-depth --flit-width`` the points run the wormhole
+fast model (``docs/wormhole.md``, "Experiments"), and ``--beside`` a packet sweep's CSV draws
+its curves beside the wormhole ones; with register stages (``--link-stages`` ...) the packet
+model has them, and the files' names end in their suffix (``sweep_quick_s1.csv``). A set run
+with any of its parts changed (``--sizes``, ``--rates``, ``--seed``, ...) is a custom sweep,
+written as ``sweep_<set>_custom.*``. The points run on ``--jobs`` local Dask worker processes,
+or on the cluster of ``--scheduler ADDRESS`` (:mod:`ihcube.sim.cluster`), each packet point's
+model on ``--threads`` threads (at most one a node); the CSV is the same bytes either way.
 """
 
 import argparse
@@ -52,6 +53,10 @@ REFUSALS = {"nodes": ("Node count (--nodes) is not taken: give --sizes", None),
             "order": ("Routing order (--order) is not taken: give --orders", "msb")}
 #: The fabric options ``ihcube sweep`` refuses: every one of :data:`REFUSALS`.
 REFUSED = tuple(REFUSALS)
+#: The options that change a part of a named set: a sweep given any of them is a custom one,
+#: and its files are named ``sweep_<set>_custom``, never the set's own.
+SET_PARTS = ("sizes", "depths", "orders", "patterns", "rates", "warmup", "window",
+             "max_windows", "tolerance")
 #: Ceilings of the sweep's numbers, so that a mistyped one is refused, not run for days: a
 #: radius beyond any diameter (the model takes 2**20 nodes), cycles of a warm-up or window,
 #: windows, and a seed that fits a 64-bit word.
@@ -90,8 +95,9 @@ def _parser():
     add_experiment_fabric_options(parser, ("nodes", "depth", "width", "ports", "order"))
     add_run_options(parser)
     parser.add_argument("--name", metavar="NAME",
-                        help="file name prefix (default sweep_<set>, and the register "
-                             "stages' suffix)")
+                        help="file name prefix (default sweep_<set>, sweep_<set>_custom "
+                             "if any part of the set is changed, and the register stages' "
+                             "suffix)")
     parser.add_argument("--no-plots", action="store_true", help="write the CSV only")
     parser.add_argument("--beside", metavar="CSV",
                         help="wormhole: a packet sweep's CSV whose curves (same sizes, "
@@ -143,8 +149,11 @@ def _sweep(args):
         changes["tolerance"] = number(args.tolerance, "Tolerance", float, 0.0, 1.0)
     changes["seed"] = number(args.seed, "Seed", int, 0, MAX_SEED)
     settings = dataclasses.replace(settings, **changes)
+    # A set run as it is writes the set's files; one with any part changed, its own.
+    custom = (any(getattr(args, part) is not None for part in SET_PARTS)
+              or settings.seed != base["settings"].seed)
     name = (file_name(args.name) if args.name is not None
-            else f"sweep_{args.set}{first.stages.suffix}")
+            else f"sweep_{args.set}{'_custom' if custom else ''}{first.stages.suffix}")
     cluster, out = run_options(args)
     prefix = str(out / name)
 
@@ -219,10 +228,9 @@ def _sweep(args):
 
 def add_experiment_fabric_options(parser, refused):
     """Add the fabric options (:func:`~.options.add_fabric_options`, ``--nodes`` not
-    required) to ``parser``, those named in ``refused`` (keys of :data:`REFUSALS`) without a
-    default, so that :func:`fabric_specs` refuses them if given."""
-    add_fabric_options(parser, nodes_required=False)
-    parser.set_defaults(**dict.fromkeys(refused))
+    required) to ``parser``, those named in ``refused`` (keys of :data:`REFUSALS`) left out of
+    the help and without a default, so that :func:`fabric_specs` refuses them if given."""
+    add_fabric_options(parser, nodes_required=False, leave_out=refused)
 
 
 def fabric_specs(args, sizes, refused):

@@ -8,7 +8,9 @@ EJECT_STAGES=1] [INTERFACE=axis] [FUSESOC=1]``), or with
 verilog N=26 SWITCHING=wormhole VCS=3 FLITS=20``), writes ``<out>/<name>.v``, named by
 :func:`ihcube.generate.fabric_name`, with :func:`ihcube.generate.fabric_verilog`, and prints
 one line; with ``--fusesoc`` also a FuseSoC core beside it (:func:`ihcube.fusesoc.write_core`),
-and a second line. Amaranth loads only once the options are checked.
+and a second line. Amaranth loads only once the options are checked. A generation that takes
+more than :data:`PROGRESS_AFTER` seconds (thousands of nodes) shows its progress, the modules
+converted, on standard error; standard output has only those lines.
 """
 
 import sys
@@ -19,6 +21,8 @@ from .usage import UsageError, command_parser, run
 __all__ = ["main"]
 
 NAME = "verilog"
+#: Seconds of generation before a progress line shows on standard error.
+PROGRESS_AFTER = 5.0
 
 
 def _parser():
@@ -39,7 +43,7 @@ def _verilog(args):
     try:
         # Checks the folder first, writes a temporary file and renames it: a failed write
         # leaves nothing half-written under the final name.
-        path, size = write_fabric(args.out, spec)
+        path, size = write_fabric(args.out, spec, progress=progress())
     except (ValueError, OutputError) as error:  # e.g. a routing that can deadlock
         raise UsageError(str(error)) from None
     print(f"wrote {path} ({describe(spec)}, {size:,} bytes)")
@@ -53,6 +57,19 @@ def _verilog(args):
                              f"{error.strerror}") from None
         print(f"wrote {core} (FuseSoC core {core_name(spec, version())}, with "
               f"{core.with_suffix('.vlt').name})")
+
+
+def progress():
+    """A ``progress(done, total)`` for :func:`ihcube.generate.fabric_verilog`: a progress
+    line on standard error (:class:`ihcube.sim.cluster.Progress`) once the generation has
+    taken :data:`PROGRESS_AFTER` seconds."""
+    from ..sim.cluster import Progress
+    bar = Progress(0, "modules converted", after=PROGRESS_AFTER)
+
+    def step(done, total):
+        bar.total = total
+        bar.step(done - bar.done)
+    return step
 
 
 def describe(spec):

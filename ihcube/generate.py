@@ -24,7 +24,7 @@ from .rtl.router import router_signature
 from .spec import FabricSpec, as_spec
 
 __all__ = ["fabric_spec", "fabric_name", "fabric_verilog", "router_modules", "top_verilog",
-           "write_fabric", "OutputError"]
+           "write_fabric", "OutputError", "spec_ports", "flit_fields"]
 
 
 class OutputError(OSError):
@@ -50,7 +50,7 @@ def fabric_name(spec, *args, **keywords):
     return fabric_spec(spec, *args, **keywords).name
 
 
-def fabric_verilog(spec, *args, router=None, **keywords):
+def fabric_verilog(spec, *args, router=None, progress=None, **keywords):
     """Return the Verilog text of the fabric ``spec`` (or of the keyword form of
     :func:`fabric_name`), deterministic for the same spec.
 
@@ -63,7 +63,8 @@ def fabric_verilog(spec, *args, router=None, **keywords):
     channel dependency graph is checked first (:meth:`Mode.check_deadlock
     <ihcube.modes.Mode.check_deadlock>`). ``router`` builds a router as the fabric does
     (``router(spec, node, strap=True)``; the spec's mode's router if None); the tests pass
-    broken variants.
+    broken variants. ``progress``, if given, is called as ``progress(done, total)`` after each
+    module is converted (the distinct routers, then the fabric: ``total`` steps in all).
     """
     from . import version
     spec = fabric_spec(spec, *args, **keywords)
@@ -72,13 +73,16 @@ def fabric_verilog(spec, *args, router=None, **keywords):
     n, top = spec.nodes, spec.name
     mode.check_deadlock(spec)  # before the slow part, and before any component
     modules = mode.router_modules(spec)
+    first = {}  # each distinct module's first node, in node order
+    for node, module in enumerate(modules):
+        first.setdefault(module, node)
+    total = len(first) + 1
     texts = []
-    for node in range(n):
-        module = modules[node]
-        if module in modules[:node]:
-            continue
+    for done, (module, node) in enumerate(first.items(), 1):
         text = verilog.convert(router(spec, node, strap=True), name=module, emit_src=False)
         texts.append(_not_top(text, module))
+        if progress is not None:
+            progress(done, total)
     native = top if spec.interface == NATIVE else f"{top}_fabric"
     text = top_verilog(native, n, spec.payload_width, modules, signatures=(
         mode.fabric_signature(spec), lambda node: mode.router_signature(spec, node)))
@@ -87,6 +91,8 @@ def fabric_verilog(spec, *args, router=None, **keywords):
                   axis_verilog(spec, native)]
     else:
         texts.append(text)
+    if progress is not None:
+        progress(total, total)
     return axis_header(spec, mode.header(spec, version())) + "".join(texts)
 
 
@@ -130,6 +136,51 @@ def fabric_ports(n, payload_width=32, ports=1):
     ports = [("clk", In, 1), ("rst", In, 1),
              *_ports(fabric_signature(n, payload_width, pe_ports))]
     return [(name, "in" if flow == In else "out", width) for name, flow, width in ports]
+
+
+#: What each port of a wormhole fabric is for, where it differs from :data:`PORT_MEANINGS`.
+WORMHOLE_PORT_MEANINGS = {
+    **PORT_MEANINGS,
+    "inject__k__valid": "PE k offers a flit",
+    "inject__k__ready": "the router takes it (a transfer: valid and ready high in a cycle)",
+    "inject__k__payload": "a flit from PE k: each message's flits in order, the head first",
+    "eject__k__valid": "a flit for PE k (a message's flits together, head first, tail last)",
+    "eject__k__payload": "the flit for PE k, with its head and tail marks",
+}
+
+
+def spec_ports(spec, *args, **keywords):
+    """The top module's ports of the fabric ``spec`` (or of the keyword form of
+    :func:`fabric_name`), packet or wormhole, as :func:`fabric_ports` gives them: ``clk``,
+    ``rst``, then the ports of the signature the generator writes
+    (:meth:`Mode.fabric_signature <ihcube.modes.Mode.fabric_signature>`)."""
+    spec = fabric_spec(spec, *args, **keywords)
+    ports = [("clk", In, 1), ("rst", In, 1), *_ports(mode_of(spec).fabric_signature(spec))]
+    return [(name, "in" if flow == In else "out", width) for name, flow, width in ports]
+
+
+def flit_fields(spec):
+    """The fields of a wormhole fabric's flits, least significant first, as ``{"eject": [...],
+    "head": [...], "second": [...]}`` of ``(field, lsb, width)``: the eject port's payload
+    (the flit and its head and tail marks, :func:`~ihcube.rtl.flit.flit_layout`), the head
+    flit's (the header where :func:`ihcube.params.head_fields` puts it, then the message's
+    first payload bits), and the second flit's ``src`` bits when the header spills into it
+    (empty when it does not)."""
+    from .params import head_fields
+    from .rtl.flit import flit_layout
+    spec = fabric_spec(spec)
+    width = spec.wormhole.flit_width
+    fields = head_fields(spec.nodes, width)
+    a = fields.address_bits
+    head = [("dest", 0, a), ("kind", fields.kind_bit, 1)]
+    head += [("src", low, size) for k, low, size, _ in fields.src_pieces if k == 0 and size]
+    head.sort(key=lambda field: field[1])
+    if fields.free_bits:
+        head.append(("payload", width - fields.free_bits, fields.free_bits))
+    second = [("src", low, size) for k, low, size, _ in fields.src_pieces if k == 1]
+    eject = [(name, field.offset, Shape.cast(field.shape).width)
+             for name, field in flit_layout(width)]
+    return {"eject": eject, "head": head, "second": second}
 
 
 def payload_fields(n, payload_width=32):
@@ -232,7 +283,7 @@ def top_verilog(top, n, payload_width, modules, ports=1, *, signatures=None):
     return "\n".join(lines)
 
 
-def write_fabric(folder, spec, *args, **keywords):
+def write_fabric(folder, spec, *args, progress=None, **keywords):
     """Write the Verilog of the fabric ``spec`` (or of the keyword form of
     :func:`fabric_name`) to ``folder/<name>.v``, safely.
 
@@ -240,7 +291,8 @@ def write_fabric(folder, spec, *args, **keywords):
     file is opened in it, so that a folder that cannot be written is reported before the
     generation, not after it. The text is written to that temporary file, flushed to disk,
     and renamed to its final name: a file of that name is never left half written (a full
-    disk, an interruption), and an older one stays as it was.
+    disk, an interruption), and an older one stays as it was. ``progress`` is
+    :func:`fabric_verilog`'s.
 
     Returns
     -------
@@ -259,7 +311,7 @@ def write_fabric(folder, spec, *args, **keywords):
     spec = fabric_spec(spec, *args, **keywords)
     path = pathlib.Path(folder) / f"{spec.name}.v"
     with _staged(path) as stage:
-        text = fabric_verilog(spec).encode()
+        text = fabric_verilog(spec, progress=progress).encode()
         stage.write(text)
     return path, len(text)
 

@@ -149,18 +149,22 @@ class Cluster:
 
 
 class Progress:
-    """A progress line on standard error: done, total, elapsed and estimated time left."""
+    """A progress line on standard error: done, total, elapsed and estimated time left.
+    ``after`` seconds pass before the first line: work that ends sooner shows none."""
 
-    def __init__(self, total, what, stream=None):
+    def __init__(self, total, what, stream=None, after=0.0):
         # sys.stderr looked up now, not when this module was imported (it may be replaced).
         self.total, self.what, self.stream = total, what, stream or sys.stderr
         self.done = 0
         self.start = time.monotonic()
         self.shown = -1.0
+        self.after = after
 
     def step(self, count=1):
         self.done += count
         now = time.monotonic()
+        if now - self.start < self.after:
+            return
         if self.done != self.total and now - self.shown < 0.5:
             return
         self.shown = now

@@ -425,13 +425,13 @@ def saturation(spec, pattern="uniform", settings=Settings(), resolution=None, th
 
 
 def saturation_results_name(spec):
-    """The results file of ``ihcube saturation`` on ``spec`` (any of its sizes):
-    ``saturation.json`` for packet switching, ``saturation_link_stages.json`` with a relay on
-    each link, ``saturation_s1_g1_e1.json`` with link, switch and eject stages (other stages,
-    by :attr:`ihcube.spec.Stages.suffix`); for wormhole, ``saturation_wormhole.json`` at the
-    default message length, virtual channels and their depth, else with them in the name
-    (``saturation_wormhole_l20_v1_q2.json``). The flit width changes no cycle
-    (:meth:`ihcube.modes.Mode.results_suffix`)."""
+    """The results file of ``ihcube saturation`` on ``spec`` (any of its sizes): ``saturation.json``
+    for packet switching, with register stages their suffix (:attr:`ihcube.spec.Stages.suffix`,
+    as in the fabric's name): ``saturation_s1.json`` with a relay on each link,
+    ``saturation_s1_g1_e1.json`` with link, switch and eject stages; for wormhole,
+    ``saturation_wormhole.json`` at the default message length, virtual channels and their
+    depth, else with them in the name (``saturation_wormhole_l20_v1_q2.json``). The flit width
+    changes no cycle (:meth:`ihcube.modes.Mode.results_suffix`)."""
     return f"saturation{mode_of(spec).results_suffix(spec)}.json"
 
 

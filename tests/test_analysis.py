@@ -267,9 +267,9 @@ def test_simulated_density_rejects_a_perturbed_load(measured):
 
 
 def test_command_prints_and_writes(tmp_path, capsys):
-    out = tmp_path / "a.json"
-    assert main(["analyze", "--nodes", "4,6", "--pattern", "uniform,decreasing",
-                 "--reading", "literal,exclusive", "--json", str(out)]) == 0
+    out = tmp_path / "analysis.json"
+    assert main(["analyze", "--sizes", "4,6", "--pattern", "uniform,decreasing",
+                 "--reading", "literal,exclusive", "--out", str(tmp_path)]) == 0
     text = capsys.readouterr().out
     assert "| 4 | uniform | msb | literal | 1.3333 | 1.3333 |" in text
     data = json.loads(out.read_text())
@@ -278,23 +278,23 @@ def test_command_prints_and_writes(tmp_path, capsys):
 
 
 def test_command_scan(tmp_path, capsys):
-    out = tmp_path / "scan.json"
-    assert main(["analyze", "--scan", "6", "--json", str(out)]) == 0
+    assert main(["analyze", "--scan", "6", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "analysis_scan.json").is_file()
     # n = 2 and n = 3 both peak at 2 per link (above); 4: 4/3; 5, 6 lower than 2.
     assert "at n = 2, 3" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--nodes", "1"], "Node counts must be comma-separated integers of at least 2, not '1'"),
-    (["--nodes", "6", "--pattern", "ring"],
+    (["--sizes", "1"], "Node counts must be comma-separated integers of at least 2, not '1'"),
+    (["--sizes", "6", "--pattern", "ring"],
      "Patterns must be comma-separated names from uniform, sphere, decreasing, not 'ring'"),
-    (["--nodes", "6", "--reading", "both"],
+    (["--sizes", "6", "--reading", "both"],
      "Readings must be comma-separated names from literal, exclusive, not 'both'"),
-    (["--nodes", "6", "--order", "mid"],
+    (["--sizes", "6", "--order", "mid"],
      "Orders must be comma-separated names from msb, lsb, not 'mid'"),
-    ([], "the following arguments are required: --nodes (or --scan)"),
-    (["--nodes", "6", "--scan", "9"], "Give --nodes or --scan, not both"),
-    (["--nodes", "65537"], "Node count must be at most 65536 for the exact analysis, not 65537"),
+    ([], "the following arguments are required: --sizes (or --scan)"),
+    (["--sizes", "6", "--scan", "9"], "Give --sizes or --scan, not both"),
+    (["--sizes", "65537"], "Node count must be at most 65536 for the exact analysis, not 65537"),
 ])
 def test_command_errors(argv, message, capsys):
     assert main(["analyze", *argv]) == 2
@@ -308,9 +308,9 @@ def test_command_saturation_ratio(tmp_path, capsys):
     measured.write_text(json.dumps(dict(saturation=[
         dict(n=4, depth=depth, order="msb", pattern="uniform", throughput=0.75,
              backlogged=0.75) for depth in (1, 2)])))
-    out = tmp_path / "a.json"
-    assert main(["analyze", "--nodes", "4", "--saturation", str(measured),
-                 "--json", str(out)]) == 0
+    out = tmp_path / "analysis.json"
+    assert main(["analyze", "--sizes", "4", "--saturation", str(measured),
+                 "--out", str(tmp_path)]) == 0
     rows = json.loads(out.read_text())["saturation"]
     assert [r["ratio"] for r in rows] == pytest.approx([0.5, 0.5])
     assert [r["ratio_at_link_rate"] for r in rows] == pytest.approx([1.0, 0.5])

@@ -884,7 +884,7 @@ def test_synth_table_reads_the_saturation_of_both_switching_modes(tmp_path):
     staged = measured(1024, 2.0, 0.7)
     for row in staged["saturation"] + staged["zero_load"]:
         row["link_stages"] = 1
-    (tmp_path / "saturation_link_stages.json").write_text(json.dumps({**staged,
+    (tmp_path / "saturation_s1.json").write_text(json.dumps({**staged,
                                                                        "wormhole": None}))
     assert build._saturation(tmp_path) == {2: (1.0, 0.6), ("wormhole", 20, 3, 2): (2.0, 0.02),
                                            ("stages", "_s1", 2): (2.0, 0.7)}

@@ -206,5 +206,5 @@ def test_several_processes_without_dask_run_here_and_say_so(monkeypatch, capsys,
     assert capsys.readouterr().err.splitlines()[0] == notice  # then the progress lines
     assert main([*args, "--jobs", "1", "--out", str(tmp_path / "one")]) == 0
     assert "Dask" not in capsys.readouterr().err
-    assert ((tmp_path / "two" / "sweep_quick.csv").read_bytes()
-            == (tmp_path / "one" / "sweep_quick.csv").read_bytes())
+    assert ((tmp_path / "two" / "sweep_quick_custom.csv").read_bytes()
+            == (tmp_path / "one" / "sweep_quick_custom.csv").read_bytes())

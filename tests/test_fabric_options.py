@@ -75,3 +75,57 @@ def test_make_passes_every_fabric_option_it_is_given(target):
     assert "--nodes='5'" in result.stdout
     assert not [option.flag for option in OPTIONS
                 if option.flag != "--nodes" and option.flag in result.stdout]
+
+
+def listed_flags(parser):
+    """The long option flags ``parser``'s help lists."""
+    help_text = parser.format_help()
+    return {flag for flag in flags(parser) if f"{flag} " in help_text or f"{flag}," in help_text
+            or help_text.rstrip().endswith(flag)}
+
+
+@pytest.mark.parametrize("command", EXPERIMENTS)
+def test_an_experiments_help_lists_only_the_options_it_takes(command, capsys):
+    """The fabric options an experiment refuses are not in its ``--help``, and one given is
+    still refused in one line, saying what to give instead."""
+    from ihcube.cli import main
+    refused = importlib.import_module(f"ihcube.cli.{COMMANDS[command]}").REFUSED
+    refused_flags = {option.flag for option in OPTIONS
+                     if option.keyword in refused or option.dest in refused}
+    assert refused_flags and not listed_flags(command_parser(command)) & refused_flags
+    for flag in sorted(refused_flags):
+        status = main([command, "--sizes", "4", flag, "2"])
+        err = capsys.readouterr().err
+        assert status == 2 and err.count("\n") == 1, (flag, err)
+        assert f"({flag}) is not taken" in err, (flag, err)
+
+
+def test_a_help_listing_a_refused_option_is_found():
+    """Negative control: the whole group, nothing left out, lists every flag."""
+    whole = Parser(prog="x")
+    add_fabric_options(whole, nodes_required=False)
+    assert {option.flag for option in OPTIONS} <= listed_flags(whole)
+    left = Parser(prog="x")
+    add_fabric_options(left, nodes_required=False, leave_out=("nodes",))
+    assert "--nodes" not in listed_flags(left) and "--width" in listed_flags(left)
+
+
+@pytest.mark.parametrize("command", ["verilog", "ports", "lint", "stress", "synth"])
+def test_a_payload_width_with_wormhole_switching_is_refused(command, tmp_path, capsys):
+    """A wormhole fabric's hardware and names do not depend on a payload width (its messages
+    carry the flits' bits): ``--width`` with ``--switching wormhole`` is one line, so that
+    two different files never share a name. Negative controls: the same width with packet
+    switching, and wormhole switching without it, are taken (``ports``: nothing built)."""
+    from ihcube.cli import main
+    out = [] if command in ("ports", "stress") else ["--out", str(tmp_path)]
+    status = main([command, "--nodes", "5", "--switching", "wormhole", "--width", "64", *out])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and "(--width) is not taken with wormhole" in err
+    assert list(tmp_path.iterdir()) == []
+    assert main(["ports", "--nodes", "5", "--width", "64"]) == 0
+    capsys.readouterr()
+    from ihcube.cli.options import fabric_spec
+    for given in ([], ["--width", "32"]):  # the default, given or not: the name of before
+        args = command_parser("verilog").parse_args(["--nodes", "5", "--switching", "wormhole",
+                                                     *given])
+        assert fabric_spec(args).name == "ihcube_n5_wormhole_f32_l20_v3"

@@ -58,7 +58,7 @@ def test_the_name_says_each_stage(stages, suffix):
     assert generate.fabric_name(26, **zeros) == "ihcube_n26_w32"
     assert sweep.saturation_results_name(FabricSpec.of(26, **zeros)) == "saturation.json"
     assert sweep.saturation_results_name(FabricSpec.of(26, link_stages=1)) == \
-        "saturation_link_stages.json"
+        "saturation_s1.json"
 
 
 def test_every_router_module_written_has_all_its_stages():

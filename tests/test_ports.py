@@ -9,6 +9,7 @@ import pytest
 
 from ihcube import generate, version
 from ihcube.cli import main
+from tiers import slow_unless
 
 
 def declared_ports(text, top):
@@ -75,3 +76,49 @@ def test_the_header_names_version_and_parameters():
     assert f"written by ihcube {version()}" in head
     assert "nodes 5, payload width 16 bits, buffer depth 2, routing order lsb" in head
     assert "ihcube_n5_w16_d2_lsb" in head
+
+
+@pytest.mark.parametrize("n, flit_width", slow_unless([(2, 8), (5, 6), (5, 32)],
+                                                      lambda config: config[0] < 3))
+def test_wormhole_ports_are_those_the_top_module_declares(n, flit_width, capsys):
+    """``ihcube ports --switching wormhole --json`` lists exactly the ports the generated
+    wormhole top module declares, with their directions and widths. Negative control: the
+    packet fabric's top module of the same size declares other ports."""
+    from ihcube.spec import FabricSpec
+    assert main(["ports", "--nodes", str(n), "--switching", "wormhole", "--flit-width",
+                 str(flit_width), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    spec = FabricSpec.of(n, switching="wormhole", flit_width=flit_width)
+    assert listed["top"] == spec.name
+    ports = {port["name"]: (port["direction"], port["width"]) for port in listed["port_list"]}
+    assert ports == declared_ports(generate.fabric_verilog(spec), spec.name)
+    assert ports != declared_ports(generate.fabric_verilog(n), FabricSpec(n).name)
+
+
+@pytest.mark.parametrize("n, flit_width", [(1, 8), (5, 6), (26, 8), (26, 32), (1024, 21)])
+def test_wormhole_flit_fields_tile_the_flit(n, flit_width, capsys):
+    """The eject port's fields tile its payload port; the head flit's fields tile the flit
+    from bit 0 without overlap, and with the second flit's they hold the whole header."""
+    from ihcube.params import header_bits
+    assert main(["ports", "--nodes", str(n), "--switching", "wormhole", "--flit-width",
+                 str(flit_width), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    widths = {port["name"]: port["width"] for port in listed["port_list"]}
+    for part, total in (("eject", widths["eject__0__payload"]), ("head", flit_width)):
+        lsb = 0
+        for field in listed["flit_fields"][part]:
+            assert field["lsb"] == lsb, (part, listed["flit_fields"][part])
+            lsb += field["width"]
+        assert lsb == total
+    header = sum(field["width"] for part in ("head", "second")
+                 for field in listed["flit_fields"][part] if field["name"] != "payload")
+    assert header == header_bits(n)
+
+
+def test_the_wormhole_table(capsys):
+    assert main(["ports", "--nodes", "26", "--switching", "wormhole", "--flit-width", "8"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ihcube_n26_wormhole_f8_l20_v3: 26 nodes, wormhole: 20 flits of 8 "
+                          "bits")
+    assert "head flit dest[4:0] kind[5] src[7:6], second flit src[2:0]" in out
+    assert "payload[7:0] head[8] tail[9]" in out

@@ -252,7 +252,7 @@ def test_saturation_command_with_link_stages(tmp_path, capsys):
     """``ihcube saturation --link-stages 1`` measures the fabric with a relay on each link:
     two cycles per hop at zero load, and rows that say so, in a file of their own; without
     the option one cycle per hop, in ``saturation.json``."""
-    for stages, name, per_hop in ((1, "saturation_link_stages.json", 2.0),
+    for stages, name, per_hop in ((1, "saturation_s1.json", 2.0),
                                   (0, "saturation.json", 1.0)):
         assert main(["saturation", "--sizes", "8", "--depths", "1,2", "--link-stages",
                      str(stages), "--jobs", "1", "--out", str(tmp_path)]) == 0
@@ -425,9 +425,27 @@ def test_sweep_with_register_stages(tmp_path):
     assert main(base) == 0
     assert main(base + ["--link-stages", "1", "--switch-stages", "1"]) == 0
     (plain,), (staged,) = (sweep.read_csv(tmp_path / name)
-                           for name in ("sweep_quick.csv", "sweep_quick_s1_g1.csv"))
+                           for name in ("sweep_quick_custom.csv",
+                                        "sweep_quick_custom_s1_g1.csv"))
     assert staged["mean_latency"] > plain["mean_latency"] + 1.5 * plain["mean_hops"]
     summaries = [json.loads((tmp_path / name).read_text())
-                 for name in ("sweep_quick.json", "sweep_quick_s1_g1.json")]
+                 for name in ("sweep_quick_custom.json", "sweep_quick_custom_s1_g1.json")]
     assert "stages" not in summaries[0]
     assert summaries[1]["stages"] == {"link_stages": 1, "switch_stages": 1}
+
+
+def test_a_custom_sweep_is_not_written_under_its_sets_name(tmp_path, monkeypatch):
+    """A named set run as it is writes ``sweep_<set>.*``; the same set with any part changed
+    (here the seed, then the rates) writes ``sweep_<set>_custom.*``, never the set's files."""
+    tiny = dict(sizes=(4,), depths=(1,), orders=("msb",), patterns=("uniform",),
+                rates=(0.1,), settings=sweep.Settings(warmup=10, window=10, max_windows=2))
+    monkeypatch.setitem(sweep.SETS, "quick", tiny)
+    base = ["sweep", "--no-plots", "--jobs", "1", "--out", str(tmp_path)]
+    assert main(base) == 0
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["sweep_quick.csv",
+                                                                "sweep_quick.json"]
+    for changed in (["--seed", "2"], ["--rates", "0.1"]):
+        before = (tmp_path / "sweep_quick.csv").stat().st_mtime_ns
+        assert main(base + changed) == 0
+        assert (tmp_path / "sweep_quick_custom.csv").is_file()
+        assert (tmp_path / "sweep_quick.csv").stat().st_mtime_ns == before

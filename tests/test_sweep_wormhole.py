@@ -141,7 +141,7 @@ def csv_bytes(tmp_path, name, seed, jobs):
                    "100", "--window", "200", "--max-windows", "2", "--seed", str(seed),
                    "--jobs", str(jobs), "--out", str(out), "--no-plots"])
     assert status == 0
-    return (out / "sweep_wormhole-quick.csv").read_bytes()
+    return (out / "sweep_wormhole-quick_custom.csv").read_bytes()
 
 
 def test_same_seed_same_bytes(tmp_path):

@@ -75,8 +75,7 @@ def outputs(command, threads, folder, capsys):
     ``folder``; return its exit status, standard output and every file it wrote, by name."""
     args, module = COMMANDS[command]
     folder.mkdir()
-    where = (["--out", str(folder / "campaign.json")] if command.endswith("--campaign")
-             else ["--out", str(folder)] if command != "stress" else [])
+    where = ["--out", str(folder)] if command != "stress" else []
     with mock.patch.object(module, "time", STILL), small_work():
         jobs = [] if command == "stress" else ["--jobs", "1"]  # a single run takes no --jobs
         status = main([*args, *where, *jobs, "--threads", str(threads)])

@@ -228,9 +228,9 @@ def test_command_line_runs_wormhole(capsys):
 def test_quick_wormhole_campaign_prints_and_writes_its_table(capsys, tmp_path):
     import json
     from ihcube.cli import main
-    out = tmp_path / "campaign.json"
+    out = tmp_path / "stress_campaign_wormhole.json"
     assert main(["stress", "--campaign", "--quick", "--switching", "wormhole", "--jobs", "1",
-                 "--out", str(out)]) == 0
+                 "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
     assert "model     L5V1    13     1   msb    300" in printed
     assert "0 runs failed" in printed

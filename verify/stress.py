@@ -666,7 +666,7 @@ def wait_cycle(waits):
 
 # --- Backends ------------------------------------------------------------------------------
 
-def run_model(config, model_class=Model, mutant=None, threads=1):
+def run_model(config, model_class=Model, mutant=None, threads=1, progress=None):
     """Run ``config`` on the fast model, on ``threads`` threads
     (:func:`~ihcube.sim.model.threads_for`: the same records on any number); return a
     :class:`StressResult`.
@@ -676,7 +676,8 @@ def run_model(config, model_class=Model, mutant=None, threads=1):
     one to offer. ``mutant`` makes the eject port of the run lose (``"drop"``) or repeat
     (``"duplicate"``) one delivery: the negative controls of the scoreboard. ``model_class``
     builds the model from the spec (with the payloads' width) and ``threads``; the tests pass
-    broken variants of :class:`~ihcube.sim.model.Model`.
+    broken variants of :class:`~ihcube.sim.model.Model`. ``progress(cycle)``, if given, is
+    called after each step with the cycles run so far.
     """
     if mutant not in (None, "drop", "duplicate"):
         raise ValueError(f"Mutant must be None, 'drop' or 'duplicate', not {mutant!r}")
@@ -733,6 +734,8 @@ def run_model(config, model_class=Model, mutant=None, threads=1):
         moves = np.concatenate([run.hops["cycle"], got["cycle"]])
         if len(moves):
             last_move = int(moves.max())
+        if progress is not None:
+            progress(model.cycle)
 
     src, dest, kind = traffic.tables()
     records = Records(n, spec.depth, PAYLOAD_WIDTH, src, dest, kind,

@@ -412,13 +412,14 @@ class _Run:
 
 # --- Backends ------------------------------------------------------------------------------
 
-def run_model(config, model=wormhole_model, mutant=None, threads=1):
+def run_model(config, model=wormhole_model, mutant=None, threads=1, progress=None):
     """Run ``config`` on the model; return a :class:`~.stress.StressResult`.
 
     ``model(spec)`` builds it (:func:`wormhole_model`; the tests pass broken variants).
     ``mutant`` (one of :data:`MUTANTS`) breaks the eject port of the run on one body flit: the
     scoreboard's negative controls. The model has one thread, whatever ``threads`` (the packet
-    engine's, which a campaign gives every run) says.
+    engine's, which a campaign gives every run) says. ``progress(cycle)``, if given, is called
+    after each cycle.
     """
     run = _Run(config, mutant)
     fabric = model(config.spec)
@@ -427,6 +428,8 @@ def run_model(config, model=wormhole_model, mutant=None, threads=1):
         valid, words, ready = run.inputs(cycle)
         run.outputs(cycle, *fabric.step(valid, words, ready))
         cycle += 1
+        if progress is not None:
+            progress(cycle)
     return run.result("model", None)
 
 

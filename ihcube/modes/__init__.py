@@ -100,11 +100,11 @@ class Mode:
     @property
     def stress(self):
         """The stress engine of this mode, which :class:`ihcube.verify.stress.StressConfig`
-        runs on: a module with ``run_model(config, threads=)``, ``run_rtl(config, fabric=,
-        routing=, progress=)`` (each returning a :class:`~ihcube.verify.stress.StressResult`),
-        ``find_stall`` and ``stall_report`` (of the result's records), ``check_config``,
-        ``heading`` and ``COUNT_NAMES`` (the summary's lines) and ``campaign_columns`` (the
-        campaign table's)."""
+        runs on: a module with ``run_model(config, threads=, progress=)`` and
+        ``run_rtl(config, fabric=, routing=, progress=)`` (each returning a
+        :class:`~ihcube.verify.stress.StressResult`), ``find_stall`` and ``stall_report`` (of
+        the result's records), ``check_config``, ``heading`` and ``COUNT_NAMES`` (the
+        summary's lines) and ``campaign_columns`` (the campaign table's)."""
         raise NotImplementedError
 
     @property

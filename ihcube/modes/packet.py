@@ -127,10 +127,9 @@ class PacketMode(Mode):
         return {"link_stages": 0, **spec.stages.keywords()}
 
     def results_suffix(self, spec):
-        """The stages' suffix (``_s1_g1_e1``), but ``_link_stages`` for the link stage alone,
-        the name it had first."""
-        suffix = spec.stages.suffix
-        return "_link_stages" if suffix == "_s1" else suffix
+        """The stages' suffix (``_s1``, ``_s1_g1_e1``), as in the fabric's name and the stress
+        campaign's file."""
+        return spec.stages.suffix
 
 
 MODE = PacketMode()
