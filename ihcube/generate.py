@@ -78,8 +78,15 @@ def fabric_verilog(spec, *args, router=None, **keywords):
             continue
         text = verilog.convert(router(spec, node, strap=True), name=module, emit_src=False)
         texts.append(_not_top(text, module))
-    texts.append(top_verilog(top, n, spec.payload_width, modules, signatures=(
-        mode.fabric_signature(spec), lambda node: mode.router_signature(spec, node))))
+    if spec.reconfigurable:
+        # The configuration registers are logic, not wires: Amaranth writes this top module,
+        # instantiating the same router modules (Fabric with router_modules).
+        from .rtl.fabric import Fabric
+        texts.append(verilog.convert(Fabric(spec, router_modules=modules), name=top,
+                                     emit_src=False))
+    else:
+        texts.append(top_verilog(top, n, spec.payload_width, modules, signatures=(
+            mode.fabric_signature(spec), lambda node: mode.router_signature(spec, node))))
     return mode.header(spec, version()) + "".join(texts)
 
 
