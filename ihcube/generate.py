@@ -78,15 +78,15 @@ def fabric_verilog(spec, *args, router=None, **keywords):
             continue
         text = verilog.convert(router(spec, node, strap=True), name=module, emit_src=False)
         texts.append(_not_top(text, module))
-    if spec.reconfigurable:
-        # The configuration registers are logic, not wires: Amaranth writes this top module,
-        # instantiating the same router modules (Fabric with router_modules).
-        from .rtl.fabric import Fabric
-        texts.append(verilog.convert(Fabric(spec, router_modules=modules), name=top,
-                                     emit_src=False))
-    else:
-        texts.append(top_verilog(top, n, spec.payload_width, modules, signatures=(
-            mode.fabric_signature(spec), lambda node: mode.router_signature(spec, node))))
+    configuration = None
+    if spec.reconfigurable:  # its registers, a module of their own that the top instantiates
+        from .rtl.configuration import Configuration
+        configuration = f"{top}_configuration"
+        text = verilog.convert(Configuration(n), name=configuration, emit_src=False)
+        texts.append(_not_top(text, configuration))
+    texts.append(top_verilog(top, n, spec.payload_width, modules, signatures=(
+        mode.fabric_signature(spec), lambda node: mode.router_signature(spec, node)),
+        configuration=configuration))
     return mode.header(spec, version()) + "".join(texts)
 
 
@@ -170,7 +170,8 @@ def _net(width, name):
     return f"{f'[{width - 1}:0] ' if width > 1 else ''}{name}"
 
 
-def top_verilog(top, n, payload_width, modules, ports=1, *, signatures=None):
+def top_verilog(top, n, payload_width, modules, ports=1, *, signatures=None,
+                configuration=None):
     """The Verilog text of the fabric's top module ``top``: the ports of
     :func:`~ihcube.rtl.fabric.fabric_signature` plus ``clk`` and ``rst``, and one instance
     ``router<a>`` of ``modules[a]`` per node ``a``, wired by
@@ -184,6 +185,11 @@ def top_verilog(top, n, payload_width, modules, ports=1, *, signatures=None):
 
     ``signatures``, if given, is the fabric's signature and a function from a node to its
     router's (the wormhole fabric's); the packet fabric's otherwise.
+
+    ``configuration``, for a reconfigurable fabric, names the module of its
+    :class:`~ihcube.rtl.Configuration`, instantiated as ``configuration``: it drives the
+    fabric's ``active_nodes`` and ``mask``, which every router reads, from the ``idle`` of
+    every router (``router<a>__idle``).
     """
     pe_ports = ports
     if signatures is None:
@@ -205,8 +211,18 @@ def top_verilog(top, n, payload_width, modules, ports=1, *, signatures=None):
         if modules[node] not in router_ports:
             router_ports[modules[node]] = list(_ports(router_of(node)))
         for name, flow, width in router_ports[modules[node]]:
-            if flow == Out and name.startswith("links_"):
+            if flow == Out and (name.startswith("links_") or name == "idle"):
                 lines.append(f"  wire {_net(width, f'router{node}__{name}')};")
+    if configuration is not None:
+        idle = ", ".join(f"router{node}__idle" for node in reversed(range(n)))
+        connections = [("clk", "clk"), ("rst", "rst"), ("routers_idle", f"{{{idle}}}"),
+                       *((name, name) for name in ("config__valid", "config__ready",
+                                                   "config__payload", "config_refused",
+                                                   "idle", "active_nodes", "mask"))]
+        lines.append(f"  {configuration} configuration (")
+        lines += [f"    .{name}({value}){',' if i < len(connections) - 1 else ''}"
+                  for i, (name, value) in enumerate(connections)]
+        lines.append("  );")
     for node in range(n):
         ends = link_ends(n, node)
         connections = [("clk", "clk"), ("rst", "rst")]
@@ -214,6 +230,10 @@ def top_verilog(top, n, payload_width, modules, ports=1, *, signatures=None):
             group, _, rest = name.partition("__")
             if name == "address":
                 value = f"{address}'h{node:x}"
+            elif name in ("active_nodes", "mask"):  # the configuration, read by every router
+                value = name
+            elif name == "idle":  # a wire into the configuration
+                value = f"router{node}__idle"
             elif group not in ("links_in", "links_out"):  # the node's own PE ports
                 value = f"{group}__{node}{'__' + rest if rest else ''}"
             elif flow == Out:  # driven here: the wire is named after this port

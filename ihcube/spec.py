@@ -243,6 +243,9 @@ class FabricSpec:
         if not isinstance(self.reconfigurable, bool):
             raise TypeError(f"Reconfigurable must be True or False, not "
                             f"{self.reconfigurable!r}")
+        if self.reconfigurable and n < 2:
+            raise ValueError(f"Node count must be at least 2 for a reconfigurable fabric, not "
+                             f"{n!r}")
         if self.reconfigurable and not (isinstance(switching, Packet) and switching.ports == 1):
             raise ValueError("Reconfigurable (--reconfigurable) takes packet switching with one "
                              "PE port, not " + (f"{switching.ports} ports"

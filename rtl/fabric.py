@@ -1,22 +1,16 @@
 """The whole network: one router per node, wired as the incomplete hypercube."""
 
-from amaranth.hdl import Cat, ClockSignal, Instance, Module, ResetSignal, Signal, unsigned
-from amaranth.lib import data, stream, wiring
+from amaranth.hdl import Cat, ClockSignal, Instance, Module, ResetSignal
+from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import deadlock, topology
 from ..spec import as_spec
+from .configuration import Configuration, configuration_layout
 from .message import inject_layout, message_layout
 from .router import REFUSED_COUNT_WIDTH, Router, router_signature
 
-__all__ = ["Fabric", "fabric_signature", "configuration_layout", "link_ends", "place_router"]
-
-
-def configuration_layout(n):
-    """What a reconfigurable fabric of ``n`` physical routers loads: the active node count
-    (``n.bit_length()`` bits) and the mask of the mapping (an address)."""
-    return data.StructLayout({"active_nodes": unsigned(n.bit_length()),
-                              "mask": unsigned(topology.address_bits(n))})
+__all__ = ["Fabric", "fabric_signature", "link_ends", "place_router"]
 
 
 def fabric_signature(n, payload_width=32, ports=1, reconfigurable=False):
@@ -212,32 +206,22 @@ class Fabric(wiring.Component):
         return m
 
     def _elaborate_configuration(self, m, routers):
-        """The configuration registers of a reconfigurable fabric, loaded from ``config``
-        while the fabric is idle (``drain_before_load``) and fed to every router."""
-        n = self._n
-        active_nodes = Signal(n.bit_length(), init=n, name="config_active_nodes")
-        mask = Signal(topology.address_bits(n), name="config_mask")
+        """The :class:`Configuration` of a reconfigurable fabric, fed by every router's
+        ``idle`` and read by every router."""
+        configuration = m.submodules.configuration = Configuration(
+            self._n, drain_before_load=self.drain_before_load)
+        wiring.connect(m, wiring.flipped(self.config), configuration.config)
         m.d.comb += [
-            self.idle.eq(Cat(*(router.idle for router in routers)).all()),
-            self.config.ready.eq(self.idle if self.drain_before_load else 1),
-            self.active_nodes.eq(active_nodes),
-            self.mask.eq(mask),
+            configuration.routers_idle.eq(Cat(*(router.idle for router in routers))),
+            self.idle.eq(configuration.idle),
+            self.config_refused.eq(configuration.config_refused),
+            self.active_nodes.eq(configuration.active_nodes),
+            self.mask.eq(configuration.mask),
         ]
-        request = self.config.payload
-        with m.If(self.config.valid & self.config.ready):
-            with m.If(topology.configuration_fits(n, request.active_nodes, request.mask,
-                                                  dims=len(mask))):
-                m.d.sync += [
-                    active_nodes.eq(request.active_nodes),
-                    mask.eq(request.mask),
-                    self.config_refused.eq(0),
-                ]
-            with m.Else():
-                m.d.sync += self.config_refused.eq(1)
         for node, router in enumerate(routers):
             m.d.comb += [
-                router.active_nodes.eq(active_nodes),
-                router.mask.eq(mask),
+                router.active_nodes.eq(configuration.active_nodes),
+                router.mask.eq(configuration.mask),
                 self.logical_address[node].eq(router.logical_address),
                 self.active[node].eq(router.active),
             ]
