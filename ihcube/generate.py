@@ -117,29 +117,46 @@ PORT_MEANINGS = {
     "eject__k__payload": "the message for PE k",
     "refused__k": "sticky: PE k injected to a node that does not exist",
     "refused_count__k": "how many such injections (saturating)",
+    # A reconfigurable fabric's (docs/reconfiguration-hardware.md):
+    "config__valid": "a configuration is offered",
+    "config__ready": "the fabric takes it: it is idle",
+    "config__payload": "the configuration",
+    "config_refused": "the last configuration taken did not fit (the one before holds)",
+    "idle": "no message in the fabric and none offered",
+    "active_nodes": "active nodes of the configuration that holds",
+    "mask": "its mask: router k has logical address k XOR mask",
+    "logical_address__k": "router k's logical address",
+    "active__k": "router k's logical address is below active_nodes (else it refuses "
+                 "every injection)",
 }
 
 
-def fabric_ports(n, payload_width=32, ports=1):
+def fabric_ports(n, payload_width=32, ports=1, reconfigurable=False):
     """The top module's ports, as ``(name, direction, width)`` with ``direction`` ``"in"`` or
     ``"out"``, in the order of the module's port list (``clk``, ``rst``, then every node's);
-    with ``ports`` PE ports per node, ``inject`` and ``eject`` have one more index, the port."""
+    with ``ports`` PE ports per node, ``inject`` and ``eject`` have one more index, the port;
+    a ``reconfigurable`` fabric's configuration interface after them."""
     n = topology.check_fabric_node_count(n)
     payload_width = check_fabric_payload_width(payload_width)
     pe_ports = check_ports(n, ports)
     ports = [("clk", In, 1), ("rst", In, 1),
-             *_ports(fabric_signature(n, payload_width, pe_ports))]
+             *_ports(fabric_signature(n, payload_width, pe_ports, reconfigurable))]
     return [(name, "in" if flow == In else "out", width) for name, flow, width in ports]
 
 
-def payload_fields(n, payload_width=32):
+def payload_fields(n, payload_width=32, reconfigurable=False):
     """The fields of the ``inject`` and ``eject`` payloads, least significant first, as
-    ``{"inject": [(field, lsb, width), ...], "eject": [...]}``."""
+    ``{"inject": [(field, lsb, width), ...], "eject": [...]}``; a ``reconfigurable``
+    fabric's ``config`` payload's too."""
+    from .rtl.configuration import configuration_layout
     from .rtl.message import inject_layout, message_layout
+    layouts = [("inject", inject_layout(n, payload_width)),
+               ("eject", message_layout(n, payload_width))]
+    if reconfigurable:
+        layouts.append(("config", configuration_layout(n)))
     return {port: [(name, field.offset, Shape.cast(field.shape).width)
                    for name, field in layout]
-            for port, layout in (("inject", inject_layout(n, payload_width)),
-                                 ("eject", message_layout(n, payload_width)))}
+            for port, layout in layouts}
 
 
 def _not_top(text, module):
