@@ -272,8 +272,8 @@ def test_one_module_per_link_set_would_give_nodes_a_crossbar_they_lack():
                for a in range(26) for b in range(a))
 
 
-@pytest.mark.parametrize("n", slow_unless([3, 5], below(4)))
-def test_written_reconfigurable_top_is_equivalent_to_amaranths(yosys, tmp_path, n):
+@pytest.mark.slow
+def test_written_reconfigurable_top_is_equivalent_to_amaranths(yosys, tmp_path, n=3):
     """As :func:`test_written_top_is_equivalent_to_amaranths` for a reconfigurable fabric,
     whose written top also instantiates its configuration module, fed by every router's
     ``idle`` (``docs/reconfiguration-hardware.md``)."""
@@ -286,6 +286,7 @@ def test_written_reconfigurable_top_is_equivalent_to_amaranths(yosys, tmp_path, 
     assert "Equivalence successfully proven!" in log
 
 
+@pytest.mark.slow
 def test_reconfigurable_equivalence_finds_a_router_without_its_mask(yosys, tmp_path):
     """Negative control: a written top whose router 0 reads mask 0 instead of the
     configuration's is found not equivalent."""

@@ -123,6 +123,7 @@ class LoadsWithoutTheDrain(Fabric):
     drain_before_load = False
 
 
+@pytest.mark.slow
 def test_a_load_offered_before_the_drain_waits_for_it():
     """A controller that skips the drain: the fabric holds the load until it is idle
     (``config.ready`` is ``idle``), so nothing is lost; a fabric without that interlock
