@@ -942,12 +942,13 @@ def test_a_message_in_an_eject_relay_is_in_flight():
 # drained before the next configuration is loaded (docs/reconfiguration-hardware.md).
 
 #: Lockstep configurations of reconfigurable fabrics: ``(N, depth, order, payload_width,
-#: configurations)``; the first segment runs on the configuration after reset (``N`` active,
-#: mask 0), then each configuration ``(active_nodes, mask)`` in turn.
+#: configurations[, stages])``; the first segment runs on the configuration after reset (``N``
+#: active, mask 0), then each configuration ``(active_nodes, mask)`` in turn.
 RECONFIGURED = [
     (6, 1, "msb", 16, ((5, 1), (4, 2), (6, 0))),
     (8, 2, "lsb", 32, ((5, 3), (8, 5), (3, 6))),
     (5, 1, "msb", 8, ((4, 1), (3, 2), (1, 4))),
+    (6, 2, "msb", 16, ((5, 1), (2, 4), (6, 1)), 1),  # every register stage
 ]
 #: Cycles of traffic in a segment, then of drain (every PE accepting) before the next load.
 SEGMENT, DRAIN = 300, 200
@@ -999,27 +1000,36 @@ def reconfigured_traffic(N, payload_width, configurations):
     return segments
 
 
+def stage_keywords(stages):
+    """The keywords of every register stage at ``stages`` (0 or 1)."""
+    return {"link_stages": stages, "switch_stages": stages, "eject_stages": stages}
+
+
 @shared
-def reconfigured_rtl_record(N, depth, order, payload_width, configurations):
-    """What the reconfigurable RTL did with :func:`reconfigured_traffic` (one simulation a
-    configuration, shared by the tests that compare with it)."""
+def reconfigured_rtl_record(N, depth, order, payload_width, configurations, stages=0):
+    """What the reconfigurable RTL (with every register stage at ``stages``) did with
+    :func:`reconfigured_traffic` (one simulation a configuration, shared by the tests that
+    compare with it)."""
     segments = reconfigured_traffic(N, payload_width, configurations)
     requests = [request for _, _, part, _ in segments for request in part]
     eject_ready = np.concatenate([ready for _, _, _, ready in segments])
-    fabric = Fabric(N, payload_width, depth, order, reconfigurable=True)
+    fabric = Fabric(N, payload_width, depth, order, reconfigurable=True,
+                    **stage_keywords(stages))
     loads = [(start, *configuration) for start, configuration, _, _ in segments[1:]]
     return run_rtl(fabric, requests, eject_ready, configure=loads)
 
 
-def reconfigured_lockstep(model_class, N, depth, order, payload_width, configurations):
+def reconfigured_lockstep(model_class, N, depth, order, payload_width, configurations,
+                          stages=0):
     """Compare ``model_class`` with the reconfigurable RTL, configuring the model where the
     RTL is loaded (up to a load the model is not drained for: a difference before it);
     return the first difference (or None), the RTL's and the model's
     refusal counts, and the configurations as each side saw them (taken, refused, every
     router's logical address)."""
     rtl, refused_count = reconfigured_rtl_record(N, depth, order, payload_width,
-                                                 configurations)
-    model = model_class(N, payload_width, depth, order, reconfigurable=True)
+                                                 configurations, stages)
+    model = model_class(N, payload_width, depth, order, reconfigurable=True,
+                        **stage_keywords(stages))
     events, seen, first = [], [], 0
     for k, (start, configuration, requests, eject_ready) in enumerate(
             reconfigured_traffic(N, payload_width, configurations)):
@@ -1036,15 +1046,17 @@ def reconfigured_lockstep(model_class, N, depth, order, payload_width, configura
     return first_difference(rtl, events), refused_count, list(model.refused_count), configs, seen
 
 
-@pytest.mark.parametrize("N, depth, order, payload_width, configurations",
-                         slow_unless(RECONFIGURED, lambda config: config[0] == 6))
-def test_lockstep_with_reconfigured_rtl(N, depth, order, payload_width, configurations):
+@pytest.mark.parametrize("N, depth, order, payload_width, configurations, stages",
+                         slow_unless([(*config, 0)[:6] for config in RECONFIGURED],
+                                     lambda config: config[0] == 6 and not config[5]))
+def test_lockstep_with_reconfigured_rtl(N, depth, order, payload_width, configurations,
+                                        stages):
     """A reconfigurable fabric and its model, configured alike between drained segments of
     traffic, agree on every handshake, hop and delivery, message fields in logical
     addresses included, on the refusals (destinations not active, and every injection of
     an inactive router) and on every router's logical address."""
     difference, rtl_refused, model_refused, rtl_configs, model_configs = \
-        reconfigured_lockstep(Model, N, depth, order, payload_width, configurations)
+        reconfigured_lockstep(Model, N, depth, order, payload_width, configurations, stages)
     assert difference is None
     assert model_refused == rtl_refused
     assert rtl_configs == model_configs
