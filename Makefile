@@ -10,6 +10,7 @@ N      ?= 26
 # option as it is, e.g. FABRIC='--switching wormhole --vcs 1'.
 #   W DEPTH ORDER PORTS                  --width --depth --order --ports
 #   SWITCHING FLITS FLIT_WIDTH VCS VC_DEPTH  --switching and the wormhole options
+#   INTERFACE                            --interface: native (default) or axis (AXI4-Stream)
 #   LINK_STAGES SWITCH_STAGES EJECT_STAGES   a packet router's register stages, each 0 or 1:
 #     a relay on each link, the grant registered, a relay on each eject port; all three place
 #     the 26-node fabric at 150 MHz (docs/fpga.md)
@@ -22,7 +23,8 @@ SPEC_OPTIONS = $(call option,W,width) $(call option,DEPTH,depth) $(call option,O
 	$(call option,FLITS,flits) $(call option,FLIT_WIDTH,flit-width) $(call option,VCS,vcs) \
 	$(call option,VC_DEPTH,vc-depth) $(call option,LINK_STAGES,link-stages) \
 	$(call option,SWITCH_STAGES,switch-stages) $(call option,EJECT_STAGES,eject-stages) \
-	$(if $(filter 1,$(RECONFIGURABLE)),--reconfigurable) $(FABRIC)
+	$(call option,INTERFACE,interface) $(if $(filter 1,$(RECONFIGURABLE)),--reconfigurable) \
+	$(FABRIC)
 FABRIC_OPTIONS = $(strip --nodes='$(N)' $(SPEC_OPTIONS))
 # The register stages alone (a part of EXPERIMENT_OPTIONS).
 STAGES = $(strip $(call option,LINK_STAGES,link-stages) \
@@ -57,7 +59,8 @@ BIN    := $(VENV)/bin
 BASE   := $(VENV)/.installed-base
 STAMP  := $(VENV)/.installed
 
-.PHONY: help verilog test check test-long system-tools bench cocotb lint deadlock formal sweep sweep-full sweep-wormhole saturation saturation-wormhole collectives analysis clean synth bitstream synth-table stress stress-campaign stress-campaign-wormhole bench-model bench-wormhole
+.PHONY: reconfigure reconfiguration
+.PHONY: help verilog test check test-long system-tools bench cocotb lint deadlock formal sweep sweep-full sweep-wormhole saturation saturation-wormhole collectives analysis clean synth bitstream synth-table stress stress-campaign stress-campaign-wormhole bench-model bench-wormhole results
 
 help:
 	@echo "make verilog N=26 [W=32 DEPTH=1 ORDER=msb PORTS=1]  write gen/ihcube_n<N>_w<W>.v (_p<P> if PORTS>1)"
@@ -65,6 +68,8 @@ help:
 	@echo "  SWITCH_STAGES=1 EJECT_STAGES=1            ... and every output staged (_s1_g1_e1, 150 MHz at 26 nodes);"
 	@echo "  FABRIC='--vcs 1 ...'                      any option of ihcube verilog; every target that builds a fabric takes them all"
 	@echo "make verilog N=26 SWITCHING=wormhole [VCS=3 FLITS=20 FLIT_WIDTH=32 VC_DEPTH=2]  wormhole fabric: docs/wormhole.md"
+	@echo "make verilog N=26 INTERFACE=axis            AXI4-Stream PE ports (_axis): docs/axis.md"
+	@echo "make verilog N=26 FUSESOC=1                 ... and a FuseSoC core beside it: docs/fusesoc.md"
 	@echo "make test                                   run the test suite, every test"
 	@echo "make check                                  its fast tier (not the tests marked slow), under 3 minutes"
 	@echo "make test-long                              the long tier make test leaves out (wormhole lockstep's long runs)"
@@ -97,6 +102,9 @@ help:
 	@echo "  SWITCH_STAGES=1 EJECT_STAGES=1            ... with every output staged: results/saturation_s1_g1_e1.json"
 	@echo "make collectives [COLLECTIVE_PORTS=1,full]  broadcast, scatter, multinode (hardware, relays, segments), exchange vs bounds: results/collectives.*"
 	@echo "make analysis                               exact link loads, no simulation: results/analysis.json, analysis_scan.json"
+	@echo "make reconfigure N=1024 FAULTY=3,17,200     the configuration that keeps the most healthy nodes, and the largest fault-free subcube"
+	@echo "make reconfiguration                        reconfigured cube vs largest subcube, 1024 nodes, 1..32 faults (half a minute): results/reconfiguration.*"
+	@echo "make results                               which results/ files today's code would make otherwise, and how to remake each"
 	@echo "make formal                                 SymbiYosys: router proofs; fabrics n = 3..6 proved safe (PDR), delivery BMC"
 
 $(BIN)/python:
@@ -115,7 +123,7 @@ $(STAMP): pyproject.toml constraints.txt | $(BIN)/python
 	@touch $@ $(BASE)
 
 verilog: $(BASE)
-	@$(BIN)/ihcube verilog $(FABRIC_OPTIONS) --out=gen
+	@$(BIN)/ihcube verilog $(FABRIC_OPTIONS) --out=gen $(if $(FUSESOC),--fusesoc)
 
 system-tools:
 	@sh .ci/system-tools.sh
@@ -198,6 +206,14 @@ collectives: $(STAMP)
 	@$(BIN)/ihcube collectives --ports $(COLLECTIVE_PORTS) --jobs $(JOBS) \
 		$(if $(THREADS),--threads='$(THREADS)') --out results
 
+# The faulty routers of make reconfigure (docs/reconfiguration.md), e.g. FAULTY=3,17,200.
+FAULTY ?=
+reconfigure: $(BASE)
+	@$(BIN)/ihcube reconfigure --nodes='$(N)' --faulty='$(FAULTY)'
+
+reconfiguration: $(STAMP)
+	@$(BIN)/ihcube reconfigure-experiment --out results
+
 analysis: $(STAMP)
 	@$(BIN)/ihcube analyze --nodes 1024,1048,1114,1818,2048 --pattern uniform,sphere,decreasing \
 		--order msb,lsb --reading literal,exclusive --saturation results/saturation.json \
@@ -219,5 +235,8 @@ synth-table: $(STAMP)
 		$(if $(PNR_MINUTES),--pnr-minutes='$(PNR_MINUTES)') \
 		$(if $(PLACER),--placer='$(PLACER)') --out results
 
+results: $(STAMP)
+	@$(BIN)/ihcube results --folder results
+
 clean:
-	rm -rf gen/*.v .pytest_cache
+	rm -rf gen/*.v gen/*.core gen/*.vlt .pytest_cache

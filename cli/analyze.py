@@ -21,6 +21,12 @@ from .usage import UsageError, command_parser, run
 
 __all__ = ["main"]
 
+
+def _stamp(args):
+    """What the results file records of the code that made it (:mod:`ihcube.sim.provenance`)."""
+    from ..sim import provenance
+    return provenance.stamp(args.command_line)
+
 NAME = "analyze"
 
 
@@ -150,6 +156,7 @@ def _analyze(args):
                     seconds=round(time.monotonic() - start, 1))
         if saturation is not None:
             data["saturation"] = saturation
+        data["provenance"] = _stamp(args)
         print(f"wrote {_write(args.json, data)}")
 
 
@@ -173,6 +180,7 @@ def _scan(args, scan):
               f"{float(top):.6f} ({top}) at n = {', '.join(map(str, where))}")
     data["seconds"] = round(time.monotonic() - start, 1)
     if args.json is not None:
+        data["provenance"] = _stamp(args)
         print(f"wrote {_write(args.json, data)}")
 
 

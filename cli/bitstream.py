@@ -13,7 +13,7 @@ or a tool fails, 2 (one line) for a wrong parameter.
 import sys
 
 from .options import (add_build_options, add_fabric_options, build_options, fabric_spec,
-                      one_build_at_a_time)
+                      one_build_at_a_time, require)
 from .usage import UsageError, checked, command_parser, parse_number, run
 
 __all__ = ["main"]
@@ -40,6 +40,9 @@ def _bitstream(args):
     board = checked(build.check_board, args.board)
     synth_opts, placer, out = build_options(args)
     spec = fabric_spec(args)
+    require(spec, spec.interface == "native",
+            "ihcube bitstream builds the Amaranth fabric, whose ports are native; the "
+            "AXI4-Stream top adds no logic (docs/axis.md#cost): leave out --interface")
     checked(check_selftest_spec, spec)
     checked(check_selftest_payload_width, spec.payload_width)
     clock_mhz = None

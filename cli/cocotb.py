@@ -48,6 +48,9 @@ def _cocotb(args):
     require(spec, spec.packet and spec.ports == 1,
             "The cocotb regression tests a packet fabric with one PE port (its testbench "
             "drives one a node): leave out --switching wormhole and --ports")
+    require(spec, spec.interface == "native",
+            "The cocotb regression drives the native PE ports: leave out --interface (the "
+            "AXI4-Stream ports' test: tests/test_axis_cocotb.py, docs/axis.md)")
     stress = (None if args.stress is None else
               integer(args.stress, "Stress request count", _positive("Stress request count")))
     seed = integer(args.seed, "Seed", _positive("Seed"))

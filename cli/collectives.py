@@ -25,6 +25,12 @@ from .usage import UsageError, checked, command_parser, run
 
 __all__ = ["main"]
 
+
+def _stamp(args):
+    """What the results file records of the code that made it (:mod:`ihcube.sim.provenance`)."""
+    from ..sim import provenance
+    return provenance.stamp(args.command_line)
+
 NAME = "collectives"
 
 
@@ -78,7 +84,8 @@ def _collectives(args):
     rows = [row for result in results for row in result]
     collectives.write_csv(out / "collectives.csv", rows)
     with open(out / "collectives.json", "w") as f:
-        json.dump(dict(rows=rows, seconds=round(seconds, 1)), f, indent=1)
+        json.dump(dict(rows=rows, seconds=round(seconds, 1),
+                       provenance=_stamp(args)), f, indent=1)
     print(collectives.table(rows))
     print(f"{seconds:.0f} s; wrote {out / 'collectives.csv'}, {out / 'collectives.json'}")
 

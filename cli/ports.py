@@ -35,6 +35,8 @@ def _ports(args):
     require(spec, spec.packet, "ihcube ports lists a packet fabric's ports, not a wormhole "
                                "fabric's (their flits and ports: docs/wormhole.md)")
     n, width, pe_ports, top = spec.nodes, spec.payload_width, spec.ports, spec.name
+    if spec.interface != "native":
+        return _axis_ports(spec, args.json)
     from ..generate import PORT_MEANINGS, fabric_ports, payload_fields
     listed = fabric_ports(n, width, pe_ports, spec.reconfigurable)
     fields = payload_fields(n, width, spec.reconfigurable)
@@ -65,6 +67,35 @@ def _ports(args):
     wide = max(len(row[0]) for row in rows)
     for name, direction, bits, meaning in rows:
         print(f"  {name:<{wide}}  {direction:<3}  {bits:>5}  {meaning}")
+
+
+def _axis_ports(spec, as_json):
+    """Print the AXI4-Stream top's ports (:func:`ihcube.axis.axis_ports`) and where each
+    payload field is (:data:`ihcube.axis.MAPPING`)."""
+    from ..axis import MAPPING, axis_ports
+    listed = axis_ports(spec)
+    if as_json:
+        print(json.dumps({"top": spec.name, "nodes": spec.nodes,
+                          "payload_width": spec.payload_width, "ports": spec.ports,
+                          "interface": spec.interface,
+                          "port_list": [dict(name=name, direction=direction, width=bits)
+                                        for name, direction, bits in listed],
+                          "mapping": {port: {field: dict(signal=signal, lsb=lsb)
+                                             for field, (signal, lsb) in fields.items()}
+                                      for port, fields in MAPPING.items()}}, indent=1))
+        return
+    print(f"{spec.name}: {spec.nodes} nodes, payload {spec.payload_width} bits, AXI4-Stream "
+          f"(docs/axis.md); node 0's ports, the others' alike:")
+    first = "_0_0_" if spec.ports != 1 else "_0_"
+    for name, direction, bits in listed:
+        if name in ("clk", "rst") or first in name or name.endswith("__0"):
+            print(f"  {name:<24}  {direction:<3}  {bits:>5}")
+    from ..generate import payload_fields
+    widths = {port: {name: size for name, _, size in layout}
+              for port, layout in payload_fields(spec.nodes, spec.payload_width).items()}
+    for port, fields in MAPPING.items():
+        print(f"  {port}: " + ", ".join(f"{field} on {signal}{_bits(lsb, widths[port][field])}"
+                                        for field, (signal, lsb) in fields.items()))
 
 
 def main(argv=None):

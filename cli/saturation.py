@@ -30,6 +30,12 @@ from .usage import UsageError, command_parser, run
 
 __all__ = ["main"]
 
+
+def _stamp(args):
+    """What the results file records of the code that made it (:mod:`ihcube.sim.provenance`)."""
+    from ..sim import provenance
+    return provenance.stamp(args.command_line)
+
 NAME = "saturation"
 #: The fabric options ``ihcube saturation`` refuses (:data:`ihcube.cli.sweep.REFUSALS`).
 REFUSED = ("nodes", "depth", "width", "ports")
@@ -77,7 +83,8 @@ def _saturation(args):
     name = saturation_results_name(first)
     with open(out / name, "w") as f:
         json.dump(dict(saturation=sat, zero_load=zero, seconds=round(seconds, 1),
-                       wormhole=wormhole_record(first)), f, indent=1)
+                       wormhole=wormhole_record(first),
+                       provenance=_stamp(args)), f, indent=1)
     # The tables differ: a wormhole message is flits, each column says both.
     if first.packet:
         if first.stages:

@@ -145,13 +145,14 @@ def _run_one(backend, config, threads, progress=None):
     return config.engine.run_model(config, threads=threads)
 
 
-def _run_campaign(quick, cluster, out, wormhole_only=False, stages=None, threads=1):
+def _run_campaign(quick, cluster, out, wormhole_only=False, stages=None, threads=1,
+                  command=""):
     configs = wormhole_campaign(quick) if wormhole_only else campaign(quick, stages)
     with started(cluster):
-        return _campaign_table(quick, configs, cluster, out, threads)
+        return _campaign_table(quick, configs, cluster, out, threads, command)
 
 
-def _campaign_table(quick, configs, cluster, out, threads=1):
+def _campaign_table(quick, configs, cluster, out, threads=1, command=""):
     start = time.perf_counter()
     rows = []
     totals = {}
@@ -190,10 +191,12 @@ def _campaign_table(quick, configs, cluster, out, threads=1):
     for result in failed:
         print("\n" + result.summary())
     if out is not None:
+        from ..sim import provenance
         path = pathlib.Path(out)  # checked and its folder made before the campaign
         path.write_text(json.dumps({"quick": quick, "jobs": cluster.jobs,
                                     "scheduler": cluster.scheduler, "seconds": round(elapsed, 1),
-                                    "totals": totals, "runs": rows}, indent=1) + "\n")
+                                    "totals": totals, "runs": rows,
+                                    "provenance": provenance.stamp(command)}, indent=1) + "\n")
         print(f"wrote {path}")
     return 1 if failed else 0
 
@@ -264,7 +267,8 @@ def _campaign(parser, args):
     if out is not None:
         out = out_file(out)  # before the campaign, not after it
     return _run_campaign(args.quick, cluster, out, wormhole_only=spec.mode == WORMHOLE,
-                         stages=spec.stages.keywords(), threads=threads)
+                         stages=spec.stages.keywords(), threads=threads,
+                         command=args.command_line)
 
 
 def _single_run(parser, args):

@@ -32,6 +32,12 @@ from .usage import UsageError, checked, command_parser, run
 
 __all__ = ["main", "add_experiment_fabric_options", "fabric_specs"]
 
+
+def _stamp(args):
+    """What the results file records of the code that made it (:mod:`ihcube.sim.provenance`)."""
+    from ..sim import provenance
+    return provenance.stamp(args.command_line)
+
 NAME = "sweep"
 #: The fabric options an experiment may refuse: what to give instead, and the value its specs
 #: take in the option's place (the sizes, depths and orders are replaced by the lists'; a
@@ -203,7 +209,8 @@ def _sweep(args):
                    scheduler=cluster.scheduler, points=len(rows), switching=first.mode,
                    wormhole=sw.wormhole_record(first),
                    **({"stages": first.stages.keywords()} if first.stages else {}),
-                   seconds=round(seconds, 1), curves=_curves(rows))
+                   seconds=round(seconds, 1), curves=_curves(rows),
+                   provenance=_stamp(args))
     with open(prefix + ".json", "w") as f:
         json.dump(summary, f, indent=1)
     written.append(prefix + ".json")

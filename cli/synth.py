@@ -40,6 +40,9 @@ def _synth(args):
     family = checked(build.check_family, args.family)
     synth_opts, placer, out = build_options(args)
     spec = fabric_spec(args)
+    require(spec, spec.interface == "native",
+            "ihcube synth builds the Amaranth fabric, whose ports are native; the "
+            "AXI4-Stream top adds no logic (docs/axis.md#cost): leave out --interface")
     router = None
     if args.router is not None:
         router = integer(args.router, "Router node", lambda node: node)

@@ -6,6 +6,7 @@ standard error with :func:`report` and exits with status 2; never a traceback.
 
 import argparse
 import re
+import shlex
 import sys
 
 from ..extras import MissingExtra
@@ -24,6 +25,14 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         raise UsageError(message)
+
+    def parse_args(self, args=None, namespace=None):
+        """The parsed options, and ``command_line``: the command as given (``prog`` and the
+        options), which results files record (:mod:`ihcube.sim.provenance`)."""
+        parsed = super().parse_args(args, namespace)
+        words = sys.argv[1:] if args is None else list(args)
+        parsed.command_line = shlex.join([*self.prog.split(), *words])
+        return parsed
 
 
 _INTEGER = re.compile(r"\s*[+-]?[0-9]+\s*")

@@ -56,7 +56,7 @@ __all__ = [
     "INJECT", "EJECT", "Channel", "FirstSetBitRouting", "routing_for",
     "link_tables", "route_table",
     "channel_dependencies", "dependency_table", "table_dependencies", "dependency_levels",
-    "find_cycle", "format_cycle", "explain_cycle", "check_deadlock_free",
+    "find_cycle", "find_graph_cycle", "format_cycle", "explain_cycle", "check_deadlock_free",
     "SweepResult", "sweep",
     "VirtualChannel", "WHOLE", "FORKED", "BROADCAST_SCHEMES", "VirtualChannelRule",
     "router_vc_rule", "virtual_channel_dependencies", "find_vc_cycle", "format_vc_cycle",
@@ -556,6 +556,13 @@ def _graph_cycle(depends_on):
     if not stuck:
         return None
     return _short_cycle(stuck, lambda c: sorted(depends_on[c]), lambda c: depended_on_by[c])
+
+
+def find_graph_cycle(depends_on):
+    """A short cycle of any graph in the form of :func:`channel_dependencies` (a map from each
+    channel to the set it depends on; a configured fabric's, in physical channels:
+    :mod:`ihcube.configured_deadlock`), or None if it is acyclic."""
+    return _graph_cycle(depends_on)
 
 
 def find_cycle(n, routing=None, *, broadcast=True):

@@ -16,6 +16,7 @@ from amaranth.hdl import Shape
 from amaranth.lib.wiring import In, Out
 
 from . import topology
+from .axis import NATIVE, axis_header, axis_verilog
 from .modes import mode_of
 from .params import PACKET, check_fabric_payload_width, check_ports
 from .rtl.fabric import fabric_signature, link_ends
@@ -84,10 +85,16 @@ def fabric_verilog(spec, *args, router=None, **keywords):
         configuration = f"{top}_configuration"
         text = verilog.convert(Configuration(n), name=configuration, emit_src=False)
         texts.append(_not_top(text, configuration))
-    texts.append(top_verilog(top, n, spec.payload_width, modules, signatures=(
+    native = top if spec.interface == NATIVE else f"{top}_fabric"
+    text = top_verilog(native, n, spec.payload_width, modules, signatures=(
         mode.fabric_signature(spec), lambda node: mode.router_signature(spec, node)),
-        configuration=configuration))
-    return mode.header(spec, version()) + "".join(texts)
+        configuration=configuration)
+    if native != top:  # the AXI4-Stream top around the native one (ihcube.axis)
+        texts += [text.replace(f"(* top = 1 *)\nmodule {native}(", f"module {native}(", 1),
+                  axis_verilog(spec, native)]
+    else:
+        texts.append(text)
+    return axis_header(spec, mode.header(spec, version())) + "".join(texts)
 
 
 def router_modules(top, n, order=topology.MSB_FIRST):

@@ -23,6 +23,7 @@ import dataclasses
 from typing import Union
 
 from . import topology
+from .axis import AXIS, NATIVE, check_axis, check_interface
 from .params import (MAX_FABRIC_DEPTH, MAX_FABRIC_NODES, MAX_FABRIC_PAYLOAD_WIDTH, MAX_FLITS,
                      MAX_VCS, PACKET, WORMHOLE, WORMHOLE_DEFAULTS, check_at_most, check_depth,
                      check_fabric_depth, check_fabric_payload_width, check_integer,
@@ -204,6 +205,9 @@ class FabricSpec:
         Routing order (SPEC section 2).
     switching : Packet or Wormhole
         The switching mode and its own options.
+    interface : ``"native"`` or ``"axis"``
+        The PE ports of the generated Verilog: valid/ready streams (``docs/ports.md``), or
+        AXI4-Stream (``docs/axis.md``, :mod:`ihcube.axis`).
     reconfigurable : bool
         ``nodes`` physical routers whose active size and logical addresses are loaded at run
         time (``docs/reconfiguration-hardware.md``); packet switching with one PE port.
@@ -213,6 +217,7 @@ class FabricSpec:
     payload_width: int = 32
     order: str = topology.MSB_FIRST
     switching: Union[Packet, Wormhole] = Packet()
+    interface: str = NATIVE
     reconfigurable: bool = False
 
     def __post_init__(self):
@@ -240,9 +245,14 @@ class FabricSpec:
                                  f"not {switching.flits!r}")
         else:
             raise TypeError(f"Switching must be a Packet or a Wormhole, not {switching!r}")
+        if check_interface(self.interface) == AXIS:
+            check_axis(self)
         if not isinstance(self.reconfigurable, bool):
             raise TypeError(f"Reconfigurable must be True or False, not "
                             f"{self.reconfigurable!r}")
+        if self.reconfigurable and self.interface != NATIVE:
+            raise ValueError(f"Reconfigurable (--reconfigurable) takes the native interface, "
+                             f"not {self.interface!r}")
         if self.reconfigurable and n < 2:
             raise ValueError(f"Node count must be at least 2 for a reconfigurable fabric, not "
                              f"{n!r}")
@@ -257,7 +267,8 @@ class FabricSpec:
     @classmethod
     def of(cls, nodes, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1, *,
            switching=PACKET, link_stages=0, switch_stages=0, eject_stages=0, flits=None,
-           flit_width=None, vcs=None, vc_depth=None, reconfigurable=False):
+           flit_width=None, vcs=None, vc_depth=None, interface=NATIVE,
+           reconfigurable=False):
         """The spec of the keyword forms the components, the generator and the commands
         have always taken (``Fabric(26, depth=2)``, ``fabric_name(26, switching="wormhole",
         vcs=1)``). A flit-level option with packet switching, or a packet option (depth,
@@ -293,7 +304,8 @@ class FabricSpec:
             if ports != 1:
                 raise ValueError(f"Port count must be 1 with wormhole switching, not "
                                  f"{ports!r}")
-        return cls(n, payload_width, order, mode, reconfigurable)
+        return cls(n, payload_width, order, mode, NATIVE if interface is None else interface,
+                   reconfigurable)
 
     # --- What it is --------------------------------------------------------------------
 
@@ -366,7 +378,8 @@ class FabricSpec:
             name = f"ihcube_n{n}_wormhole_f{wh.flit_width}_l{wh.flits}_v{wh.vcs}"
             if wh.vc_depth != WORMHOLE_DEFAULTS["vc_depth"]:
                 name += f"_q{wh.vc_depth}"
-            return name + ("" if order == topology.MSB_FIRST else f"_{order}")
+            name += "" if order == topology.MSB_FIRST else f"_{order}"
+            return name + ("" if self.interface == NATIVE else f"_{self.interface}")
         name = f"ihcube_n{n}_w{self.payload_width}"
         if self.depth != 1:
             name += f"_d{self.depth}"
@@ -374,7 +387,8 @@ class FabricSpec:
             name += f"_{order}"
         if self.ports != 1:
             name += f"_p{self.ports}"
-        return name + self.stages.suffix + ("_reconf" if self.reconfigurable else "")
+        return (name + self.stages.suffix + ("_reconf" if self.reconfigurable else "")
+                + ("" if self.interface == NATIVE else f"_{self.interface}"))
 
     def keywords(self):
         """The spec as the keywords of :meth:`of` that differ from their defaults, beside
@@ -393,6 +407,8 @@ class FabricSpec:
         else:
             keywords["switching"] = WORMHOLE
             keywords.update(dataclasses.asdict(self.switching))
+        if self.interface != NATIVE:
+            keywords["interface"] = self.interface
         if self.reconfigurable:
             keywords["reconfigurable"] = True
         return keywords
@@ -505,6 +521,10 @@ OPTIONS = (
              "S", f"packet switching: 0 (default) or 1, {Stages.PARTS[field]}, {cost} "
                   f"(docs/fpga.md)", "0", kind="stage")
       for field, (keyword, _, cost) in Stages.FIELDS.items()),
+    Option("interface", "--interface", "Interface", None,
+           f"PE ports: {NATIVE} (default: valid/ready streams, docs/ports.md) or {AXIS} "
+           f"(AXI4-Stream; with wormhole switching a transfer a flit, docs/axis.md)", NATIVE,
+           kind="name"),
     Option("reconfigurable", "--reconfigurable", "Reconfigurable", None,
            "packet switching, one PE port: N physical routers whose active size and logical "
            "addresses are loaded at run time (docs/reconfiguration-hardware.md)", None,

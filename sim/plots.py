@@ -3,7 +3,8 @@
 import numpy as np
 
 __all__ = ["require_matplotlib", "latency_figure", "latency_plots", "switching_figure",
-           "switching_plots", "density_figure", "density_plot", "stale_pictures"]
+           "switching_plots", "density_figure", "density_plot", "stale_pictures",
+           "reconfiguration_figure", "reconfiguration_plot"]
 
 
 def require_matplotlib():
@@ -211,3 +212,56 @@ def stale_pictures(prefix, written):
     import os
     return [prefix + suffix for suffix in PICTURE_SUFFIXES
             if prefix + suffix not in written and os.path.exists(prefix + suffix)]
+
+
+#: The fabrics of the reconfiguration experiment, as its figure names them.
+_RECONFIGURED = (("xor", "reconfigured incomplete cube (XOR mask)", "C0", "o-"),
+                 ("permutations", "... with dimension permutations", "C2", "s--"),
+                 ("subcube", "largest fault-free complete subcube", "C1", "^-"))
+
+
+def reconfiguration_figure(result):
+    """The reconfiguration experiment (:func:`ihcube.sim.reconfiguration.experiment`): healthy
+    nodes kept against the fault count (mean over the draws, the bars their range), and the
+    machine's throughput (the analysis' link bound times the nodes, and the model's at the
+    median size where it ran)."""
+    plt = _pyplot()
+    rows = result["rows"]
+    faults = [row["faults"] for row in rows]
+    fig, (kept_ax, rate_ax) = plt.subplots(1, 2, figsize=(11, 4.2))
+    kept_ax.plot(faults, [row["healthy"] for row in rows], "k:", label="healthy nodes (N - f)")
+    for key, label, color, style in _RECONFIGURED:
+        kept = [row[key]["kept"] for row in rows]
+        mean = np.array([k["mean"] for k in kept])
+        spread = [mean - [k["min"] for k in kept], [k["max"] for k in kept] - mean]
+        kept_ax.errorbar(faults, mean, yerr=spread, fmt=style, color=color, capsize=3,
+                         label=label)
+        bound = [row[key]["machine_bound"]["mean"] for row in rows]
+        rate_ax.plot(faults, bound, style, color=color, alpha=0.45,
+                     label=f"{label}: link bound x n")
+        if all("model" in row[key] for row in rows):
+            rate_ax.plot(faults, [row[key]["model"]["machine_throughput"] for row in rows],
+                         style, color=color, label=f"{label}: model, median n")
+    for ax in (kept_ax, rate_ax):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(faults, [str(f) for f in faults])
+        ax.set_xlabel("faulty nodes f (random)")
+        ax.grid(alpha=0.3)
+    kept_ax.set_ylabel("nodes kept (mean; bars: min to max)")
+    kept_ax.set_title(f"{result['nodes']} nodes, {result['draws']} draws per f", fontsize=9)
+    rate_ax.set_yscale("log")
+    rate_ax.set_ylabel("messages per cycle, whole machine (uniform)")
+    rate_ax.set_title("saturation throughput", fontsize=9)
+    kept_ax.legend(fontsize=7)
+    rate_ax.legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def reconfiguration_plot(result, path):
+    """Write :func:`reconfiguration_figure` to ``path``; return ``path``."""
+    plt = _pyplot()
+    fig = reconfiguration_figure(result)
+    fig.savefig(path, dpi=110, metadata=_METADATA)
+    plt.close(fig)
+    return path

@@ -1,16 +1,18 @@
 """The fast model (:mod:`ihcube.sim.model`) against the RTL and against the topology rules.
 
-The lockstep tests run the Amaranth simulation of a :class:`~ihcube.rtl.Fabric` and a
-:class:`~ihcube.sim.model.Model` on the same traffic (unicasts, broadcasts, destinations that
-do not exist) and the same eject backpressure, both drawn up front, and compare every
-cycle's injection handshakes, link transfers and deliveries, message fields included; the
-first difference fails the test with its cycle and port. Broken variants of the model must
-fail the same comparison.
+The lockstep tests run the emitted Verilog of a fabric in Icarus
+(:func:`ihcube.verify.replay.replay`) and a :class:`~ihcube.sim.model.Model` on the same
+traffic (unicasts, broadcasts, destinations that do not exist) and the same eject
+backpressure, both drawn up front, and compare every cycle's injection handshakes, link
+transfers and deliveries, message fields included; the first difference fails the test with
+its cycle and port. Broken variants of the model must fail the same comparison.
+:func:`test_replay_is_the_amaranth_simulation` shows, on small fabrics of each kind, that the
+Verilog in Icarus records exactly what Amaranth's simulation of the design records (so the
+lockstep holds for both).
 
-``make check`` runs the lockstep for ``n <= 8`` only; the larger sizes are marked slow (a few
-minutes of CPU: the Amaranth simulation takes about 25 ms a cycle at ``n = 26``). Each RTL
-simulation runs once a run (:func:`tiers.shared`), whichever tests and workers compare with it.
-"""
+``make check`` runs the lockstep for ``n <= 8`` only; the larger sizes are marked slow (Icarus
+takes about 10 ms a cycle at ``n = 26``, Amaranth's simulator 25). Each RTL simulation runs
+once a run (:func:`tiers.shared`), whichever tests and workers compare with it."""
 
 import dataclasses
 import random
@@ -25,7 +27,9 @@ from ihcube.verify import faults
 from ihcube.verify.harness import Delivery, Hop, Message, Request, simulate
 from ihcube.sim import model_kernel
 from ihcube.sim.model import DELIVERY, HOP, Model
+from ihcube.verify.replay import replay
 from ihcube.verify.scoreboard import check_run
+from ihcube.spec import FabricSpec
 from tiers import shared, slow_unless
 
 #: Cycles of each lockstep run (the issue asks for at least 2,000).
@@ -200,14 +204,17 @@ def run_rtl(fabric, requests, eject_ready, configure=()):
 @shared
 def rtl_record(n, depth, order, payload_width, ports=1, link_stages=0, router=Router,
                switch_stages=0, eject_stages=0):
-    """The traffic of a lockstep configuration and what the RTL (with ``router``, a faulty
-    one for the negative controls) did with it (one Amaranth simulation per configuration,
-    shared by the tests and workers that use it)."""
+    """The traffic of a lockstep configuration and what the emitted Verilog (with ``router``,
+    a faulty one for the negative controls) did with it in Icarus
+    (:func:`ihcube.verify.replay.replay`: one simulation per configuration, shared by the
+    tests and workers that use it). :func:`test_replay_is_the_amaranth_simulation` shows that
+    it records what Amaranth's simulation of the same design does."""
     requests, eject_ready = lockstep_traffic(n, payload_width, CYCLES, seed=n * 1000 + depth,
                                              ports=ports)
-    fabric = Fabric(n, payload_width, depth, order, ports=ports, link_stages=link_stages,
-                    router=router, switch_stages=switch_stages, eject_stages=eject_stages)
-    events, refused_count = run_rtl(fabric, requests, eject_ready)
+    spec = FabricSpec.of(n, payload_width=payload_width, depth=depth, order=order, ports=ports,
+                         link_stages=link_stages, switch_stages=switch_stages,
+                         eject_stages=eject_stages)
+    events, refused_count = replay(spec, requests, eject_ready, router=router)
     return requests, eject_ready, events, refused_count
 
 
@@ -263,6 +270,40 @@ def lockstep(model_class, n, depth, order, payload_width, ports=1, link_stages=0
     model = model_class(n, payload_width, depth, order, ports=ports, link_stages=link_stages,
                         **stages)
     return first_difference(rtl, model_events(model, requests, eject_ready)), refused_count, model
+
+
+#: Small configurations of each kind (n, depth, order, payload width, ports, link, switch
+#: and eject stages) on which the Verilog replay is compared with Amaranth's simulation.
+REPLAY_CHECKS = [(5, 1, "lsb", 32, 1, 0, 0, 0), (6, 3, "msb", 32, 2, 0, 0, 0),
+                 (5, 2, "msb", 16, 1, 1, 0, 0), (6, 1, "msb", 32, 2, 1, 1, 1)]
+
+
+@pytest.mark.parametrize("n, depth, order, payload_width, ports, link, switch, eject",
+                         slow_unless(REPLAY_CHECKS, lambda config: config[4] == 1))
+def test_replay_is_the_amaranth_simulation(n, depth, order, payload_width, ports, link,
+                                           switch, eject):
+    """The emitted Verilog in Icarus records the same events, cycle for cycle, and the same
+    refusal counts as Amaranth's simulation of the fabric, on the lockstep traffic: the
+    replay (which the lockstep tests use) stands for the RTL."""
+    requests, eject_ready = lockstep_traffic(n, payload_width, 600, seed=n, ports=ports)
+    fabric = Fabric(n, payload_width, depth, order, ports=ports, link_stages=link,
+                    switch_stages=switch, eject_stages=eject)
+    amaranth, amaranth_refused = run_rtl(fabric, requests, eject_ready)
+    verilog, verilog_refused = replay(fabric.spec, requests, eject_ready)
+    assert first_difference(amaranth, verilog) is None
+    assert sorted(amaranth) == sorted(verilog) and amaranth_refused == verilog_refused
+    assert {event[0] for event in verilog} == {"inject", "hop", "deliver"}
+
+
+def test_replay_catches_a_broken_router():
+    """Negative control: the replay runs the routers it is given; one that ignores the
+    existence mask records other events than the sound fabric on the same traffic."""
+    requests, eject_ready = lockstep_traffic(5, 32, 300, seed=5)
+    spec = FabricSpec.of(5)
+    sound, _ = replay(spec, requests, eject_ready)
+    broken, _ = replay(spec, requests, eject_ready,
+                       router=faults.faulty_router("mask-blind-route"))
+    assert first_difference(sound, broken) is not None
 
 
 @pytest.mark.parametrize("n, depth, order, payload_width", slow_unless(LOCKSTEP, small))

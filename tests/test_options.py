@@ -23,14 +23,14 @@ STAGES = ["--link-stages", "--switch-stages", "--eject-stages"]
 #: The fabric options the experiments take beside their lists (the stages and the switching)
 #: or refuse (those the lists or the traffic replace).
 FABRIC = ["--nodes", "--width", "--depth", "--ports", "--switching", "--flits", "--flit-width",
-          "--vcs", "--vc-depth"]
+          "--vcs", "--vc-depth", "--interface"]
 
 #: command -> (valid arguments around the option, the options that take a checked value)
 COMMANDS = {
     "verilog": (["--nodes", "3", "--out", "{tmp}"], ["--nodes", "--width", "--depth", "--order",
                                                        "--ports", "--switching", "--flits",
                                                        "--flit-width", "--vcs", "--vc-depth",
-                                                       *STAGES]),
+                                                       *STAGES, "--interface"]),
     "ports": (["--nodes", "3"], [*FABRIC, "--order", *STAGES]),
     "sweep": (["--sizes", "4", "--rates", "0.1", "--warmup", "10", "--window", "10",
                "--no-plots", "--out", "{tmp}"],
@@ -49,7 +49,7 @@ COMMANDS = {
                ["--nodes", "--width", "--ports", "--cycles", "--depth", "--order", "--seed",
                 "--backend", "--broadcast", "--eject-ready", "--watchdog", "--switching",
                 "--flits", "--vcs", "--vc-depth", "--flit-width", *STAGES, "--threads",
-                "--jobs"]),
+                "--jobs", "--interface"]),
     "deadlock": (["--max-nodes", "4"], ["--max-nodes", "--order", "--cross-check"]),
     "lint": (["--nodes", "2", "--out", "{tmp}"], [*FABRIC, "--order", *STAGES]),
     "cocotb": (["--nodes", "2", "--out", "{tmp}"],
@@ -66,6 +66,11 @@ COMMANDS = {
     "bench": (["--nodes", "2", "--out", "{tmp}/b.json"], ["--nodes"]),
     "bench-model": (["--nodes", "2", "--out", "{tmp}/b.json"], ["--nodes", "--threads"]),
     "bench-wormhole": (["--nodes", "2", "--out", "{tmp}/b.json"], ["--nodes"]),
+    "reconfigure": (["--nodes", "8", "--faulty", "3"], ["--nodes", "--faulty"]),
+    "reconfigure-experiment": (["--nodes", "8", "--faults", "1", "--draws", "2", "--small",
+                                "8", "--no-model", "--no-plots", "--out", "{tmp}"],
+                               ["--nodes", "--faults", "--draws", "--seed", "--small"]),
+    "results": (["--folder", "{tmp}"], ["--folder"]),
 }
 
 #: Options for which an empty value means "none of these", on purpose.
@@ -90,7 +95,8 @@ BAD = st.one_of(
                                                                     "sa", "uniform", "sphere",
                                                                     "decreasing", "quick",
                                                                     "full", "model", "rtl",
-                                                                    "icebreaker", "all")
+                                                                    "icebreaker", "all", "native",
+                                                                    "axis")
                                            and not text.startswith("-")),
 )
 
@@ -169,6 +175,8 @@ OUTPUTS = {
     "bench-wormhole": (["--nodes", "2"], "--out", "file"),
     "synth": (["--nodes", "2", "--family", "ice40"], "--out", "dir"),
     "bitstream": (["--board", "icebreaker", "--nodes", "2"], "--out", "dir"),
+    "reconfigure-experiment": (["--nodes", "8", "--faults", "1", "--draws", "2", "--small",
+                                "8", "--no-model", "--no-plots"], "--out", "dir"),
 }
 
 

@@ -131,7 +131,7 @@ class Settings:
         return FabricSpec(self.nodes, self.width, self.order,
                           Packet(self.depth, 1, Stages(self.link_stages, self.switch_stages,
                                                        self.eject_stages)),
-                          bool(self.reconfigurable))
+                          reconfigurable=bool(self.reconfigurable))
 
     @property
     def top(self):

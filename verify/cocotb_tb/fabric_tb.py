@@ -23,34 +23,16 @@ from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge
 
 from ihcube import topology
+from ihcube.cocotb import Scoreboard
+from ihcube.cocotb.native import Codec
 from ihcube.verify.cocotb_runner import Settings
 from ihcube.rtl.configuration import configuration_layout
 from ihcube.rtl.message import Kind, inject_layout, message_layout
 from ihcube.verify.harness import Delivery, Hop, Message, Request
 from ihcube.verify.scoreboard import check_run
+from ihcube.spec import FabricSpec
 
 CLOCK_PERIOD_NS = 10
-
-
-class Codec:
-    """Pack and unpack the bits of a :class:`~amaranth.lib.data.StructLayout` value, at the
-    field offsets the layout itself gives."""
-
-    def __init__(self, layout):
-        self.fields = {name: (field.offset, field.width) for name, field in layout}
-
-    def pack(self, **values):
-        bits = 0
-        for name, value in values.items():
-            offset, width = self.fields[name]
-            if not 0 <= value < 1 << width:
-                raise ValueError(f"{name} = {value} does not fit in {width} bits")
-            bits |= value << offset
-        return bits
-
-    def unpack(self, bits):
-        return {name: bits >> offset & ((1 << width) - 1)
-                for name, (offset, width) in self.fields.items()}
 
 
 class VerilogFabric:
@@ -212,8 +194,18 @@ class VerilogFabric:
         return flags, counts
 
     def problems(self):
-        """What :func:`ihcube.verify.scoreboard.check_run` finds wrong with the record."""
-        return check_run(self.n, self.injected, self.hops, self.deliveries, self.order)
+        """What :func:`ihcube.verify.scoreboard.check_run` finds wrong with the record (hops
+        included), and what the users' :class:`ihcube.cocotb.Scoreboard` finds wrong at the
+        PE ports alone."""
+        board = Scoreboard(FabricSpec(self.n, order=self.order))
+        for _, node, request in self.injected:
+            board.sent(node, request.dest, request.payload, request.kind == Kind.BROADCAST)
+        for delivery in self.deliveries:
+            message = delivery.message
+            board.received(delivery.node, message.src, message.dest, message.payload,
+                           message.kind == Kind.BROADCAST)
+        return (check_run(self.n, self.injected, self.hops, self.deliveries, self.order)
+                + board.problems())
 
     def status(self):
         """One line on how far the run got, for failure messages."""

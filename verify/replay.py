@@ -1,0 +1,177 @@
+"""Replay a recorded traffic on the emitted Verilog of a packet fabric, in Icarus Verilog.
+
+The model's lockstep tests (``tests/test_model.py``) compare the fast model with the RTL on a
+traffic drawn up front: each PE's queue of requests, offered from their cycle on and taken
+when the port is ready, and a pattern of eject-port readiness. :func:`replay` runs that
+traffic on the Verilog that :func:`ihcube.generate.fabric_verilog` writes, under a Verilog
+testbench that it generates (no Python in the simulation loop: Icarus runs a 32-node fabric's
+2,000 cycles in seconds, where Amaranth's simulator takes minutes), and returns the same
+events as the Amaranth testbench of those tests: every injection, every hop (a handshake on a
+router's link output) and every delivery, with its cycle.
+
+The testbench sets every PE input of a cycle, lets the design settle, records the handshakes
+of the cycle, then raises the clock: the order of the Amaranth testbench, so the two record
+the same events when the Verilog is the Amaranth design (``tests/test_model.py`` checks that
+on small fabrics). Reset is never asserted: the registers start from their initial values, as
+in Amaranth's simulator.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from pathlib import Path
+
+from .. import topology
+from ..generate import fabric_verilog
+from ..rtl import inject_layout, message_layout
+from ..spec import as_spec
+
+__all__ = ["replay"]
+
+#: Icarus's language generation: Verilog-2005, so that a register's initial value is an
+#: event for the ``always @*`` blocks of Yosys's output (:data:`.cocotb_runner.BUILD_ARGS`).
+LANGUAGE = "-g2005"
+#: The fields of a message, in the order of the events.
+FIELDS = ("dest", "src", "kind", "travel", "payload")
+
+
+def _port(node, p, ports):
+    """The top module's name stem of PE port ``p`` of ``node``."""
+    return f"{node}" if ports == 1 else f"{node}__{p}"
+
+
+def _testbench(spec, top, links, inject_width, eject_width, cycles, counts):
+    """The Verilog testbench: reads ``requests.hex`` (each queue's requests as ``cycle`` and
+    bits), ``eject_ready.hex`` and writes ``events.txt``."""
+    n, P = spec.nodes, spec.ports
+    queues = n * P
+    total = max(sum(counts), 1)
+    lines = [
+        "`timescale 1ns/1ps",
+        "module replay_tb;",
+        "  reg clk = 0;",
+        "  reg rst = 0;",
+        f"  reg [{inject_width - 1}:0] request_bits [0:{total - 1}];",
+        f"  reg [31:0] request_cycle [0:{total - 1}];",
+        f"  reg [{queues - 1}:0] eject_ready [0:{cycles - 1}];",
+        "  integer out, cycle;",
+    ]
+    for q in range(queues):
+        lines += [f"  reg iv{q} = 0;", f"  reg [{inject_width - 1}:0] ip{q} = 0;",
+                  f"  reg er{q} = 0;", f"  wire ir{q}, ev{q};",
+                  f"  wire [{eject_width - 1}:0] ep{q};", f"  integer head{q};"]
+    connections = [".clk(clk)", ".rst(rst)"]
+    for q in range(queues):
+        stem = _port(q // P, q % P, P)
+        connections += [f".inject__{stem}__valid(iv{q})", f".inject__{stem}__payload(ip{q})",
+                        f".inject__{stem}__ready(ir{q})", f".eject__{stem}__valid(ev{q})",
+                        f".eject__{stem}__payload(ep{q})", f".eject__{stem}__ready(er{q})"]
+    lines.append(f"  {top} dut ({', '.join(connections)});")
+    lines += ["  initial begin",
+              '    $readmemh("requests.hex", request_bits);',
+              '    $readmemh("request_cycles.hex", request_cycle);',
+              '    $readmemh("eject_ready.hex", eject_ready);',
+              '    out = $fopen("events.txt", "w");']
+    start = 0
+    for q, count in enumerate(counts):
+        lines.append(f"    head{q} = {start};")
+        start += count
+    lines.append(f"    for (cycle = 0; cycle < {cycles}; cycle = cycle + 1) begin")
+    start = 0
+    for q, count in enumerate(counts):
+        end = start + count
+        lines += [f"      if (head{q} < {end} && request_cycle[head{q}] <= cycle) begin",
+                  f"        iv{q} = 1; ip{q} = request_bits[head{q}];",
+                  f"      end else begin iv{q} = 0; ip{q} = 0; end",
+                  f"      er{q} = eject_ready[cycle][{q}];"]
+        start = end
+    lines.append("      #1;")
+    for q in range(queues):
+        lines += [f"      if (iv{q} && ir{q}) begin",
+                  f'        $fwrite(out, "i %0d %0d %0d\\n", cycle, {q}, head{q});',
+                  f"        head{q} = head{q} + 1;",
+                  "      end",
+                  f"      if (ev{q} && er{q})",
+                  f'        $fwrite(out, "d %0d %0d %h\\n", cycle, {q}, ep{q});']
+    for k, (node, j) in enumerate(links):
+        port = f"dut.router{node}.links_out__{j}__"
+        lines += [f"      if ({port}valid && {port}ready)",
+                  f'        $fwrite(out, "h %0d {k} %h\\n", cycle, {port}payload);']
+    lines += ["      #1 clk = 1;", "      #1 clk = 0;", "    end"]
+    for node in range(n):
+        lines.append(f'    $fwrite(out, "r {node} %0d\\n", dut.router{node}.refused_count);')
+    lines += ["    $fclose(out);", "    $finish;", "  end", "endmodule", ""]
+    return "\n".join(lines)
+
+
+def replay(spec, requests, eject_ready, router=None, folder=None):
+    """Run ``requests`` (``(node, Request)`` pairs in queue order) on the emitted Verilog of
+    the packet fabric ``spec`` for ``len(eject_ready)`` cycles, each eject port accepting as
+    ``eject_ready`` (cycles x ``n * ports``, column ``node * ports + port``) says; ``router``
+    builds the routers (a broken one for a negative control), as
+    :func:`~ihcube.generate.fabric_verilog` takes it.
+
+    Returns ``(events, refused_count)`` in the form of the Amaranth testbench of
+    ``tests/test_model.py``: ``("inject", cycle, node, request index)``, ``("deliver", cycle,
+    node, dest, src, kind, travel, payload, port)``, ``("hop", cycle, node, dim, dest, src,
+    kind, travel, payload)``, and each node's ``refused_count`` at the end. ``folder`` keeps
+    the testbench, the stimulus and the events (a temporary folder if None).
+    """
+    spec = as_spec(spec)
+    n, P, cycles = spec.nodes, spec.ports, len(eject_ready)
+    layout = message_layout(n, spec.payload_width)
+    fields = [(layout[name].offset, layout[name].width) for name in FIELDS]
+    injected = inject_layout(n, spec.payload_width)
+    inject_width = injected.size
+    eject_width = layout.size
+    queues = [[] for _ in range(n * P)]
+    for index, (node, request) in enumerate(requests):
+        queues[node * P + request.port].append((index, request))
+    counts = [len(queue) for queue in queues]
+    order = [entry for queue in queues for entry in queue]  # the memory's order
+    links = [(node, j, dim) for node in range(n) for j, dim in enumerate(topology.links(n, node))]
+    text = fabric_verilog(spec, router=router)
+    top = spec.name
+    bench = _testbench(spec, top, [(node, j) for node, j, _ in links], inject_width,
+                       eject_width, cycles, counts)
+
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(folder or scratch)
+        work.mkdir(parents=True, exist_ok=True)
+        (work / "fabric.v").write_text(text)
+        (work / "replay_tb.v").write_text(bench)
+        (work / "requests.hex").write_text("".join(
+            f"{injected.const({'dest': r.dest, 'kind': r.kind, 'payload': r.payload}).as_value().value:x}\n"
+            for _, r in order) or "0\n")
+        (work / "request_cycles.hex").write_text("".join(f"{r.at:x}\n" for _, r in order)
+                                                 or "0\n")
+        (work / "eject_ready.hex").write_text("".join(
+            f"{int(''.join(str(int(bit)) for bit in reversed(row)), 2):x}\n"
+            for row in eject_ready))
+        subprocess.run(["iverilog", LANGUAGE, "-s", "replay_tb", "-o", "replay.vvp",
+                        "replay_tb.v", "fabric.v"], cwd=work, check=True,
+                       capture_output=True, text=True)
+        subprocess.run(["vvp", "-n", "replay.vvp"], cwd=work, check=True,
+                       capture_output=True, text=True)
+        lines = (work / "events.txt").read_text().splitlines()
+
+    def message(bits):
+        return tuple(bits >> offset & ((1 << width) - 1) for offset, width in fields)
+
+    events, refused_count = [], [0] * n
+    for line in lines:
+        kind, *values = line.split()
+        if kind == "i":
+            cycle, q, position = map(int, values)
+            events.append(("inject", cycle, q // P, order[position][0]))
+        elif kind == "d":
+            cycle, q = int(values[0]), int(values[1])
+            events.append(("deliver", cycle, q // P, *message(int(values[2], 16)), q % P))
+        elif kind == "h":
+            cycle, k = int(values[0]), int(values[1])
+            node, _, dim = links[k]
+            events.append(("hop", cycle, node, dim, *message(int(values[2], 16))))
+        else:
+            refused_count[int(values[0])] = int(values[1])
+    return events, refused_count
