@@ -14,6 +14,8 @@ N      ?= 26
 #   LINK_STAGES SWITCH_STAGES EJECT_STAGES   a packet router's register stages, each 0 or 1:
 #     a relay on each link, the grant registered, a relay on each eject port; all three place
 #     the 26-node fabric at 150 MHz (docs/fpga.md)
+#   RECONFIGURABLE=1                     --reconfigurable: the active size and logical
+#     addresses loaded at run time (docs/reconfiguration-hardware.md)
 FABRIC ?=
 option = $(if $($(1)),--$(2)='$($(1))')
 SPEC_OPTIONS = $(call option,W,width) $(call option,DEPTH,depth) $(call option,ORDER,order) \
@@ -21,7 +23,8 @@ SPEC_OPTIONS = $(call option,W,width) $(call option,DEPTH,depth) $(call option,O
 	$(call option,FLITS,flits) $(call option,FLIT_WIDTH,flit-width) $(call option,VCS,vcs) \
 	$(call option,VC_DEPTH,vc-depth) $(call option,LINK_STAGES,link-stages) \
 	$(call option,SWITCH_STAGES,switch-stages) $(call option,EJECT_STAGES,eject-stages) \
-	$(call option,INTERFACE,interface) $(FABRIC)
+	$(call option,INTERFACE,interface) $(if $(filter 1,$(RECONFIGURABLE)),--reconfigurable) \
+	$(FABRIC)
 FABRIC_OPTIONS = $(strip --nodes='$(N)' $(SPEC_OPTIONS))
 # The register stages alone (a part of EXPERIMENT_OPTIONS).
 STAGES = $(strip $(call option,LINK_STAGES,link-stages) \

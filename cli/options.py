@@ -58,6 +58,8 @@ def add_fabric_options(parser, nodes_required=True, leave_out=()):
         elif option.keyword == "nodes":
             parser.add_argument(*flags, required=nodes_required, metavar=option.metavar,
                                 help=option.help)
+        elif option.kind == "flag":
+            parser.add_argument(*flags, action="store_true", help=option.help)
         else:
             parser.add_argument(*flags, default=option.default, metavar=option.metavar,
                                 help=option.help)
@@ -82,7 +84,7 @@ def fabric_spec(args, hardware=True):
     values = {}
     for option in OPTIONS:
         text = getattr(args, option.dest)
-        if text is None or option.kind == "name":
+        if text is None or option.kind in ("name", "flag"):
             values[option.keyword] = text
         elif option.kind == "stage":
             values[option.keyword] = stage_value(text, option.keyword)

@@ -47,7 +47,7 @@ def _table(listed, meanings, payloads):
     rows = []
     for name, direction, bits in listed:
         group, *index = name.split("__")
-        field = [] if name in ("clk", "rst") else [index.pop()] if index[-1].isalpha() else []
+        field = [index.pop()] if index and index[-1].isalpha() else []
         # index: the node, and the PE port for inject and eject when there are several.
         if any(i != "0" for i in index):
             continue  # another node's or PE port's: as node 0's first
@@ -94,8 +94,8 @@ def _ports(args):
     if spec.interface != "native":
         return _axis_ports(spec, args.json)
     from ..generate import PORT_MEANINGS, fabric_ports, payload_fields
-    listed = fabric_ports(n, width, pe_ports)
-    fields = payload_fields(n, width)
+    listed = fabric_ports(n, width, pe_ports, spec.reconfigurable)
+    fields = payload_fields(n, width, spec.reconfigurable)
     if args.json:
         print(json.dumps({"top": top, "nodes": n, "payload_width": width, "ports": pe_ports,
                           "port_list": [dict(name=name, direction=direction, width=bits)

@@ -83,9 +83,16 @@ def fabric_verilog(spec, *args, router=None, progress=None, **keywords):
         texts.append(_not_top(text, module))
         if progress is not None:
             progress(done, total)
+    configuration = None
+    if spec.reconfigurable:  # its registers, a module of their own that the top instantiates
+        from .rtl.configuration import Configuration
+        configuration = f"{top}_configuration"
+        text = verilog.convert(Configuration(n), name=configuration, emit_src=False)
+        texts.append(_not_top(text, configuration))
     native = top if spec.interface == NATIVE else f"{top}_fabric"
     text = top_verilog(native, n, spec.payload_width, modules, signatures=(
-        mode.fabric_signature(spec), lambda node: mode.router_signature(spec, node)))
+        mode.fabric_signature(spec), lambda node: mode.router_signature(spec, node)),
+        configuration=configuration)
     if native != top:  # the AXI4-Stream top around the native one (ihcube.axis)
         texts += [text.replace(f"(* top = 1 *)\nmodule {native}(", f"module {native}(", 1),
                   axis_verilog(spec, native)]
@@ -123,18 +130,30 @@ PORT_MEANINGS = {
     "eject__k__payload": "the message for PE k",
     "refused__k": "sticky: PE k injected to a node that does not exist",
     "refused_count__k": "how many such injections (saturating)",
+    # A reconfigurable fabric's (docs/reconfiguration-hardware.md):
+    "config__valid": "a configuration is offered",
+    "config__ready": "the fabric takes it: it is idle",
+    "config__payload": "the configuration",
+    "config_refused": "the last configuration taken did not fit (the one before holds)",
+    "idle": "no message in the fabric and none offered",
+    "active_nodes": "active nodes of the configuration that holds",
+    "mask": "its mask: router k has logical address k XOR mask",
+    "logical_address__k": "router k's logical address",
+    "active__k": "router k's logical address is below active_nodes (else it refuses "
+                 "every injection)",
 }
 
 
-def fabric_ports(n, payload_width=32, ports=1):
+def fabric_ports(n, payload_width=32, ports=1, reconfigurable=False):
     """The top module's ports, as ``(name, direction, width)`` with ``direction`` ``"in"`` or
     ``"out"``, in the order of the module's port list (``clk``, ``rst``, then every node's);
-    with ``ports`` PE ports per node, ``inject`` and ``eject`` have one more index, the port."""
+    with ``ports`` PE ports per node, ``inject`` and ``eject`` have one more index, the port;
+    a ``reconfigurable`` fabric's configuration interface after them."""
     n = topology.check_fabric_node_count(n)
     payload_width = check_fabric_payload_width(payload_width)
     pe_ports = check_ports(n, ports)
     ports = [("clk", In, 1), ("rst", In, 1),
-             *_ports(fabric_signature(n, payload_width, pe_ports))]
+             *_ports(fabric_signature(n, payload_width, pe_ports, reconfigurable))]
     return [(name, "in" if flow == In else "out", width) for name, flow, width in ports]
 
 
@@ -183,14 +202,19 @@ def flit_fields(spec):
     return {"eject": eject, "head": head, "second": second}
 
 
-def payload_fields(n, payload_width=32):
+def payload_fields(n, payload_width=32, reconfigurable=False):
     """The fields of the ``inject`` and ``eject`` payloads, least significant first, as
-    ``{"inject": [(field, lsb, width), ...], "eject": [...]}``."""
+    ``{"inject": [(field, lsb, width), ...], "eject": [...]}``; a ``reconfigurable``
+    fabric's ``config`` payload's too."""
+    from .rtl.configuration import configuration_layout
     from .rtl.message import inject_layout, message_layout
+    layouts = [("inject", inject_layout(n, payload_width)),
+               ("eject", message_layout(n, payload_width))]
+    if reconfigurable:
+        layouts.append(("config", configuration_layout(n)))
     return {port: [(name, field.offset, Shape.cast(field.shape).width)
                    for name, field in layout]
-            for port, layout in (("inject", inject_layout(n, payload_width)),
-                                 ("eject", message_layout(n, payload_width)))}
+            for port, layout in layouts}
 
 
 def _not_top(text, module):
@@ -221,7 +245,8 @@ def _net(width, name):
     return f"{f'[{width - 1}:0] ' if width > 1 else ''}{name}"
 
 
-def top_verilog(top, n, payload_width, modules, ports=1, *, signatures=None):
+def top_verilog(top, n, payload_width, modules, ports=1, *, signatures=None,
+                configuration=None):
     """The Verilog text of the fabric's top module ``top``: the ports of
     :func:`~ihcube.rtl.fabric.fabric_signature` plus ``clk`` and ``rst``, and one instance
     ``router<a>`` of ``modules[a]`` per node ``a``, wired by
@@ -235,6 +260,11 @@ def top_verilog(top, n, payload_width, modules, ports=1, *, signatures=None):
 
     ``signatures``, if given, is the fabric's signature and a function from a node to its
     router's (the wormhole fabric's); the packet fabric's otherwise.
+
+    ``configuration``, for a reconfigurable fabric, names the module of its
+    :class:`~ihcube.rtl.Configuration`, instantiated as ``configuration``: it drives the
+    fabric's ``active_nodes`` and ``mask``, which every router reads, from the ``idle`` of
+    every router (``router<a>__idle``).
     """
     pe_ports = ports
     if signatures is None:
@@ -256,8 +286,18 @@ def top_verilog(top, n, payload_width, modules, ports=1, *, signatures=None):
         if modules[node] not in router_ports:
             router_ports[modules[node]] = list(_ports(router_of(node)))
         for name, flow, width in router_ports[modules[node]]:
-            if flow == Out and name.startswith("links_"):
+            if flow == Out and (name.startswith("links_") or name == "idle"):
                 lines.append(f"  wire {_net(width, f'router{node}__{name}')};")
+    if configuration is not None:
+        idle = ", ".join(f"router{node}__idle" for node in reversed(range(n)))
+        connections = [("clk", "clk"), ("rst", "rst"), ("routers_idle", f"{{{idle}}}"),
+                       *((name, name) for name in ("config__valid", "config__ready",
+                                                   "config__payload", "config_refused",
+                                                   "idle", "active_nodes", "mask"))]
+        lines.append(f"  {configuration} configuration (")
+        lines += [f"    .{name}({value}){',' if i < len(connections) - 1 else ''}"
+                  for i, (name, value) in enumerate(connections)]
+        lines.append("  );")
     for node in range(n):
         ends = link_ends(n, node)
         connections = [("clk", "clk"), ("rst", "rst")]
@@ -265,6 +305,10 @@ def top_verilog(top, n, payload_width, modules, ports=1, *, signatures=None):
             group, _, rest = name.partition("__")
             if name == "address":
                 value = f"{address}'h{node:x}"
+            elif name in ("active_nodes", "mask"):  # the configuration, read by every router
+                value = name
+            elif name == "idle":  # a wire into the configuration
+                value = f"router{node}__idle"
             elif group not in ("links_in", "links_out"):  # the node's own PE ports
                 value = f"{group}__{node}{'__' + rest if rest else ''}"
             elif flow == Out:  # driven here: the wire is named after this port

@@ -208,6 +208,9 @@ class FabricSpec:
     interface : ``"native"`` or ``"axis"``
         The PE ports of the generated Verilog: valid/ready streams (``docs/ports.md``), or
         AXI4-Stream (``docs/axis.md``, :mod:`ihcube.axis`).
+    reconfigurable : bool
+        ``nodes`` physical routers whose active size and logical addresses are loaded at run
+        time (``docs/reconfiguration-hardware.md``); packet switching with one PE port.
     """
 
     nodes: int
@@ -215,6 +218,7 @@ class FabricSpec:
     order: str = topology.MSB_FIRST
     switching: Union[Packet, Wormhole] = Packet()
     interface: str = NATIVE
+    reconfigurable: bool = False
 
     def __post_init__(self):
         n = topology.check_node_count(self.nodes)
@@ -243,13 +247,28 @@ class FabricSpec:
             raise TypeError(f"Switching must be a Packet or a Wormhole, not {switching!r}")
         if check_interface(self.interface) == AXIS:
             check_axis(self)
+        if not isinstance(self.reconfigurable, bool):
+            raise TypeError(f"Reconfigurable must be True or False, not "
+                            f"{self.reconfigurable!r}")
+        if self.reconfigurable and self.interface != NATIVE:
+            raise ValueError(f"Reconfigurable (--reconfigurable) takes the native interface, "
+                             f"not {self.interface!r}")
+        if self.reconfigurable and n < 2:
+            raise ValueError(f"Node count must be at least 2 for a reconfigurable fabric, not "
+                             f"{n!r}")
+        if self.reconfigurable and not (isinstance(switching, Packet) and switching.ports == 1):
+            raise ValueError("Reconfigurable (--reconfigurable) takes packet switching with one "
+                             "PE port, not " + (f"{switching.ports} ports"
+                                                if isinstance(switching, Packet)
+                                                else "wormhole switching"))
 
     # --- Made from the keyword forms ---------------------------------------------------
 
     @classmethod
     def of(cls, nodes, payload_width=32, depth=1, order=topology.MSB_FIRST, ports=1, *,
            switching=PACKET, link_stages=0, switch_stages=0, eject_stages=0, flits=None,
-           flit_width=None, vcs=None, vc_depth=None, interface=NATIVE):
+           flit_width=None, vcs=None, vc_depth=None, interface=NATIVE,
+           reconfigurable=False):
         """The spec of the keyword forms the components, the generator and the commands
         have always taken (``Fabric(26, depth=2)``, ``fabric_name(26, switching="wormhole",
         vcs=1)``). A flit-level option with packet switching, or a packet option (depth,
@@ -285,7 +304,8 @@ class FabricSpec:
             if ports != 1:
                 raise ValueError(f"Port count must be 1 with wormhole switching, not "
                                  f"{ports!r}")
-        return cls(n, payload_width, order, mode, NATIVE if interface is None else interface)
+        return cls(n, payload_width, order, mode, NATIVE if interface is None else interface,
+                   reconfigurable)
 
     # --- What it is --------------------------------------------------------------------
 
@@ -348,7 +368,8 @@ class FabricSpec:
     def name(self):
         """The top module's name, which is also the file's: ``n`` and ``W``, and the depth,
         routing order, port count and register stages when they are not the defaults
-        (``ihcube_n26_w32_s1_g1_e1``). A wormhole fabric's says ``wormhole``, its flit width,
+        (``ihcube_n26_w32_s1_g1_e1``), and ``_reconf`` last for a reconfigurable fabric. A
+        wormhole fabric's says ``wormhole``, its flit width,
         flits and virtual channels, and their depth when not the default
         (``ihcube_n26_wormhole_f32_l20_v3``)."""
         n, order = self.nodes, self.order
@@ -366,8 +387,8 @@ class FabricSpec:
             name += f"_{order}"
         if self.ports != 1:
             name += f"_p{self.ports}"
-        return name + self.stages.suffix + ("" if self.interface == NATIVE
-                                            else f"_{self.interface}")
+        return (name + self.stages.suffix + ("_reconf" if self.reconfigurable else "")
+                + ("" if self.interface == NATIVE else f"_{self.interface}"))
 
     def keywords(self):
         """The spec as the keywords of :meth:`of` that differ from their defaults, beside
@@ -388,6 +409,8 @@ class FabricSpec:
             keywords.update(dataclasses.asdict(self.switching))
         if self.interface != NATIVE:
             keywords["interface"] = self.interface
+        if self.reconfigurable:
+            keywords["reconfigurable"] = True
         return keywords
 
 
@@ -443,9 +466,9 @@ class Option:
         The command line's default, as text; None leaves it to the spec (a wormhole option's
         default is :data:`~ihcube.params.WORMHOLE_DEFAULTS`'s, and not given with packet
         switching).
-    kind : ``"integer"``, ``"name"`` or ``"stage"``
-        How its text is read: a decimal integer, a name the spec checks, or a register stage
-        (0 or 1).
+    kind : ``"integer"``, ``"name"``, ``"stage"`` or ``"flag"``
+        How its text is read: a decimal integer, a name the spec checks, a register stage
+        (0 or 1), or a flag that takes no value (True when given).
     short : str or None
     """
 
@@ -502,4 +525,8 @@ OPTIONS = (
            f"PE ports: {NATIVE} (default: valid/ready streams, docs/ports.md) or {AXIS} "
            f"(AXI4-Stream; with wormhole switching a transfer a flit, docs/axis.md)", NATIVE,
            kind="name"),
+    Option("reconfigurable", "--reconfigurable", "Reconfigurable", None,
+           "packet switching, one PE port: N physical routers whose active size and logical "
+           "addresses are loaded at run time (docs/reconfiguration-hardware.md)", None,
+           kind="flag"),
 )

@@ -4,11 +4,17 @@ This module is the single statement of the topology (which links exist), the uni
 step (Katseff, Algorithm 2), the broadcast fan-out with travel vectors (Katseff, Algorithm 6)
 and the paths and trees they produce. The RTL elaborates from it, the tests check against it;
 nothing else restates these rules.
+
+The rules of link existence, travel vectors and known destination bits are written so that
+they evaluate on Python integers and, unchanged, on Amaranth values: a reconfigurable fabric
+(``docs/reconfiguration-hardware.md``) builds its run-time logic by calling them with its
+configured node count and logical address, ``dims`` saying how many address bits to cover.
+:func:`configuration_fits` says which configurations of such a fabric are valid.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, reduce
 
 import operator
 
@@ -20,7 +26,7 @@ __all__ = [
     "dimensions", "address_bits", "link_exists", "links", "exists_mask", "neighbor",
     "first_set_bit", "route_step", "path", "distance", "distances", "diameter",
     "full_travel", "travel_mask", "known_dest_mask", "relayed_dest", "broadcast_step",
-    "broadcast_tree",
+    "broadcast_tree", "dimension_used", "configuration_fits", "check_configuration",
     "onward_links", "link_set_onward_links", "router_class", "eject_port",
 ]
 
@@ -76,12 +82,19 @@ def address_bits(n):
     return max(1, dimensions(n))
 
 
+def dimension_used(n, i):
+    """Whether dimension ``i`` is one of the ``D`` address bits of ``n`` nodes: ``2**i < n``,
+    which is ``i < D``. A Python bool, or a 1-bit Amaranth value when ``n`` is one."""
+    return (1 << i) < n
+
+
 def link_exists(n, a, i):
     """Whether link ``i`` exists from node ``a``: ``i < D`` and ``a XOR 2**i < n``.
 
-    The test is symmetric in the two ends, so links are bidirectional.
+    The test is symmetric in the two ends, so links are bidirectional. ``n`` and ``a`` may be
+    Amaranth values (or ``a`` a NumPy array): the result is then one too.
     """
-    return 0 <= i < dimensions(n) and (a ^ (1 << i)) < n
+    return 0 <= i and dimension_used(n, i) & ((a ^ (1 << i)) < n)
 
 
 def links(n, a):
@@ -89,9 +102,22 @@ def links(n, a):
     return tuple(i for i in range(dimensions(n)) if link_exists(n, a, i))
 
 
-def exists_mask(n, a):
-    """The link-existence vector of node ``a`` as a ``D``-bit integer (bit ``i`` = link ``i``)."""
-    return sum(1 << i for i in links(n, a))
+def _vector(bits):
+    """The integer (or Amaranth value) whose bit ``i`` is the ``i``-th of ``bits``."""
+    return reduce(operator.or_, (bit << i for i, bit in enumerate(bits)), 0)
+
+
+def _dims(n, dims):
+    return dimensions(n) if dims is None else dims
+
+
+def exists_mask(n, a, dims=None):
+    """The link-existence vector of node ``a`` as a ``D``-bit integer (bit ``i`` = link ``i``).
+
+    With ``dims``, over that many bits (the rule leaves those from ``D`` on clear for ``a <
+    n``), so that ``n`` and ``a`` may be Amaranth values.
+    """
+    return _vector(link_exists(n, a, i) for i in range(_dims(n, dims)))
 
 
 def neighbor(a, i):
@@ -159,12 +185,15 @@ def diameter(n):
     return dimensions(n)
 
 
-def full_travel(n):
-    """The travel vector of a broadcast at its origin: all ``D`` bits set."""
-    return (1 << dimensions(n)) - 1
+def full_travel(n, dims=None):
+    """The travel vector of a broadcast at its origin: all ``D`` bits set (over ``dims`` bits,
+    as :func:`exists_mask`)."""
+    if dims is None:
+        return (1 << dimensions(n)) - 1
+    return _vector(dimension_used(n, i) for i in range(dims))
 
 
-def travel_mask(n, a, l, order=MSB_FIRST):
+def travel_mask(n, a, l, order=MSB_FIRST, dims=None):
     """The mask that a copy sent on link ``l`` from ``a`` applies to its travel vector.
 
     Katseff, Algorithm 6 (``order="msb"``): bit ``i`` survives iff ``i < l`` or link ``i``
@@ -174,12 +203,14 @@ def travel_mask(n, a, l, order=MSB_FIRST):
     unicasts do: with Algorithm 6 they would descend them, and the two directions close a
     cycle of channel dependencies from ``n = 4`` (see :mod:`ihcube.deadlock`). The tests
     check Theorems 3 and 4 (every node reached once, along its unicast path) for both.
+    ``dims`` as for :func:`exists_mask`.
     """
     keep = (lambda i: i < l) if check_routing_order(order) == MSB_FIRST else (lambda i: i > l)
-    return sum(1 << i for i in range(dimensions(n)) if keep(i) or not link_exists(n, a, i))
+    return _vector(dimension_used(n, i) & (keep(i) or (a ^ (1 << i)) >= n)
+                   for i in range(_dims(n, dims)))
 
 
-def known_dest_mask(n, a, l, order=MSB_FIRST):
+def known_dest_mask(n, a, l, order=MSB_FIRST, dims=None):
     """The bits of ``dest`` that every unicast leaving ``a`` on link ``l`` has equal to the
     address of the node it goes to, ``neighbor(a, l)``.
 
@@ -189,9 +220,9 @@ def known_dest_mask(n, a, l, order=MSB_FIRST):
     existing links that :func:`travel_mask` clears for a copy on ``l``. So a router can drive
     these bits of an outgoing link's ``dest`` from its own address (bit ``l`` inverted)
     instead of switching them; the tests check the mask against :func:`route_step` for
-    every destination.
+    every destination. ``dims`` as for :func:`exists_mask`.
     """
-    return full_travel(n) & ~travel_mask(n, a, l, order)
+    return full_travel(n, dims) & ~travel_mask(n, a, l, order, dims)
 
 
 def relayed_dest(n, src, a, l, dest, order=MSB_FIRST):
@@ -234,6 +265,43 @@ def broadcast_tree(n, origin, order=MSB_FIRST):
             sends.append((a, neighbor(a, l), copy_travel))
             frontier.append((neighbor(a, l), copy_travel))
     return sends
+
+
+def configuration_fits(nodes, active_nodes, mask, dims=None):
+    """Whether a reconfigurable fabric of ``nodes`` physical routers can take ``active_nodes``
+    logical nodes with mapping ``mask``: ``0 < active_nodes <= nodes`` and every logical
+    address ``l < active_nodes`` lies at a physical router, ``l XOR mask < nodes``.
+
+    The largest ``l XOR mask`` over ``l <= m = active_nodes - 1`` is ``(m XOR mask)`` with
+    every bit below the highest bit of ``m AND mask`` set (from the most significant bit
+    down, ``l`` follows ``m`` until the first bit where both ``m`` and ``mask`` are 1, where
+    ``l`` takes 0, and is then free). ``active_nodes`` and ``mask`` may be Amaranth values,
+    ``dims`` (the physical fabric's address bits) wide; the tests check the rule against
+    the search over every ``l``.
+    """
+    dims = max(address_bits(nodes), int(mask).bit_length()) if dims is None else dims
+    last = active_nodes - 1
+    below = _vector((last & mask) >= (1 << i) for i in range(dims))
+    return (0 < active_nodes) & (active_nodes <= nodes) & (((last ^ mask) | below) < nodes)
+
+
+def check_configuration(nodes, active_nodes, mask):
+    """Return ``(active_nodes, mask)`` if :func:`configuration_fits` (``mask`` an address of
+    the physical fabric), else raise with a message a user understands."""
+    nodes = check_node_count(nodes)
+    active_nodes = check_positive_integer(active_nodes, "Active node count")
+    if active_nodes > nodes:
+        raise ValueError(f"Active node count must be at most the {nodes} physical nodes, not "
+                         f"{active_nodes!r}")
+    if isinstance(mask, bool) or not isinstance(mask, int) or \
+            not 0 <= mask < 1 << address_bits(nodes):
+        raise ValueError(f"Mask must be an integer from 0 to {(1 << address_bits(nodes)) - 1}, "
+                         f"not {mask!r}")
+    if not configuration_fits(nodes, active_nodes, mask):
+        raise ValueError(f"Mask {mask} places a logical node of the {active_nodes} at a "
+                         f"physical node >= {nodes}: every logical address l < {active_nodes} "
+                         f"must have l XOR mask < {nodes}")
+    return active_nodes, mask
 
 
 def onward_links(n, a, l, order=MSB_FIRST):

@@ -1,28 +1,42 @@
 """The whole network: one router per node, wired as the incomplete hypercube."""
 
-from amaranth.hdl import ClockSignal, Instance, Module, ResetSignal
+from amaranth.hdl import Cat, ClockSignal, Instance, Module, ResetSignal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .. import deadlock, topology
 from ..spec import as_spec
+from .configuration import Configuration, configuration_layout
 from .message import inject_layout, message_layout
 from .router import REFUSED_COUNT_WIDTH, Router, router_signature
 
 __all__ = ["Fabric", "fabric_signature", "link_ends", "place_router"]
 
 
-def fabric_signature(n, payload_width=32, ports=1):
+def fabric_signature(n, payload_width=32, ports=1, reconfigurable=False):
     """The signature of :class:`Fabric` ``(n, payload_width, ports=ports)``: its ports, which
     are also the ports of the top module that :func:`ihcube.generate.fabric_verilog` writes.
-    With ``ports > 1`` each node's ``inject`` and ``eject`` are arrays of ``ports``."""
+    With ``ports > 1`` each node's ``inject`` and ``eject`` are arrays of ``ports``. A
+    ``reconfigurable`` fabric's has the configuration interface too (:class:`Fabric`,
+    Members)."""
     per_node = (n,) if ports == 1 else (n, ports)
-    return wiring.Signature({
+    members = {
         "inject":        In(stream.Signature(inject_layout(n, payload_width))).array(*per_node),
         "eject":         Out(stream.Signature(message_layout(n, payload_width))).array(*per_node),
         "refused":       Out(1).array(n),
         "refused_count": Out(REFUSED_COUNT_WIDTH).array(n),
-    })
+    }
+    if reconfigurable:
+        members.update({
+            "config":          In(stream.Signature(configuration_layout(n))),
+            "config_refused":  Out(1),
+            "idle":            Out(1),
+            "active_nodes":    Out(n.bit_length()),
+            "mask":            Out(topology.address_bits(n)),
+            "logical_address": Out(topology.address_bits(n)).array(n),
+            "active":          Out(1).array(n),
+        })
+    return wiring.Signature(members)
 
 
 def link_ends(n, node):
@@ -104,6 +118,23 @@ class Fabric(wiring.Component):
         Each node's sticky flag for a refused injection.
     refused_count : ``Out(REFUSED_COUNT_WIDTH).array(n)``
         Each node's count of refused injections.
+    config : ``In(stream.Signature(configuration_layout(n)))``
+        A reconfigurable fabric's only (``docs/reconfiguration-hardware.md``), as the members
+        below: a configuration to load, ``active_nodes`` and ``mask``. ``config.ready`` is
+        ``idle``: the configuration is taken in a cycle in which the fabric is idle, and
+        holds from the next cycle, if :func:`ihcube.topology.configuration_fits` says it
+        fits; otherwise it is taken and refused. After reset: ``n`` active nodes, mask 0
+        (the fixed fabric of ``n`` nodes).
+    config_refused : ``Out(1)``
+        The last configuration taken did not fit and was refused (the one before holds).
+    idle : ``Out(1)``
+        No message is in any buffer or relay of the fabric and no PE offers one (a
+        combinational function of the ``inject`` valid bits).
+    active_nodes, mask : ``Out(n.bit_length())``, ``Out(address_bits(n))``
+        The configuration that holds.
+    logical_address, active : ``Out(address_bits(n)).array(n)``, ``Out(1).array(n)``
+        Each physical router's logical address, ``node XOR mask``, and whether it is below
+        ``active_nodes`` (an inactive router refuses every injection).
 
     Attributes
     ----------
@@ -126,7 +157,8 @@ class Fabric(wiring.Component):
         else:
             # The routers are Verilog modules, built by whoever named them.
             self.routers = None
-        super().__init__(fabric_signature(n, spec.payload_width, spec.ports))
+        super().__init__(fabric_signature(n, spec.payload_width, spec.ports,
+                                          reconfigurable=spec.reconfigurable))
 
     spec          = property(lambda self: self._spec)
     n             = property(lambda self: self._n)
@@ -137,6 +169,11 @@ class Fabric(wiring.Component):
     link_stages   = property(lambda self: self._spec.stages.link)
     switch_stages = property(lambda self: self._spec.stages.switch)
     eject_stages  = property(lambda self: self._spec.stages.eject)
+    reconfigurable = property(lambda self: self._spec.reconfigurable)
+
+    #: A reconfigurable fabric takes a configuration only while idle; the negative control's
+    #: variant clears it, and loads in any cycle.
+    drain_before_load = True
 
     def injects(self, node):
         """The injection ports of ``node``, as a list (one with ``ports=1``)."""
@@ -164,7 +201,30 @@ class Fabric(wiring.Component):
             ]
             for j, (far, far_j) in enumerate(link_ends(self._n, node)):
                 wiring.connect(m, port.links_out[j], ports[far].links_in[far_j])
+        if self.reconfigurable:
+            self._elaborate_configuration(m, ports)
         return m
+
+    def _elaborate_configuration(self, m, routers):
+        """The :class:`Configuration` of a reconfigurable fabric, fed by every router's
+        ``idle`` and read by every router."""
+        configuration = m.submodules.configuration = Configuration(
+            self._n, drain_before_load=self.drain_before_load)
+        wiring.connect(m, wiring.flipped(self.config), configuration.config)
+        m.d.comb += [
+            configuration.routers_idle.eq(Cat(*(router.idle for router in routers))),
+            self.idle.eq(configuration.idle),
+            self.config_refused.eq(configuration.config_refused),
+            self.active_nodes.eq(configuration.active_nodes),
+            self.mask.eq(configuration.mask),
+        ]
+        for node, router in enumerate(routers):
+            m.d.comb += [
+                router.active_nodes.eq(configuration.active_nodes),
+                router.mask.eq(configuration.mask),
+                self.logical_address[node].eq(router.logical_address),
+                self.active[node].eq(router.active),
+            ]
 
     def _place_router(self, m, node):
         """Add the router of ``node`` to ``m``; return the interface to wire it by."""
@@ -172,4 +232,5 @@ class Fabric(wiring.Component):
             return place_router(m, node, self.routers[node])
         return place_router(m, node, module=self._router_modules[node],
                             signature=router_signature(self._n, node, self.payload_width,
-                                                       ports=self.ports))
+                                                       ports=self.ports,
+                                                       reconfigurable=self.reconfigurable))

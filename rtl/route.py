@@ -28,6 +28,9 @@ class RouteSelect(wiring.Component):
         The links the caller has wired to ``link`` (all of ``node``'s if None): a router
         input that can only use some links (:meth:`~ihcube.rtl.Router.outputs_of`) asks for
         those. A choice of any other link gives no ``link`` bit.
+    runtime : bool
+        Take the link-existence vector from the ``exists`` port instead of
+        ``exists_mask(n, node)`` (a reconfigurable router's, computed from its configuration).
 
     Members
     -------
@@ -39,9 +42,11 @@ class RouteSelect(wiring.Component):
         One-hot over ``outputs``, in increasing dimension.
     deliver : ``Out(1)``
         The message is for this node's PE.
+    exists : ``In(dimensions(n))``
+        With ``runtime`` only: the links that exist now, a subset of ``node``'s.
     """
 
-    def __init__(self, n, node, order=topology.MSB_FIRST, outputs=None):
+    def __init__(self, n, node, order=topology.MSB_FIRST, outputs=None, runtime=False):
         n = self._n = topology.check_node_count(n)
         node = self._node = topology.check_node(n, node)
         self._order = topology.check_routing_order(order)
@@ -50,12 +55,16 @@ class RouteSelect(wiring.Component):
         if not set(self._outputs) <= set(self._dims):
             raise ValueError(f"Outputs {self._outputs} are not all links of node {node} "
                              f"(n={n}): {self._dims}")
-        super().__init__({
+        self._runtime = bool(runtime)
+        members = {
             "address": In(topology.address_bits(n)),
             "dest":    In(topology.address_bits(n)),
             "link":    Out(len(self._outputs)),
             "deliver": Out(1),
-        })
+        }
+        if self._runtime:
+            members["exists"] = In(topology.dimensions(n))
+        super().__init__(members)
 
     @property
     def dims(self):
@@ -67,8 +76,9 @@ class RouteSelect(wiring.Component):
 
     @property
     def usable(self):
-        """The links the encoder may choose from: the link-existence vector of this node."""
-        return topology.exists_mask(self._n, self._node)
+        """The links the encoder may choose from: the link-existence vector of this node (the
+        ``exists`` port with ``runtime``)."""
+        return self.exists if self._runtime else topology.exists_mask(self._n, self._node)
 
     def elaborate(self, platform):
         m = Module()

@@ -15,16 +15,17 @@ from .input_buffer import InputBuffer, entry_layout
 from .message import Kind, inject_layout, message_layout
 from .route import RouteSelect
 
-__all__ = ["Router", "router_signature", "REFUSED_COUNT_WIDTH"]
+__all__ = ["Router", "router_signature", "configuration_members", "REFUSED_COUNT_WIDTH"]
 
 #: Width of the saturating counter of refused injections.
 REFUSED_COUNT_WIDTH = 16
 
 
-def router_signature(n, node, payload_width=32, *, strap=True, ports=1):
+def router_signature(n, node, payload_width=32, *, strap=True, ports=1, reconfigurable=False):
     """The signature of :class:`Router` ``(n, node, payload_width, strap=strap,
     ports=ports)``: ``inject`` and ``eject`` are one port each with ``ports=1`` (as before
-    the parameter existed), arrays of ``ports`` otherwise."""
+    the parameter existed), arrays of ``ports`` otherwise. A ``reconfigurable`` router's has
+    its configuration's ports too (:class:`Router`, Members)."""
     message = message_layout(n, payload_width)
     links = len(topology.links(n, node))
     inject = In(stream.Signature(inject_layout(n, payload_width)))
@@ -39,7 +40,21 @@ def router_signature(n, node, payload_width=32, *, strap=True, ports=1):
     }
     if strap:
         members["address"] = In(topology.address_bits(n))
+    if reconfigurable:
+        members.update(configuration_members(n))
     return wiring.Signature(members)
+
+
+def configuration_members(n):
+    """The ports a reconfigurable router of an ``n``-router fabric has beside the others: its
+    configuration in, its logical address, whether it is active and whether it is idle out."""
+    return {
+        "active_nodes":    In(n.bit_length()),
+        "mask":            In(topology.address_bits(n)),
+        "logical_address": Out(topology.address_bits(n)),
+        "active":          Out(1),
+        "idle":            Out(1),
+    }
 
 
 class Router(wiring.Component):
@@ -128,6 +143,18 @@ class Router(wiring.Component):
     address : ``In(address_bits(n))``
         With ``strap=True`` only: this router's node number, a static strap. It must be held
         constant (the fabric ties it to the node); timing paths from it are false paths.
+    active_nodes, mask : ``In(n.bit_length())``, ``In(address_bits(n))``
+        A reconfigurable router's only (the spec's ``reconfigurable``;
+        ``docs/reconfiguration-hardware.md``): the configuration, held while the fabric is
+        not idle. The router's logical address is ``address XOR mask``; the rules (link
+        existence, refusal, route, travel vectors) are :mod:`ihcube.topology`'s over
+        ``active_nodes`` nodes and the logical address. Its ports are those of its physical
+        links, and a message from link ``l`` may leave on any other link.
+    logical_address, active, idle : ``Out(address_bits(n))``, ``Out(1)``, ``Out(1)``
+        A reconfigurable router's only: its logical address; whether that is below
+        ``active_nodes`` (an inactive router takes every injection and refuses it, as a
+        destination that does not exist); and whether no message is in any of its buffers
+        or relays and its PE offers none.
     ports (of the spec) : int
         Injection ports and eject ports of the PE, each, 1 to ``D + 1``
         (:func:`ihcube.params.check_ports`). With 1 the router is the single-port router
@@ -188,7 +215,7 @@ class Router(wiring.Component):
         self._dims = topology.links(n, node)
         self._strap = bool(strap)
         super().__init__(router_signature(n, node, spec.payload_width, strap=self._strap,
-                                          ports=spec.ports))
+                                          ports=spec.ports, reconfigurable=spec.reconfigurable))
 
     spec          = property(lambda self: self._spec)
     n             = property(lambda self: self._n)
@@ -201,6 +228,7 @@ class Router(wiring.Component):
     link_stages   = property(lambda self: self._spec.stages.link)
     switch_stages = property(lambda self: self._spec.stages.switch)
     eject_stages  = property(lambda self: self._spec.stages.eject)
+    reconfigurable = property(lambda self: self._spec.reconfigurable)
 
     @property
     def injects(self):
@@ -217,21 +245,34 @@ class Router(wiring.Component):
         """The dimensions of this node's links, in port order."""
         return self._dims
 
+    def _rules(self):
+        """The node count and address the topology rules take: ``n`` and ``node``, or a
+        reconfigurable router's configured values (Amaranth values, set in
+        :meth:`elaborate`), with the physical fabric's address bits."""
+        if self.reconfigurable:
+            return self._active_nodes, self._logical, {"dims": topology.dimensions(self._n)}
+        return self._n, self._node, {}
+
     def travel_mask(self, dim):
         """The travel-vector mask of a broadcast copy sent on link ``dim``."""
-        return topology.travel_mask(self._n, self._node, dim, self.order)
+        n, node, dims = self._rules()
+        return topology.travel_mask(n, node, dim, self.order, **dims)
 
     def known_dest_mask(self, dim):
         """The bits of ``dest`` that a message sent on link ``dim`` takes from this router's
         address, not from the crossbar (:func:`ihcube.topology.known_dest_mask`)."""
-        return topology.known_dest_mask(self._n, self._node, dim, self.order)
+        n, node, dims = self._rules()
+        return topology.known_dest_mask(n, node, dim, self.order, **dims)
 
     def _known_dest(self, dest, address, dim):
         """``dest`` (a message's, through the crossbar) with the :meth:`known_dest_mask`
         bits of link ``dim`` taken from ``address`` instead: those of the node at the far
-        end. Wires, not logic: the crossbar of these bits is left unused and removed."""
+        end. Wires, not logic: the crossbar of these bits is left unused and removed (a
+        reconfigurable router's mask is a value: a multiplexer a bit)."""
         mask = self.known_dest_mask(dim)
         far = address ^ (1 << dim)
+        if self.reconfigurable:
+            return dest & ~mask | far & mask
         return Cat(*(far[i] if mask >> i & 1 else dest[i] for i in range(len(dest))))
 
     def eject_of(self, j):
@@ -254,6 +295,8 @@ class Router(wiring.Component):
         links = len(self._dims)
         if j >= links:
             return (*range(links), self.eject_of(j))
+        if self.reconfigurable:  # the onward links depend on the configuration
+            return (*(o for o in range(links) if o != j), self.eject_of(j))
         # Strapped or not: a strapped module serves the nodes of one router class only
         # (topology.router_class), whose onward links are this node's.
         onward = topology.onward_links(self._n, self._node, self._dims[j], self.order)
@@ -272,6 +315,8 @@ class Router(wiring.Component):
             address = self.address
         else:
             address = Const(self._node, topology.address_bits(self._n))
+        if self.reconfigurable:
+            address = self._elaborate_configuration(m, address)
 
         # Which outputs each input can ever use (:meth:`outputs_of`): only those get a
         # request, a place in the output's arbiter and crossbar, and a `done` bit.
@@ -375,7 +420,23 @@ class Router(wiring.Component):
                     sent[b].eq(staged & outputs[o].ready),
                 ]
             m.d.comb += buffer.r.ready.eq(buffer.r.valid & ((want & ~sent) == 0))
+        if self.reconfigurable:
+            m.d.comb += self.idle.eq(~Cat(*(buffer.r.valid for buffer in buffers),
+                                          *self._relay_reads,
+                                          *(port.valid for port in self.injects)).any())
         return m
+
+    def _elaborate_configuration(self, m, physical):
+        """A reconfigurable router's logical address (``physical XOR mask``), the values the
+        topology rules take (:meth:`_rules`), and its ``logical_address`` and ``active``."""
+        self._active_nodes = self.active_nodes
+        self._logical = Signal(topology.address_bits(self._n), name="logical")
+        m.d.comb += [
+            self._logical.eq(physical ^ self.mask),
+            self.logical_address.eq(self._logical),
+            self.active.eq(self._logical < self.active_nodes),
+        ]
+        return self._logical
 
     def _stage(self, m, name, arbiter, port):
         """With ``switch_stages=1``: the registered grant of output ``name``. The arbiter
@@ -400,6 +461,7 @@ class Router(wiring.Component):
     def _relays(self, m, message):
         """What each link output's crossbar drives: ``links_out`` itself, or with
         ``link_stages=1`` the write side of a relay buffer whose read side drives it."""
+        self._relay_reads = []  # whether each relay holds a message (a reconfigurable idle)
         if self.link_stages == 0:
             return list(self.links_out)
         writes = []
@@ -407,6 +469,7 @@ class Router(wiring.Component):
             relay = m.submodules[f"relay{dim}"] = self.relay_buffer(message, self.depth)
             wiring.connect(m, relay.r, wiring.flipped(port))
             writes.append(relay.w)
+            self._relay_reads.append(relay.r.valid)
         return writes
 
     def _eject_relays(self, m, message):
@@ -420,6 +483,7 @@ class Router(wiring.Component):
             relay = m.submodules[name] = self.relay_buffer(message, self.depth)
             wiring.connect(m, relay.r, wiring.flipped(port))
             writes.append(relay.w)
+            self._relay_reads.append(relay.r.valid)
         return writes
 
     def elaborate_wants(self, m, j, msg, address, name=None):
@@ -437,7 +501,8 @@ class Router(wiring.Component):
         outputs = self.outputs_of(j)
         route = m.submodules[name or f"route{j}"] = self.route_select(
             self._n, self._node, self.order,
-            outputs=[self._dims[o] for o in outputs if o < links])
+            outputs=[self._dims[o] for o in outputs if o < links],
+            **({"runtime": True} if self.reconfigurable else {}))
         m.d.comb += [
             route.dest.eq(msg.dest),
             route.address.eq(address),
@@ -446,6 +511,15 @@ class Router(wiring.Component):
         copies = [msg.travel[self._dims[o]] if o < links
                   else Const(j < links, 1)  # the origin does not deliver to itself
                   for o in outputs]
+        if self.reconfigurable:
+            # A router has a port for each physical link: copies go on those that exist now
+            # (ihcube.topology.broadcast_step).
+            n, node, dims = self._rules()
+            exists = Signal(len(route.exists), name=f"exists{j}" if name is None else None)
+            m.d.comb += [exists.eq(topology.exists_mask(n, node, **dims)),
+                         route.exists.eq(exists)]
+            copies = [copy & exists[self._dims[o]] if o < links else copy
+                      for o, copy in zip(outputs, copies)]
         steps = [*route.link, route.deliver]  # the same outputs, in the same order
         return Mux(msg.kind == Kind.BROADCAST, Cat(*copies), Cat(*steps))
 
@@ -454,9 +528,12 @@ class Router(wiring.Component):
         buffer (``injected``, a list of the streams into those buffers, each as
         ``stream.Signature(message).flip()``), refusing destinations that do not exist."""
         refusals = []
+        n, _, dims = self._rules()
         for port, buffer in zip(self.injects, injected):
             request = port.payload
-            if self._n < 1 << len(request.dest):
+            if self.reconfigurable:  # an inactive router refuses everything
+                nowhere = ~self.active | (request.kind == Kind.UNICAST) & (request.dest >= n)
+            elif self._n < 1 << len(request.dest):
                 nowhere = (request.kind == Kind.UNICAST) & (request.dest >= self._n)
             else:  # n is a power of two (n > 1): every address names a node
                 nowhere = Const(0, 1)
@@ -464,7 +541,7 @@ class Router(wiring.Component):
                 buffer.payload.dest.eq(request.dest),
                 buffer.payload.src.eq(address),
                 buffer.payload.kind.eq(request.kind),
-                buffer.payload.travel.eq(topology.full_travel(self._n)),
+                buffer.payload.travel.eq(topology.full_travel(n, **dims)),
                 buffer.payload.payload.eq(request.payload),
                 buffer.valid.eq(port.valid & ~nowhere),
                 port.ready.eq(buffer.ready),

@@ -113,6 +113,9 @@ class Model:
     -------
     cycle : int
         The next cycle to simulate.
+    active_nodes, mask, logical_address
+        A reconfigurable fabric's configuration (:meth:`configure`; ``n`` and 0 after reset)
+        and each router's logical address.
     links : int
         Number of link directions.
     refused : ndarray of bool
@@ -175,6 +178,8 @@ class Model:
         self._switch_stages = spec.stages.switch
         self._eject_stages = spec.stages.eject
         self._threads = check_at_most(threads, n, "Thread count")
+        # A reconfigurable fabric's configuration (configure); a fixed one's is this one.
+        self._active_nodes, self._mask = n, 0
         self._tables = self._build_tables()
         self._links = int(sum(bin(int(mask)).count("1") for mask in self._tables[0]))
         self.reset()
@@ -191,6 +196,13 @@ class Model:
     threads       = property(lambda self: self._threads)
     cycle         = property(lambda self: self._cycle)
     links         = property(lambda self: self._links)
+    active_nodes  = property(lambda self: self._active_nodes)
+    mask          = property(lambda self: self._mask)
+
+    @property
+    def logical_address(self):
+        """Each physical router's logical address (``node XOR mask``), as an array."""
+        return self._logical_address(np.arange(self._n, dtype=np.int64))
 
     @property
     def refused(self):
@@ -207,10 +219,41 @@ class Model:
             (self._relays,) if self._staged else ())
         return sum(array.nbytes for array in arrays if array.base is None)
 
+    def configure(self, active_nodes, mask):
+        """Load a configuration into a reconfigurable fabric's model (the spec's
+        ``reconfigurable``): from the next cycle :meth:`step` or :meth:`advance` simulates,
+        ``active_nodes`` logical nodes, node ``a`` at logical address ``a XOR mask``, as the
+        RTL from the cycle after it takes the configuration on its ``config`` port
+        (``docs/reconfiguration-hardware.md``). The RTL takes it only while idle: the source
+        queues and the fabric must be empty, else ``ValueError``, as for a configuration
+        that does not fit (:func:`ihcube.topology.check_configuration`). Records give
+        logical addresses (``dest``, ``src``) and physical nodes (``node``)."""
+        if not self._spec.reconfigurable:
+            raise ValueError(f"Configure takes a reconfigurable fabric (reconfigurable=True), "
+                             f"not {self._spec!r}")
+        active_nodes, mask = topology.check_configuration(self._n, active_nodes, mask)
+        if self.queued or self.in_flight:
+            raise ValueError(f"Configure needs an idle fabric (the RTL takes a configuration "
+                             f"only then), not {self.queued} messages queued and "
+                             f"{self.in_flight} in the fabric")
+        self._active_nodes, self._mask = active_nodes, mask
+        self._tables = self._build_tables()
+
     # The rules, from ihcube.topology. Negative-control variants in the tests replace these.
 
     def _travel_mask(self, node, dim):
+        if self._spec.reconfigurable:
+            return topology.travel_mask(self._rule_nodes(), self._logical_address(node), dim,
+                                        self._order, dims=self._D)
         return topology.travel_mask(self._n, node, dim, self._order)
+
+    def _logical_address(self, nodes):
+        """The logical address of each physical router in ``nodes`` (an int or an array)."""
+        return nodes ^ self._mask
+
+    def _rule_nodes(self):
+        """The node count the rules take: the active nodes."""
+        return self._active_nodes
 
     def _first_set_bit(self, bits):
         return topology.first_set_bit(bits, self._order)
@@ -220,9 +263,21 @@ class Model:
         output (RoundRobinArbiter: its last requester)."""
         return self._D + self._ports - 1
 
+    def _random_configured(self):
+        return (f"Random traffic takes the configuration after reset ({self._n} active nodes, "
+                f"mask 0), not {self._active_nodes} active nodes with mask {self._mask}: "
+                f"offer the messages instead")
+
     def _build_tables(self):
         n, D = self._n, self._D
-        exists = _exists_masks(n, D)
+        if self._spec.reconfigurable:
+            # A router has ports for its physical links only (for a configuration that fits,
+            # the links of its logical address are among them).
+            exists = _exists_masks(self._rule_nodes(), D,
+                                   self._logical_address(np.arange(n, dtype=np.int64)))
+            exists &= _exists_masks(n, D)
+        else:
+            exists = _exists_masks(n, D)
         route = np.array([-1 if bit is None else bit
                           for bit in map(self._first_set_bit, range(1 << D))], np.int8)
         # Nodes with the same links have the same travel masks: a row per link set.
@@ -239,6 +294,9 @@ class Model:
         queues, and the counts of :attr:`injected`, :attr:`delivered`, :attr:`transfers` and
         :attr:`link_counts` at zero."""
         n, S, depth = self._n, self._D + self._ports, self._depth
+        if (self._active_nodes, self._mask) != (n, 0):  # reset's configuration: every node
+            self._active_nodes, self._mask = n, 0
+            self._tables = self._build_tables()
         words = record_words(depth)
         cells = np.zeros(n * S * words, np.int64)
         cells16 = cells.view(np.int16)
@@ -348,12 +406,18 @@ class Model:
         ports = None if fits and self._ports == self._one_port_loop else self._ports
         depth = None if fits and self._depth == self._one_message_loop else self._depth
         return (self._n, self._D, self._A, depth, self._ready_in_reset, ports,
-                self.prefetching)
+                self.prefetching, self._mask, self._active_nodes)
 
     # Messages: dest, src, travel (A bits each) and kind packed into a header word.
 
+    # A reconfigured fabric's headers carry physical addresses (the logical ones XOR the
+    # mask), so that the kernel routes by ``node XOR dest`` as for a fixed fabric: offers are
+    # turned physical as they are queued, records logical in _as_driven. The configuration
+    # changes only while the fabric and the queues are empty (configure).
+
     def _pack(self, dest, kind):
-        return np.asarray(dest, np.int64) | np.asarray(kind, np.int64) << (3 * self._A)
+        return ((np.asarray(dest, np.int64) ^ self._mask)
+                | np.asarray(kind, np.int64) << (3 * self._A))
 
     def _unpack(self, dtype, columns, header, payload):
         A, field = self._A, (1 << self._A) - 1
@@ -432,13 +496,20 @@ class Model:
         known ``dest`` bits already are what the router drives), worked out in compiled code
         from the model's tables (``model_kernel.relayed_dests``: a loop in Python over the
         copies took most of a broadcast stress run's time)."""
-        delivered["dest"] = delivered["node"]
+        delivered["dest"] = self._logical_address(delivered["node"])
         delivered["travel"] = 0
         copies = np.flatnonzero(hopped["kind"] == Kind.BROADCAST.value)
         if len(copies):
             hop = hopped[copies]
-            hopped["dest"][copies] = model_kernel.relayed_dests(
-                self._tables, self._D, hop["src"], hop["node"], hop["dim"], hop["dest"])
+            relayed = model_kernel.relayed_dests(self._tables, self._D, hop["src"],
+                                                 hop["node"], hop["dim"], hop["dest"])
+            # The known bits are the active nodes' D: those above come from the crossbar.
+            low = topology.full_travel(self._active_nodes)
+            hopped["dest"][copies] = relayed & low | hop["dest"] & ~low
+        if self._mask:  # the kernel's physical addresses, as the routers' logical ones
+            for records, fields in ((delivered, ("src",)), (hopped, ("dest", "src"))):
+                for field in fields:
+                    records[field] ^= self._mask
 
     def run(self, cycles, requests=(), eject_ready=None, record_hops=False):
         """Simulate ``cycles`` cycles with each PE offering a queue of requests.
@@ -570,7 +641,7 @@ class Model:
             raise ValueError(f"Payloads must be integers from 0 to 2**64 - 1, one or one a "
                              f"message, not {_shown(payloads)}") from None
         self._pool, wrong, field = model_kernel.enqueue(
-            self._pool, self._ends, self._fill, queues, dests, kinds, payloads, at,
+            self._pool, self._ends, self._fill, queues, dests ^ self._mask, kinds, payloads, at,
             self._offered, self._A, np.uint64(self._payload_mask))
         if wrong >= 0:
             name, values, high = [("Node", nodes, self._n - 1),
@@ -621,6 +692,8 @@ class Model:
             generate = _NO_TRAFFIC
         elif self._ports != 1:
             raise ValueError(f"Random traffic takes one PE port, not {self._ports}")
+        elif (self._active_nodes, self._mask) != (n, 0):
+            raise ValueError(self._random_configured())
         elif not isinstance(traffic, RandomTraffic) or traffic.n != n:
             raise ValueError(f"Traffic must be a RandomTraffic for {n} nodes, not {traffic!r}")
         else:
@@ -741,6 +814,8 @@ class Model:
             raise ValueError(f"Generation rate must be from 0 to 1, not {rate!r}")
         if self._ports != 1:
             raise ValueError(f"Random traffic takes one PE port, not {self._ports}")
+        if (self._active_nodes, self._mask) != (self._n, 0):
+            raise ValueError(self._random_configured())
         n, T = self._n, self._threads
         totals = np.zeros((T, 7), np.int64)
         mask = (1 << self._payload_width) - 1 if self._payload_width < 64 else -1
@@ -958,17 +1033,18 @@ def _check_count(value, name):
     return int(value)
 
 
-def _exists_masks(n, D):
+def _exists_masks(n, D, addresses=None):
     """Every node's link-existence vector (:func:`ihcube.topology.exists_mask`), as an int32
-    array (the kernel's masks are 31 bits wide).
+    array (the kernel's masks are 31 bits wide); with ``addresses``, those of the nodes at
+    those addresses (a reconfigurable fabric's routers, by logical address), over ``D`` bits.
 
     :func:`ihcube.topology.link_exists` is applied to all ``n`` nodes at once, a dimension at a
     time (its test ``a XOR 2**i < n`` holds elementwise on an array of nodes): a call of
     ``exists_mask`` per node took 5 s at ``n`` = 2**20, this some tens of milliseconds.
     ``tests/test_model_large.py`` compares the two node by node.
     """
-    nodes = np.arange(n, dtype=np.int64)
-    exists = np.zeros(n, np.int64)
+    nodes = np.arange(n, dtype=np.int64) if addresses is None else addresses
+    exists = np.zeros(len(nodes), np.int64)
     for i in range(D):
         exists |= np.asarray(topology.link_exists(n, nodes, i), np.int64) << i
     return exists.astype(np.int32)

@@ -458,8 +458,11 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
           deliveries, hops, record_hops, relays, split):
     """Simulate clock cycle ``t`` of the whole fabric.
 
-    ``dims`` is ``(n, D, A, depth, ready_in_reset, P, prefetching)`` (``depth`` and ``P``
-    None for 1: One port, one message, in the module's docstring), ``tables`` ``(exists, route,
+    ``dims`` is ``(n, D, A, depth, ready_in_reset, P, prefetching, mask, active)`` (``depth``
+    and ``P`` None for 1: One port, one message, in the module's docstring; ``mask`` and
+    ``active`` a reconfigurable fabric's configuration, 0 and ``n`` for a fixed one: node
+    ``a``'s logical address is ``a ^ mask``, and the headers carry physical addresses, the
+    logical ones XOR ``mask``), ``tables`` ``(exists, route,
     link_set, travel_masks)``, ``state`` ``(cells, cells32, cells16, refused, refused_count,
     requests, posts)`` (``cells32`` and ``cells16`` are views of ``cells``; ``requests`` is
     ``n * (S + 1)`` words, a node's ``requested`` then its outputs' requests; the module's
@@ -490,7 +493,7 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
     and its posts from word ``bounds[k] * S + k``. Without it (None) the compiled loop is
     the one-thread loop from before threads.
     """
-    n, D, A, depth, ready_in_reset, P, prefetching = dims
+    n, D, A, depth, ready_in_reset, P, prefetching, mask, active = dims
     depth = _count(depth)
     P = _count(P)
     ahead = PREFETCH_NODES if prefetching else 0
@@ -600,10 +603,12 @@ def cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload, taken, eje
             header = inj_header[_at(i)]
             took = (inj_valid[_at(i)] != 0) & rooms & (count != depth)
             taken[_at(i)] = took
-            if header & address >= n and header >> (3 * A) & 1 == 0 and took:
-                # A destination that does not exist: taken, dropped, counted. (The rare
-                # outcome is tested first: `took` first was a branch on a random outcome,
-                # mispredicted 0.39 times a node and cycle in Valgrind's count.)
+            if ((header ^ mask) & address >= active and header >> (3 * A) & 1 == 0
+                    or a ^ mask >= active) and took:
+                # A destination that does not exist, or a node that is not active: taken,
+                # dropped, counted. (The rare outcome is tested first: `took` first was a
+                # branch on a random outcome, mispredicted 0.39 times a node and cycle in
+                # Valgrind's count.)
                 if relays is not None and staged:
                     late[_at(a)] += 1  # counted in the next cycle
                     continue
@@ -952,7 +957,7 @@ def settle(dims, tables, state, t, split):
     them, pops first (a buffer's count is never below zero). Only it writes those buffers'
     counts and stamps in this phase, and the requests of its nodes.
     """
-    n, D, A, depth, ready_in_reset, P, prefetching = dims
+    n, D, A, depth, ready_in_reset, P, prefetching, mask, active = dims
     depth = _count(depth)
     P = _count(P)
     exists, route, link_set, travel_masks = tables

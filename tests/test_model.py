@@ -110,14 +110,18 @@ def lockstep_traffic(n, payload_width, cycles, seed, ports=1):
 
 # The RTL side: one Amaranth simulation that records every cycle.
 
-def run_rtl(fabric, requests, eject_ready):
+def run_rtl(fabric, requests, eject_ready, configure=()):
     """Simulate ``fabric`` for ``len(eject_ready)`` cycles with PEs that offer their queues as
-    :class:`~ihcube.verify.harness.FabricHarness` does and accept as ``eject_ready`` says.
+    :class:`~ihcube.verify.harness.FabricHarness` does and accept as ``eject_ready`` says;
+    a reconfigurable fabric is offered configuration ``(active_nodes, mask)`` in ``cycle``
+    for each ``(cycle, active_nodes, mask)`` of ``configure``.
 
     Returns the events, ``("inject", cycle, node, request)``, ``("deliver", cycle, node,
     dest, src, kind, travel, payload, port)`` and ``("hop", cycle, node, dim, dest, src, kind,
-    travel, payload)``, and each node's ``refused_count`` at the end.
+    travel, payload)``, and for each configuration ``("config", cycle, taken, refused,
+    *logical_address)`` (after it), and each node's ``refused_count`` at the end.
     """
+    configure = {cycle: (active, mask) for cycle, active, mask in configure}
     n, P = fabric.n, fabric.ports
     cycles = len(eject_ready)
     queues = [[] for _ in range(n * P)]  # one per node and injection port
@@ -180,6 +184,16 @@ def run_rtl(fabric, requests, eject_ready):
                 node, dim, port = links[k]
                 events.append(("hop", cycle, node, dim,
                                *message(ctx.get(port.payload.as_value()))))
+            if cycle in configure:
+                active, mask = configure[cycle]
+                ctx.set(fabric.config.payload, {"active_nodes": active, "mask": mask})
+                ctx.set(fabric.config.valid, 1)
+                taken = ctx.get(fabric.config.ready)
+                await ctx.tick()
+                ctx.set(fabric.config.valid, 0)
+                events.append(("config", cycle, taken, ctx.get(fabric.config_refused),
+                               *(ctx.get(address) for address in fabric.logical_address)))
+                continue
             await ctx.tick()
         refused_count.extend(ctx.get(count) for count in fabric.refused_count)
 
@@ -963,3 +977,148 @@ def test_a_message_in_an_eject_relay_is_in_flight():
     model.advance(1)
     assert model.delivered == 1 and model.in_flight == 0 and model.idle
     assert Model(5).eject_occupancy.sum() == 0
+
+
+# Reconfigurable fabrics: the configuration changes between segments of traffic, each
+# drained before the next configuration is loaded (docs/reconfiguration-hardware.md).
+
+#: Lockstep configurations of reconfigurable fabrics: ``(N, depth, order, payload_width,
+#: configurations[, stages])``; the first segment runs on the configuration after reset (``N``
+#: active, mask 0), then each configuration ``(active_nodes, mask)`` in turn.
+RECONFIGURED = [
+    (6, 1, "msb", 16, ((5, 1), (4, 2), (6, 0))),
+    (8, 2, "lsb", 32, ((5, 3), (8, 5), (3, 6))),
+    (5, 1, "msb", 8, ((4, 1), (3, 2), (1, 4))),
+    (6, 2, "msb", 16, ((5, 1), (2, 4), (6, 1)), 1),  # every register stage
+]
+#: Cycles of traffic in a segment, then of drain (every PE accepting) before the next load.
+SEGMENT, DRAIN = 300, 200
+
+
+def segment_traffic(N, active, payload_width, start, seed):
+    """``(requests, eject_ready)`` of one segment from cycle ``start``: random unicasts in
+    logical addresses (one in ten to a node that is not active, where the width allows),
+    broadcasts, from every physical node (an inactive one's refused), at a light, then a
+    saturating, then a medium rate, under backpressure; then the drain, with no requests and
+    every PE accepting."""
+    rng = random.Random(seed)
+    addresses = 1 << topology.address_bits(N)
+    requests = []
+    for k, rate in enumerate((0.05, 0.5, 0.15)):
+        for cycle in range(start + k * SEGMENT // 3, start + (k + 1) * SEGMENT // 3):
+            for node in range(N):
+                if rng.random() >= rate:
+                    continue
+                payload, roll = rng.getrandbits(payload_width), rng.random()
+                if roll < 0.08:
+                    request = Request(payload=payload, dest=rng.randrange(addresses),
+                                      kind=Kind.BROADCAST, at=cycle)
+                elif roll < 0.18 and addresses > active:
+                    request = Request(payload=payload, dest=rng.randrange(active, addresses),
+                                      at=cycle)
+                else:
+                    request = Request(payload=payload, dest=rng.randrange(active), at=cycle)
+                requests.append((node, request))
+    accept = [rng.choice([1.0, 0.8, 0.4]) for _ in range(N)]
+    eject_ready = np.ones((SEGMENT + DRAIN, N), np.uint8)
+    for cycle in range(SEGMENT):
+        for node in range(N):
+            eject_ready[cycle, node] = rng.random() < accept[node]
+    return requests, eject_ready
+
+
+def reconfigured_traffic(N, payload_width, configurations):
+    """The segments of a reconfigurable lockstep run: a list of ``(start, (active_nodes,
+    mask), requests, eject_ready)``, the first on the configuration after reset (loaded in
+    no cycle), each next loaded in its ``start`` cycle, when the one before has drained."""
+    segments = []
+    for k, configuration in enumerate(((N, 0), *configurations)):
+        start = k * (SEGMENT + DRAIN)
+        # The cycle of the load offers nothing: the fabric is idle only without offers.
+        requests, eject_ready = segment_traffic(N, configuration[0], payload_width, start + 1,
+                                                seed=N * 100 + k)
+        segments.append((start, configuration, requests, eject_ready))
+    return segments
+
+
+def stage_keywords(stages):
+    """The keywords of every register stage at ``stages`` (0 or 1)."""
+    return {"link_stages": stages, "switch_stages": stages, "eject_stages": stages}
+
+
+@shared
+def reconfigured_rtl_record(N, depth, order, payload_width, configurations, stages=0):
+    """What the reconfigurable RTL (with every register stage at ``stages``) did with
+    :func:`reconfigured_traffic` (one simulation a configuration, shared by the tests that
+    compare with it)."""
+    segments = reconfigured_traffic(N, payload_width, configurations)
+    requests = [request for _, _, part, _ in segments for request in part]
+    eject_ready = np.concatenate([ready for _, _, _, ready in segments])
+    fabric = Fabric(N, payload_width, depth, order, reconfigurable=True,
+                    **stage_keywords(stages))
+    loads = [(start, *configuration) for start, configuration, _, _ in segments[1:]]
+    return run_rtl(fabric, requests, eject_ready, configure=loads)
+
+
+def reconfigured_lockstep(model_class, N, depth, order, payload_width, configurations,
+                          stages=0):
+    """Compare ``model_class`` with the reconfigurable RTL, configuring the model where the
+    RTL is loaded (up to a load the model is not drained for: a difference before it);
+    return the first difference (or None), the RTL's and the model's
+    refusal counts, and the configurations as each side saw them (taken, refused, every
+    router's logical address)."""
+    rtl, refused_count = reconfigured_rtl_record(N, depth, order, payload_width,
+                                                 configurations, stages)
+    model = model_class(N, payload_width, depth, order, reconfigurable=True,
+                        **stage_keywords(stages))
+    events, seen, first = [], [], 0
+    for k, (start, configuration, requests, eject_ready) in enumerate(
+            reconfigured_traffic(N, payload_width, configurations)):
+        if k:
+            if model.in_flight:  # a broken model that has not drained: compare what ran
+                break
+            model.configure(*configuration)
+            seen.append(("config", start, 1, 0, *map(int, model.logical_address)))
+        run = model_events(model, requests, eject_ready)
+        events += [event[:3] + (event[3] + first,) if event[0] == "inject" else event
+                   for event in run]
+        first += len(requests)
+    configs = [event for event in rtl if event[0] == "config"]
+    return first_difference(rtl, events), refused_count, list(model.refused_count), configs, seen
+
+
+@pytest.mark.parametrize("N, depth, order, payload_width, configurations, stages",
+                         slow_unless([(*config, 0)[:6] for config in RECONFIGURED],
+                                     lambda config: config[0] == 6 and not config[5]))
+def test_lockstep_with_reconfigured_rtl(N, depth, order, payload_width, configurations,
+                                        stages):
+    """A reconfigurable fabric and its model, configured alike between drained segments of
+    traffic, agree on every handshake, hop and delivery, message fields in logical
+    addresses included, on the refusals (destinations not active, and every injection of
+    an inactive router) and on every router's logical address."""
+    difference, rtl_refused, model_refused, rtl_configs, model_configs = \
+        reconfigured_lockstep(Model, N, depth, order, payload_width, configurations, stages)
+    assert difference is None
+    assert model_refused == rtl_refused
+    assert rtl_configs == model_configs
+    assert sum(rtl_refused) > 0
+
+
+class KeepsItsOldAddress(Model):
+    """Negative control: router 1 keeps the logical address it had after reset."""
+
+    def _logical_address(self, nodes):
+        return np.where(np.asarray(nodes) == 1, nodes, super()._logical_address(nodes))
+
+
+class StaleActiveNodes(Model):
+    """Negative control: the rules take the node count after reset, not the active nodes."""
+
+    def _rule_nodes(self):
+        return self._n
+
+
+@pytest.mark.parametrize("variant", [KeepsItsOldAddress, StaleActiveNodes])
+def test_reconfigured_lockstep_catches_a_broken_model(variant):
+    difference, *_ = reconfigured_lockstep(variant, *RECONFIGURED[0])
+    assert difference is not None

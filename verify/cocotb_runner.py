@@ -26,11 +26,12 @@ from ..spec import FabricSpec, Packet, Stages
 #: The register stages' fields of :class:`Settings`.
 _STAGE_KEYWORDS = [keyword for keyword, _, _ in Stages.FIELDS.values()]
 
-__all__ = ["TESTS", "Settings", "Outcome", "build", "run", "regression", "read_results"]
+__all__ = ["TESTS", "Settings", "Outcome", "applicable", "build", "run", "regression",
+           "read_results"]
 
 #: The tests of ``verify/cocotb_tb/fabric_tb.py``, in the order they run.
 TESTS = ("route_selection", "all_pairs_unicast", "broadcast_from_every_source", "random_stress",
-         "bad_destination_refused", "zero_load_latency")
+         "bad_destination_refused", "zero_load_latency", "reconfiguration")
 
 TESTBENCH = "cocotb_tb.fabric_tb"
 #: Where the testbench package lives: this folder (``verify/``), shipped with the package.
@@ -56,6 +57,13 @@ _TRUE = ("1", "yes", "y", "on", "true", "enable")
 MAX_STRESS = 1_000_000
 #: The largest seed: Python's random takes any, the testbench's environment a 64-bit one.
 MAX_SEED = (1 << 63) - 1
+
+
+def applicable(settings):
+    """The tests of :data:`TESTS` that apply to the fabric of ``settings``: every one but
+    ``reconfiguration``, which takes a reconfigurable fabric, and that one too then."""
+    return tuple(test for test in TESTS
+                 if test != "reconfiguration" or settings.reconfigurable)
 
 
 def default_stress(n):
@@ -93,6 +101,7 @@ class Settings:
     link_stages: int = 0  # the Router's: a relay on each outgoing link, a cycle more per hop
     switch_stages: int = 0  # the Router's: its grant registered, a cycle more per router
     eject_stages: int = 0  # the Router's: a relay on each eject port, a cycle more to the PE
+    reconfigurable: bool = False  # the configuration loaded at run time (the last test)
 
     def __post_init__(self):
         topology.check_node_count(self.nodes)
@@ -113,14 +122,16 @@ class Settings:
             raise ValueError(f"The cocotb regression tests a packet fabric with one PE port, "
                              f"not {spec.name}")
         return cls(spec.nodes, spec.payload_width, spec.depth, spec.order, stress, seed,
-                   spec.stages.link, spec.stages.switch, spec.stages.eject)
+                   spec.stages.link, spec.stages.switch, spec.stages.eject,
+                   spec.reconfigurable)
 
     @property
     def spec(self):
         """The fabric, a :class:`~ihcube.spec.FabricSpec`."""
         return FabricSpec(self.nodes, self.width, self.order,
                           Packet(self.depth, 1, Stages(self.link_stages, self.switch_stages,
-                                                       self.eject_stages)))
+                                                       self.eject_stages)),
+                          reconfigurable=bool(self.reconfigurable))
 
     @property
     def top(self):
@@ -133,9 +144,11 @@ class Settings:
         return self.spec.stages
 
     def to_env(self):
-        return {_ENV_PREFIX + name.upper(): str(getattr(self, name))
+        return {_ENV_PREFIX + name.upper(): str(int(getattr(self, name))
+                                                if name == "reconfigurable"
+                                                else getattr(self, name))
                 for name in ("nodes", "width", "depth", "order", "stress", "seed",
-                             *_STAGE_KEYWORDS)}
+                             *_STAGE_KEYWORDS, "reconfigurable")}
 
     @classmethod
     def from_env(cls, environ=os.environ):
@@ -143,7 +156,8 @@ class Settings:
             return environ[_ENV_PREFIX + name.upper()]
         return cls(nodes=int(get("nodes")), width=int(get("width")), depth=int(get("depth")),
                    order=get("order"), stress=int(get("stress")), seed=int(get("seed")),
-                   **{key: int(get(key)) for key in _STAGE_KEYWORDS})
+                   **{key: int(get(key)) for key in _STAGE_KEYWORDS},
+                   reconfigurable=get("reconfigurable") == "1")
 
 
 @dataclass(frozen=True)
@@ -196,8 +210,9 @@ def build(settings, build_dir, *, waves=False, verilog=None):
 
 
 def run(settings, build_dir, *, tests=None, results_xml=None, test_dir=None, waves=False):
-    """Run ``tests`` (all of :data:`TESTS` by default) on the design :func:`build` compiled
-    into ``build_dir``; return an :class:`Outcome` per test, in order.
+    """Run ``tests`` (by default all of :data:`TESTS` that apply: ``reconfiguration`` on a
+    reconfigurable fabric only) on the design :func:`build` compiled into ``build_dir``;
+    return an :class:`Outcome` per test, in order.
 
     ``results_xml`` (default ``build_dir/results.xml``) receives cocotb's JUnit report and
     ``test_dir`` (default ``build_dir``) is where the simulator runs. The runner does not
@@ -206,7 +221,7 @@ def run(settings, build_dir, *, tests=None, results_xml=None, test_dir=None, wav
     get_runner = require("cocotb_tools.runner", "verify", "The cocotb regression").get_runner
 
     build_dir = Path(build_dir).resolve()
-    tests = list(TESTS if tests is None else tests)
+    tests = list(applicable(settings) if tests is None else tests)
     results_xml = Path(results_xml or build_dir / "results.xml").resolve()
     test_dir = Path(test_dir or build_dir).resolve()
     # The runner passes its own sys.path to the simulator's Python as PYTHONPATH.
@@ -245,8 +260,8 @@ def read_results(results_xml, tests):
 
 
 def regression(settings, out="build/cocotb", *, tests=None, waves=False):
-    """Build the fabric of ``settings`` in ``out/<top>`` and run ``tests`` (all of
-    :data:`TESTS` by default) on it.
+    """Build the fabric of ``settings`` in ``out/<top>`` and run ``tests`` (those of
+    :func:`applicable` by default) on it.
 
     Returns
     -------

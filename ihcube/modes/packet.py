@@ -35,11 +35,13 @@ class PacketMode(Mode):
 
     def router_signature(self, spec, node):
         from ..rtl.router import router_signature
-        return router_signature(spec.nodes, node, spec.payload_width, ports=spec.ports)
+        return router_signature(spec.nodes, node, spec.payload_width, ports=spec.ports,
+                                reconfigurable=spec.reconfigurable)
 
     def fabric_signature(self, spec):
         from ..rtl.fabric import fabric_signature
-        return fabric_signature(spec.nodes, spec.payload_width, spec.ports)
+        return fabric_signature(spec.nodes, spec.payload_width, spec.ports,
+                                reconfigurable=spec.reconfigurable)
 
     def check_deadlock(self, spec):
         deadlock.check_deadlock_free(spec.nodes, spec.order)
@@ -68,6 +70,10 @@ class PacketMode(Mode):
         more, option = ("", "") if ports == 1 else (f", PE ports {ports}", f" --ports {ports}")
         if spec.stages:
             more += f", {spec.stages.description}"
+        if spec.reconfigurable:
+            more += (", reconfigurable (active size and logical addresses loaded at run time: "
+                     "docs/reconfiguration-hardware.md)")
+            option += " --reconfigurable"
         return (f"/* {top}: an incomplete-hypercube fabric of {n} nodes, written by ihcube "
                 f"{version}.\n"
                 f" * Parameters: nodes {n}, payload width {width} bits, buffer depth "

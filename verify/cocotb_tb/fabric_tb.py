@@ -14,6 +14,7 @@ The fabric's parameters come from the environment that :mod:`ihcube.verify.cocot
 (:class:`ihcube.verify.cocotb_runner.Settings`).
 """
 
+import dataclasses
 import random
 from collections import deque
 
@@ -25,6 +26,7 @@ from ihcube import topology
 from ihcube.cocotb import Scoreboard
 from ihcube.cocotb.native import Codec
 from ihcube.verify.cocotb_runner import Settings
+from ihcube.rtl.configuration import configuration_layout
 from ihcube.rtl.message import Kind, inject_layout, message_layout
 from ihcube.verify.harness import Delivery, Hop, Message, Request
 from ihcube.verify.scoreboard import check_run
@@ -61,6 +63,7 @@ class VerilogFabric:
     def __init__(self, dut, settings, eject_ready=1.0, seed=0):
         n = self.n = settings.nodes
         self.order = settings.order
+        self.reconfigurable = settings.reconfigurable
         self.eject_ready = (list(eject_ready) if isinstance(eject_ready, (list, tuple))
                             else [eject_ready] * n)
         self._dut = dut
@@ -94,6 +97,8 @@ class VerilogFabric:
         """Start the clock and hold ``rst`` for ``cycles`` cycles, PEs idle."""
         Clock(self._dut.clk, CLOCK_PERIOD_NS, unit="ns").start()
         self._dut.rst.value = 1
+        if self.reconfigurable:
+            self._dut.config__valid.value = 0
         for node in range(self.n):
             self._drive_valid(node, False)
             self._drive_ready(node, False)
@@ -430,3 +435,68 @@ async def zero_load_latency(dut):
     per_hop = settings.stages.zero_load_cycles(1) - more
     _fail_if(wrong, f"(src, dest, taken, delivered) not delivered "
                     f"{f'{per_hop} ' if per_hop != 1 else ''}hops + {more} cycles after")
+
+
+@cocotb.test()
+async def reconfiguration(dut):
+    """A reconfigurable fabric's procedure (``docs/reconfiguration-hardware.md``; a fixed
+    fabric passes at once): traffic on the configuration after reset; then, injection
+    stopped, wait for ``idle``, load a smaller configuration under a mask, resume; again for
+    all nodes under another mask. Each load is taken at once, every router's
+    ``logical_address`` is its node XOR the mask, and each phase's messages, in logical
+    addresses, pass the scoreboard over the active nodes."""
+    settings = Settings.from_env()
+    if not settings.reconfigurable:
+        return
+    n, A = settings.nodes, topology.address_bits(settings.nodes)
+    fabric = VerilogFabric(dut, settings, eject_ready=0.7, seed=settings.seed)
+    await fabric.reset()
+    rng = random.Random(settings.seed)
+    fits = [(active, mask) for active in range(n, 0, -1) for mask in range(1 << A)
+            if topology.configuration_fits(n, active, mask)]
+    shrink = next(c for c in fits if c[0] < n and c[1])
+    grow = max(c for c in fits if c[0] == n)
+    active, mask = n, 0
+    for configuration in (None, shrink, grow):
+        if configuration is not None:
+            while True:  # injection has stopped: wait for the fabric to drain
+                await ReadOnly()
+                idle = int(dut.idle.value)
+                await RisingEdge(dut.clk)
+                fabric.cycle += 1
+                if idle:
+                    break
+            dut.config__payload.value = Codec(configuration_layout(n)).pack(
+                active_nodes=configuration[0], mask=configuration[1])
+            dut.config__valid.value = 1
+            await ReadOnly()
+            taken = int(dut.config__ready.value)
+            await RisingEdge(dut.clk)
+            dut.config__valid.value = 0
+            fabric.cycle += 1
+            assert taken, f"configuration {configuration} not taken while idle"
+            await ReadOnly()
+            assert not int(dut.config_refused.value)
+            addresses = [int(getattr(dut, f"logical_address__{k}").value) for k in range(n)]
+            assert addresses == [k ^ configuration[1] for k in range(n)], addresses
+            await RisingEdge(dut.clk)
+            fabric.cycle += 1
+            active, mask = configuration
+        marks = len(fabric.injected), len(fabric.hops), len(fabric.deliveries)
+        requests = random_traffic(active, 8 * active, rng, bad_share=0.1, spread=4 * active)
+        owed = 0
+        for src, request in requests:
+            fabric.send(src ^ mask, dataclasses.replace(request, at=request.at + fabric.cycle,
+                                                        payload=request.payload + 1000 * n
+                                                        * (mask + 1) * active))
+            owed += (active - 1 if request.kind == Kind.BROADCAST
+                     else int(request.dest < active))
+        finished = await fabric.run(400 * active, expected_deliveries=owed)
+        assert finished, f"{configuration}: {fabric.status()}"
+        injected = [(cycle, node ^ mask, request)
+                    for cycle, node, request in fabric.injected[marks[0]:]]
+        hops = [dataclasses.replace(hop, node=hop.node ^ mask) for hop in fabric.hops[marks[1]:]]
+        deliveries = [dataclasses.replace(delivery, node=delivery.node ^ mask)
+                      for delivery in fabric.deliveries[marks[2]:]]
+        _fail_if(check_run(active, injected, hops, deliveries, settings.order),
+                 f"{active} active nodes under mask {mask}")
