@@ -42,7 +42,7 @@ def _results(args):
         print(f"{name:<{width}}  {state:<9}  {command or '(not recorded)'}")
     behind = [name for name, state, _ in rows if state != "current"]
     print(f"\n{len(rows) - len(behind)} of {len(rows)} current", end="")
-    print(f"; make the others again with the command each lists" if behind else "")
+    print("; make the others again with the command each lists" if behind else "")
     return 1 if behind and args.check else 0
 
 

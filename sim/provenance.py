@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import shlex
 from pathlib import Path
 
 __all__ = ["PARTS", "TRACKED", "digest", "stamp", "status"]
@@ -105,12 +106,31 @@ def digest(part):
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+#: Options that say where and on how many workers an experiment runs, which change no byte
+#: of its results (``docs/commands.md``): a recorded command leaves them out.
+RUN_OPTIONS = ("--jobs", "--threads", "--scheduler")
+
+
+def _without_run_options(command):
+    words, kept = shlex.split(command), []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in RUN_OPTIONS:
+            skip = True
+        elif not word.startswith(tuple(option + "=" for option in RUN_OPTIONS)):
+            kept.append(word)
+    return shlex.join(kept)
+
+
 def stamp(command):
     """What a results file records of the code that made it: ``{"behaviour": {part: digest}
-    for every part, "command": command}`` (the command line that makes it again; the
-    commands' ``args.command_line``). :func:`status` compares the parts :data:`TRACKED`
-    names for the file."""
-    return {"behaviour": {part: digest(part) for part in PARTS}, "command": command}
+    for every part, "command": command}`` (the command line that makes it again, the
+    commands' ``args.command_line``, without :data:`RUN_OPTIONS`). :func:`status` compares
+    the parts :data:`TRACKED` names for the file."""
+    return {"behaviour": {part: digest(part) for part in PARTS},
+            "command": _without_run_options(command)}
 
 
 def _tracked_parts(name):

@@ -23,6 +23,9 @@ def test_a_stamp_records_every_part_and_the_command():
     assert set(stamp["behaviour"]) == set(provenance.PARTS)
     assert all(len(value) == 16 and int(value, 16) >= 0 for value in stamp["behaviour"].values())
     assert stamp["command"] == "ihcube saturation --out results"
+    # Where and on how many workers it ran changes no byte of a result, so it is not recorded.
+    assert provenance.stamp("ihcube sweep --jobs 2 --threads=4 --scheduler tcp://a:1 --set "
+                            "quick")["command"] == "ihcube sweep --set quick"
     assert {part for parts in provenance.TRACKED.values() for part in parts} == \
         set(provenance.PARTS)
 
@@ -44,7 +47,8 @@ def test_the_collectives_digest_moves_with_their_bounds(fresh_digests, monkeypat
     before = provenance.digest("collectives")
     provenance.digest.cache_clear()
     bound = collectives.route_bound
-    monkeypatch.setattr(collectives, "route_bound", lambda busiest, depth: bound(busiest, depth) + 1)
+    monkeypatch.setattr(collectives, "route_bound",
+                        lambda busiest, depth: bound(busiest, depth) + 1)
     assert provenance.digest("collectives") != before
 
 
@@ -92,5 +96,6 @@ def test_the_results_the_readme_cites_are_current():
     """The reference results the README's headline figures come from were made by today's
     code (``ihcube results`` lists the others)."""
     cited = {"saturation.json", "sweep_quick.json"}
-    states = {name: state for name, state, _ in provenance.status(Path(__file__).resolve().parents[1] / "results")}
+    folder = Path(__file__).resolve().parents[1] / "results"
+    states = {name: state for name, state, _ in provenance.status(folder)}
     assert {name: states.get(name) for name in cited} == dict.fromkeys(cited, "current")

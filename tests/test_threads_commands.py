@@ -80,7 +80,9 @@ def outputs(command, threads, folder, capsys):
         jobs = [] if command == "stress" else ["--jobs", "1"]  # a single run takes no --jobs
         status = main([*args, *where, *jobs, "--threads", str(threads)])
     out = capsys.readouterr().out
-    files = {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
+    # The folder is in what a results file records of its command (ihcube.sim.provenance).
+    files = {path.name: path.read_bytes().replace(str(folder).encode(), b"<out>")
+             for path in sorted(folder.iterdir())}
     return status, out.replace(str(folder), "<out>"), files
 
 
