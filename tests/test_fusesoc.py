@@ -69,6 +69,7 @@ def test_the_lint_target_catches_a_width_mismatch(tmp_path):
     assert status != 0 and "%Warning-WIDTH" in output, output[-3000:]
 
 
+@pytest.mark.slow
 def test_the_flag_without_options_changes_nothing_else(tmp_path, capsys):
     """The Verilog is the same with or without ``--fusesoc``; the core names the top."""
     from ihcube.cli import main

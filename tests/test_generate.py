@@ -76,6 +76,7 @@ def test_written_top_is_equivalent_to_amaranths(yosys, tmp_path, n):
     assert proven and int(proven[1]) > 0, log[-3000:]
 
 
+@pytest.mark.slow
 def test_equivalence_proof_finds_a_miswired_top(yosys, tmp_path, monkeypatch):
     """Negative control: a top that wires node 0's first link to the wrong port of its
     neighbour is found not equivalent."""

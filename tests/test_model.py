@@ -48,12 +48,12 @@ LOCKSTEP = [
 
 
 def small(config):
-    """The lockstep configurations of ``make check``: up to 8 nodes."""
-    return config[0] <= 8
+    """The lockstep configurations of ``make check``: up to 5 nodes."""
+    return config[0] <= 5
 
 
 def two_ports(config):
-    """The lockstep configurations with PE ports of ``make check``: up to 8 nodes, 2 ports."""
+    """The lockstep configurations with PE ports of ``make check``: up to 5 nodes, 2 ports."""
     return small(config) and config[4] <= 2
 
 #: The configuration that the broken model variants are compared on.

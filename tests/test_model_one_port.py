@@ -20,6 +20,7 @@ from ihcube import topology
 from ihcube.sim import model_kernel
 from ihcube.sim.model import Model, RandomTraffic
 from ihcube.sim.traffic import Pattern
+from tiers import below, slow_unless
 
 
 class GeneralLoop(Model):
@@ -97,7 +98,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("n,depth,order,options", CASES)
+@pytest.mark.parametrize("n,depth,order,options", slow_unless(CASES, below(100)))
 def test_one_port_loop_as_general_loop(n, depth, order, options):
     """Broadcasts, unicasts, destinations that are not nodes, eject backpressure, then
     uniform traffic: every record and the state as the general loop's."""
@@ -108,10 +109,9 @@ def test_one_port_loop_as_general_loop(n, depth, order, options):
     assert _differs(_run(Model, n, **args), general) is None
 
 
-@pytest.mark.parametrize("n,depth,order,options", [(33, 2, topology.MSB_FIRST, {}),
-                                                   (1024, 1, topology.LSB_FIRST, {}),
-                                                   (100, 2, topology.LSB_FIRST,
-                                                    {"link_stages": 1})])
+@pytest.mark.parametrize("n,depth,order,options", slow_unless([
+    (33, 2, topology.MSB_FIRST, {}), (1024, 1, topology.LSB_FIRST, {}),
+    (100, 2, topology.LSB_FIRST, {"link_stages": 1})], below(100)))
 def test_one_port_loop_on_threads_as_general_loop(n, depth, order, options):
     """The one-port loop on two threads against the general loop on one."""
     args = dict(depth=depth, order=order, **options)

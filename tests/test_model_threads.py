@@ -15,6 +15,7 @@ from ihcube import topology
 from ihcube.sim import model_kernel
 from ihcube.sim.model import Model, RandomTraffic
 from ihcube.sim.traffic import Pattern
+from tiers import below, slow_unless
 
 
 class BarrierDoesNotWait(Model):
@@ -69,7 +70,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("n,depth,order,options", CASES)
+@pytest.mark.parametrize("n,depth,order,options", slow_unless(CASES, below(100)))
 @pytest.mark.parametrize("threads", [2, 3])
 def test_records_as_one_thread(n, depth, order, options, threads):
     """Broadcasts and unicasts, eject backpressure, ports and link stages: every record and
@@ -107,8 +108,8 @@ def test_large_fabric_barrier_that_does_not_wait_differs():
     assert not _same(_run(BarrierDoesNotWait, n, 2, **args), _run(Model, n, 1, **args))
 
 
-@pytest.mark.parametrize("n,depth,link_stages", [(3, 1, 0), (77, 2, 0), (1024, 1, 0),
-                                                 (1024, 2, 1), (65_536, 1, 0)])
+@pytest.mark.parametrize("n,depth,link_stages", slow_unless([
+    (3, 1, 0), (77, 2, 0), (1024, 1, 0), (1024, 2, 1), (65_536, 1, 0)], below(1024)))
 def test_uniform_as_one_thread(n, depth, link_stages):
     """:meth:`Model.run_uniform` on two threads: the same figures and the same buffers."""
     cycles = 30 if n > 10_000 else 200

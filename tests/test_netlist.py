@@ -313,6 +313,7 @@ def test_fabric_has_no_combinational_loop(yosys, workdir, fabric_text):
     assert "Found and reported 0 problems." in log
 
 
+@pytest.mark.slow
 def test_loop_check_catches_pass_through_ready(yosys, workdir, fabric_text):
     """Negative control: with a buffer whose ``w.ready`` passes ``r.ready`` through, and a
     crossbar from every link to every other, the ready signals of four routers around a
@@ -365,6 +366,7 @@ def test_strap_check_catches_a_driven_strap(yosys, workdir, fabric_text):
     assert strap_drivers == {"rst"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("router, source, sink", [
     (PassThroughReadyRouter, r"links_out__\d+__ready", r"links_in__\d+__ready"),
     (FallThroughRouter, r"links_in__\d+__(valid|payload)", r"links_out__\d+__(valid|payload)"),

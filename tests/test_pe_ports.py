@@ -160,7 +160,7 @@ def test_verilog_ports_of_a_two_port_node():
     assert "  inject__0__valid,\n" not in text
 
 
-@pytest.mark.parametrize("n, ports", slow_unless([(3, 2), (5, 4)], below(13)))
+@pytest.mark.parametrize("n, ports", slow_unless([(3, 2), (5, 4)], below(5)))
 def test_written_top_is_equivalent_to_amaranths(yosys, tmp_path, n, ports):
     """As in test_generate, with several PE ports: the top written as text is equivalent to
     Amaranth's :class:`Fabric` over the same router modules."""

@@ -221,6 +221,7 @@ def experiment(tmp_path, *args):
                            f"--out={tmp_path}", *args], capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_the_experiment_writes_its_results(tmp_path):
     result = experiment(tmp_path, "--no-model")
     assert result.returncode == 0, result.stderr

@@ -7,6 +7,7 @@ from ihcube import topology
 from ihcube.rtl import RoundRobinArbiter, Router, RouteSelect
 from ihcube.rtl import router as router_module
 from ihcube.verify.harness import simulate
+from tiers import below, slow_unless
 
 
 
@@ -56,14 +57,14 @@ def route_mismatches(n, router=Router, strap=True, order="msb"):
     return mismatches
 
 
-@pytest.mark.parametrize("n", range(1, 41))
+@pytest.mark.parametrize("n", slow_unless(range(1, 41), below(17)))
 def test_route_selection_matches_topology(n):
     """Every (node, dest) pair leaves on the Algorithm 2 link, or reaches the PE."""
     assert route_mismatches(n) == []
 
 
-@pytest.mark.parametrize("n, strap, order", [(26, False, "msb"), (23, True, "lsb"),
-                                             (40, False, "lsb")])
+@pytest.mark.parametrize("n, strap, order", slow_unless([(26, False, "msb"), (23, True, "lsb"),
+                                                         (40, False, "lsb")], below(24)))
 def test_route_selection_variants(n, strap, order):
     """The same with a constant address, and with least-significant-first routing."""
     assert route_mismatches(n, strap=strap, order=order) == []

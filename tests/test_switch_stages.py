@@ -86,6 +86,7 @@ def latencies(fabric):
                    d.cycle - taken[d.message.payload]) for d in harness.deliveries)
 
 
+@pytest.mark.slow
 def test_zero_load_latency_is_two_per_router():
     """A message alone spends two cycles in each router it passes (the grant is registered,
     then the crossbar moves it): delivered 2 hops + 2 cycles after it was taken, against
@@ -144,6 +145,7 @@ def test_wrong_stages(option, name, stages, error):
         Router(5, 0, **{option: stages})
 
 
+@pytest.mark.slow
 def test_zero_load_latency_with_every_stage_is_three_per_hop_and_one_more():
     """Switch, link and eject stages together (the spike that placed 26 nodes at 153.9 MHz):
     3 hops + 3 cycles; an eject relay alone adds one cycle to a delivery, hops + 2."""

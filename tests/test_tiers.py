@@ -12,12 +12,16 @@ import sys
 
 import pytest
 
+from tiers import shared
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 
 
+@shared
 def collected(*options):
-    """The node ids pytest collects from ``tests/`` with ``options`` (e.g. ``-m 'not slow'``)."""
+    """The node ids pytest collects from ``tests/`` with ``options`` (e.g. ``-m 'not slow'``),
+    once a run (:func:`tiers.shared`: the xdist workers share it)."""
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q",
          *options, str(TESTS)], cwd=ROOT, capture_output=True, text=True, check=False)

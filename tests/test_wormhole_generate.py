@@ -120,7 +120,7 @@ def wormhole_design(n):
             + verilog.convert(gold, name="gold", emit_src=False)), top
 
 
-@pytest.mark.parametrize("n", slow_unless([4], below(13)))
+@pytest.mark.parametrize("n", slow_unless([4], below(4)))
 def test_written_top_is_equivalent_to_amaranths(tmp_path, n):
     from test_generate import prove_equivalent
     from test_netlist import find_yosys
@@ -129,6 +129,7 @@ def test_written_top_is_equivalent_to_amaranths(tmp_path, n):
     assert code == 0 and "Equivalence successfully proven!" in log, log[-3000:]
 
 
+@pytest.mark.slow
 def test_equivalence_proof_finds_a_miswired_wormhole_top(tmp_path, monkeypatch):
     from test_generate import prove_equivalent
     from test_netlist import find_yosys

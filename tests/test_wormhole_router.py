@@ -139,7 +139,7 @@ def test_one_flit_messages():
 NARROW = [(26, 8, 6, 30), (13, 8, 4, 40), (5, 6, 3, 20), (13, 5, 3, 9)]
 
 
-@pytest.mark.parametrize("n, width, flits, count", NARROW)
+@pytest.mark.parametrize("n, width, flits, count", slow_unless(NARROW, below(13)))
 def test_narrow_flits_carry_src_into_the_second_flit(n, width, flits, count):
     assert head_fields(n, width).src_width(1) > 0
     requests = random_traffic(n, count, seed=n + width, broadcast=0.3, spread=40)
