@@ -126,15 +126,38 @@ def _interrupt(parent):
     return handler
 
 
+#: Set once the command stops for a signal: the repeated :class:`Terminated` of
+#: :func:`_terminate` then holds its fire.
+_stopping = False
+#: How often a SIGTERM is raised again until the command stops, in seconds.
+TERMINATE_AGAIN = 0.05
+
+
 def _terminate(parent):
     """A SIGTERM handler: it stops ``parent`` with :class:`Terminated`; a forked worker that
-    inherited it ends as ``SIGTERM`` ends a process by default (its parent stops it so)."""
+    inherited it ends as ``SIGTERM`` ends a process by default (its parent stops it so).
+
+    An exception raised while a C library runs a Python callback (Numba writing its cache,
+    through ctypes) is printed and dropped there, so the parent raises it again every
+    :data:`TERMINATE_AGAIN` seconds (``SIGALRM``) until :func:`main` has it."""
     def handler(signum, frame):
         if os.getpid() == parent:
+            if _stopping:
+                return
+            if signum == signal.SIGTERM:
+                signal.signal(signal.SIGALRM, handler)
+                signal.setitimer(signal.ITIMER_REAL, TERMINATE_AGAIN, TERMINATE_AGAIN)
             raise Terminated
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
     return handler
+
+
+def _stop():
+    """The command has stopped: no more repeated SIGTERM."""
+    global _stopping
+    _stopping = True
+    signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def main(argv=None):
@@ -142,12 +165,16 @@ def main(argv=None):
     status."""
     argv = sys.argv[1:] if argv is None else list(argv)
     main_thread = threading.current_thread() is threading.main_thread()
+    global _stopping
+    _stopping = False
     previous = ({signal.SIGINT: signal.signal(signal.SIGINT, _interrupt(os.getpid())),
-                 signal.SIGTERM: signal.signal(signal.SIGTERM, _terminate(os.getpid()))}
+                 signal.SIGTERM: signal.signal(signal.SIGTERM, _terminate(os.getpid())),
+                 signal.SIGALRM: signal.getsignal(signal.SIGALRM)}
                 if main_thread else {})
     try:
         return _dispatch(argv)
     except Terminated:
+        _stop()
         print("ihcube: terminated", file=sys.stderr)
         return TERMINATED
     except KeyboardInterrupt:
@@ -162,6 +189,8 @@ def main(argv=None):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     finally:
+        if main_thread:
+            _stop()
         for number, handler in previous.items():
             signal.signal(number, handler)
 

@@ -141,9 +141,9 @@ def replay(spec, requests, eject_ready, router=None, folder=None):
         work.mkdir(parents=True, exist_ok=True)
         (work / "fabric.v").write_text(text)
         (work / "replay_tb.v").write_text(bench)
-        fields = ({"dest": r.dest, "kind": r.kind, "payload": r.payload} for _, r in order)
+        given = ({"dest": r.dest, "kind": r.kind, "payload": r.payload} for _, r in order)
         (work / "requests.hex").write_text("".join(
-            f"{injected.const(value).as_value().value:x}\n" for value in fields) or "0\n")
+            f"{injected.const(value).as_value().value:x}\n" for value in given) or "0\n")
         (work / "request_cycles.hex").write_text("".join(f"{r.at:x}\n" for _, r in order)
                                                  or "0\n")
         (work / "eject_ready.hex").write_text("".join(
