@@ -62,6 +62,7 @@ def test_command_line_refuses_in_one_line_with_status_2(tmp_path, capsys, args, 
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_the_native_fabric_is_inside_unchanged():
     """The axis file holds the native fabric's modules, renamed ``<top>_fabric`` (and the
     routers after it), under the AXI4-Stream top."""
@@ -135,6 +136,7 @@ def cells(tmp_path, text, top):
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("native", [
     FabricSpec(3),
     pytest.param(FabricSpec.of(3, switching="wormhole", flits=3, vcs=1), marks=pytest.mark.slow),

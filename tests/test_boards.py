@@ -59,6 +59,7 @@ def run_selftest(dut, cycles):
     return outputs, observed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, depth, cycles, width", slow_unless(
     [(5, 1, 2500, 32), (8, 2, 2000, 32), (8, 1, 2000, 24)], below(8)))
 def test_selftest_passes_and_counts_right(n, depth, cycles, width):
@@ -79,6 +80,7 @@ def test_selftest_passes_and_counts_right(n, depth, cycles, width):
     assert observed["broadcasts"] > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("router, complaint", [
     # Buffers that break every seventh message; the corrupted bit is a payload check bit.
     (faulty_router("dropping-buffer", every=7, first=7), SelfTestErrors.LOST),
@@ -420,6 +422,7 @@ class _Ports(wiring.Component):
         return m
 
 
+@pytest.mark.slow
 def test_a_build_counts_the_component_s_flip_flops_not_the_shell_s(tmp_path):
     """The flip-flops of a build are the component's own (and the platform's reset logic):
     the shell's that Yosys removed (constant outputs, an output bit shared) are not
@@ -546,6 +549,7 @@ def test_synth_table_builds_a_row_stopped_by_its_time_limit_again(monkeypatch, t
     assert "not placed in 30 min (stopped)" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_synth_table_file_keeps_the_rows_of_earlier_runs(monkeypatch, tmp_path):
     """A run for a few sizes adds its rows to the table file of an earlier run, each build's
     row in its place, instead of replacing the file (a complete table took a day of place and
@@ -578,6 +582,7 @@ def test_synth_table_file_keeps_the_rows_of_earlier_runs(monkeypatch, tmp_path):
         {**old[0], "error": "still"}]
 
 
+@pytest.mark.slow
 def test_synth_table_builds_a_row_whose_tool_could_not_run_again(monkeypatch, tmp_path):
     """A build whose place and route could not start (exit status 127: the tool was not
     found) or was killed (137) says nothing about the design: the next table builds it again.
@@ -660,6 +665,7 @@ def _fake_nextpnr(tmp_path, seconds, status):
     return str(script)
 
 
+@pytest.mark.slow
 def test_a_build_whose_folder_another_build_holds_is_one_line(monkeypatch, tmp_path, capsys):
     """Two builds of the same design at once would share a build folder (each empties it and
     writes its files): the second stops at once with one line, and its results file is not
@@ -684,6 +690,7 @@ def test_a_build_whose_folder_another_build_holds_is_one_line(monkeypatch, tmp_p
     assert json.loads((tmp_path / "results" / f"{tag}.json").read_text())["fits"]
 
 
+@pytest.mark.slow
 def test_place_and_route_over_its_time_limit_is_stopped_and_says_so(monkeypatch, tmp_path):
     """With ``pnr_minutes`` nextpnr is stopped after that long: the build records
     ``stopped``, why, and Yosys's counts, and its summary says so. The build folder is given
@@ -723,6 +730,7 @@ def test_a_place_and_route_time_limit_must_be_a_positive_number():
         build.check_pnr_minutes(10081)
 
 
+@pytest.mark.slow
 def test_synth_table_resumes_and_rebuilds_what_the_sources_no_longer_make(monkeypatch,
                                                                           tmp_path, capsys):
     built = _fake_builds(monkeypatch)

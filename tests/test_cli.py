@@ -16,6 +16,7 @@ def ihcube(*args, cwd=None):
                           capture_output=True, text=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, width, name", [(1, 32, "ihcube_n1_w32.v"), (5, 8, "ihcube_n5_w8.v")])
 def test_verilog_is_written_and_deterministic(tmp_path, n, width, name):
     outputs = []
@@ -29,6 +30,7 @@ def test_verilog_is_written_and_deterministic(tmp_path, n, width, name):
     assert text.count("endmodule") >= 2  # router module(s) and the fabric
 
 
+@pytest.mark.slow
 def test_depth_and_order_show_in_the_name(tmp_path):
     result = ihcube("verilog", "--nodes=3", "--depth=2", "--order=lsb", f"--out={tmp_path}")
     assert result.returncode == 0, result.stderr
@@ -174,6 +176,7 @@ def test_ctrl_c_in_a_command_is_one_line_and_status_130(monkeypatch, capsys):
     assert capsys.readouterr().err == "ihcube: interrupted\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [
     ["stress", "--campaign", "--quick", "--jobs", "2"],  # the front end's worker pool
     ["sweep", "--sizes", "16,20", "--depths", "2", "--patterns", "uniform", "--rates",
@@ -256,6 +259,7 @@ def test_sigterm_during_verilog_leaves_no_temporary_file(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_sigterm_during_cocotb_ends_the_simulator(tmp_path):
     """``kill`` while Icarus's ``vvp`` runs (it ignores SIGTERM): the simulator ends with
     ``ihcube``, not orphaned."""

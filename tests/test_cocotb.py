@@ -59,6 +59,7 @@ def test_verilog_fabric(tmp_path, n):
     expect_passed(regression(tmp_path, Settings(n)), f"the {n}-node fabric", tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("router, test, complaint", [
     # n = 5: node 1 to node 4 differs in bits 2 and 0; link 2 does not exist from node 1.
     (faulty_router("mask-blind-route"), "route_selection",

@@ -169,6 +169,7 @@ def _free_port():
         return probe.getsockname()[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [
     ["sweep", "--sizes", "4", "--rates", "0.1", "--no-plots"],
     ["saturation", "--sizes", "4", "--depths", "1"],

@@ -78,6 +78,7 @@ def test_every_check_has_a_negative_control():
     assert len(names) == len(set(names))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, failed", [
     ("neg_wormhole_drop", ["the tagged worm's flits in, not out, are not all there (lost)"]),
     # The solver may reach either first: the tagged worm's channel kept after its tail, or
@@ -95,6 +96,7 @@ def test_wormhole_negative_controls_fail_the_property_they_break(name, failed, t
     assert any(text in result.detail for text in failed), result.detail
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, failed", [
     ("neg_router_e1_relay_duplicate", ["relay of the PE holds the tagged message twice",
                                        "lost or duplicated in the relay of the PE",
@@ -135,6 +137,7 @@ def test_the_router_and_fabric_checks_take_a_packet_spec_with_one_pe_port():
             formal.FabricCheck(wrong)
 
 
+@pytest.mark.slow
 def test_command_line_runs_a_job_and_reports_it(toolchain, tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "ihcube.cli.formal", "--keep", str(tmp_path),
@@ -153,6 +156,7 @@ def test_command_line_rejects_an_unknown_job():
     assert result.stderr == "ihcube formal: error: no job matches 'no_such_job'\n"
 
 
+@pytest.mark.slow
 def test_a_job_that_gets_the_wrong_verdict_fails_the_run(toolchain, tmp_path):
     """The runner's own negative control: a broken router that is expected to pass."""
     job = formal.Job("wrong_expectation", lambda: formal.RouterCheck(

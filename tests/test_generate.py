@@ -62,6 +62,7 @@ def prove_equivalent(yosys, rundir, design, gold, gate):
     ])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", slow_unless([1, 2, 3, 5, 8], below(5)))
 def test_written_top_is_equivalent_to_amaranths(yosys, tmp_path, n):
     """The fabric's module that the generator writes as text behaves as the one Amaranth
@@ -125,6 +126,7 @@ def test_only_the_fabric_is_marked_top(tmp_path):
     assert re.match(r"\(\* top = 1 \*\)\nmodule ihcube_n5_w8\(", text[marks[0]:])
 
 
+@pytest.mark.slow
 def test_yosys_without_top_keeps_the_fabric(yosys, tmp_path):
     """``read_verilog`` and ``synth`` with no ``-top``: the fabric is the top, and every
     router module stays (before, Yosys took a router module as the top and removed the
@@ -199,6 +201,7 @@ def test_largest_node_count_still_builds():
 
 # ---- safe writes ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_write_fabric_writes_the_text(tmp_path):
     path, size = generate.write_fabric(tmp_path / "new" / "dir", 3, 8)
     assert path == tmp_path / "new" / "dir" / "ihcube_n3_w8.v"

@@ -84,6 +84,7 @@ def test_packet_lint_reports_a_signal_the_wormhole_waivers_would_hide(tmp_path, 
 
 # --- Command line ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_command_line_lints_a_fabric_and_a_file(tmp_path, capsys, verilog5):
     """``ihcube lint`` (``make lint``): 0 and one line for clean Verilog, 1 and every
     message for Verilog with a blocking assignment to a flip-flop."""

@@ -278,6 +278,7 @@ REPLAY_CHECKS = [(5, 1, "lsb", 32, 1, 0, 0, 0), (6, 3, "msb", 32, 2, 0, 0, 0),
                  (5, 2, "msb", 16, 1, 1, 0, 0), (6, 1, "msb", 32, 2, 1, 1, 1)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, depth, order, payload_width, ports, link, switch, eject",
                          slow_unless(REPLAY_CHECKS, lambda config: config[4] == 1))
 def test_replay_is_the_amaranth_simulation(n, depth, order, payload_width, ports, link,
@@ -295,6 +296,7 @@ def test_replay_is_the_amaranth_simulation(n, depth, order, payload_width, ports
     assert {event[0] for event in verilog} == {"inject", "hop", "deliver"}
 
 
+@pytest.mark.slow
 def test_replay_catches_a_broken_router():
     """Negative control: the replay runs the routers it is given; one that ignores the
     existence mask records other events than the sound fabric on the same traffic."""
@@ -402,6 +404,7 @@ LOCKSTEP_PORTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, depth, order, payload_width, ports",
                          slow_unless(LOCKSTEP_PORTS, two_ports))
 def test_lockstep_with_rtl_ports(n, depth, order, payload_width, ports):
@@ -423,6 +426,7 @@ class ArbiterStartsAtThePE(Model):
         return self._D
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", [ArbiterStartsAtThePE, ReadyInReset, BrokenTravel])
 def test_lockstep_ports_catches_a_broken_model(variant):
     difference, _, _ = lockstep(variant, *LOCKSTEP_PORTS[1])
@@ -471,6 +475,7 @@ def test_first_difference_names_the_cycle_and_port():
 
 # Link stages (docs/model.md): a relay on each outgoing link, a cycle more per hop.
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, depth, order, payload_width", slow_unless(LOCKSTEP, small))
 def test_lockstep_with_rtl_link_stages(n, depth, order, payload_width):
     """As :func:`test_lockstep_with_rtl`, with ``link_stages=1`` in both: every handshake,
@@ -486,6 +491,7 @@ def test_lockstep_with_rtl_link_stages(n, depth, order, payload_width):
                for event in events) or n == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, depth, order, payload_width, ports",
                          slow_unless(LOCKSTEP_PORTS, two_ports))
 def test_lockstep_with_rtl_ports_link_stages(n, depth, order, payload_width, ports):
@@ -496,6 +502,7 @@ def test_lockstep_with_rtl_ports_link_stages(n, depth, order, payload_width, por
     assert list(model.refused_count) == refused_count
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, depth, order, payload_width, ports",
                          slow_unless([(*CONTROL, 1), LOCKSTEP_PORTS[1], (26, 1, "msb", 32, 1)],
                                      small))
@@ -534,6 +541,7 @@ def first_cycle(events, kind):
     return min(event[1] for event in events if event[0] == kind)
 
 
+@pytest.mark.slow
 def test_lockstep_link_stages_catches_a_relay_without_a_stage():
     """The model without the stage hops one cycle before the RTL's first hop, and the
     comparison says so there."""
@@ -543,6 +551,7 @@ def test_lockstep_link_stages_catches_a_relay_without_a_stage():
     assert difference.startswith(f"cycle {first_cycle(rtl, 'hop') - 1}, hop at ")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant, config", [
     (RelayRoomSeesPop, (5, 1, "lsb", 32, 1)), (RelayRoomSeesPop, CONTROL + (1,)),
     (RelayRoomSeesPop, LOCKSTEP_PORTS[1]), (PrefetchingRelayRoomSeesPop, CONTROL + (1,)),
@@ -576,6 +585,7 @@ def test_lockstep_link_stages_catches_a_faulty_relay(name):
     assert lockstep(Model, *CONTROL, router=router)[0] is None
 
 
+@pytest.mark.slow
 def test_lockstep_catches_a_router_that_drives_a_dest_bit_it_does_not_know():
     """Negative control of the known dest bits: a router that drives one dimension too many
     of an outgoing link's ``dest`` from its address differs from the model at a hop."""
@@ -865,6 +875,7 @@ LOCKSTEP_STAGES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, depth, order, payload_width, ports, link, switch, eject",
                          slow_unless(LOCKSTEP_STAGES, small))
 def test_lockstep_with_rtl_switch_and_eject_stages(n, depth, order, payload_width, ports,
@@ -914,6 +925,7 @@ class EjectRoomSeesPop(Model):
     _relay_room_at_start = False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant, config", [
     (StageLeftOut, (5, 1, "lsb", 32, 1, 0, 1, 0)), (StageLeftOut, (6, 3, "msb", 32, 1, 1, 1, 1)),
     (EjectRelayLeftOut, (5, 1, "msb", 32, 1, 0, 0, 1)),
@@ -1087,6 +1099,7 @@ def reconfigured_lockstep(model_class, N, depth, order, payload_width, configura
     return first_difference(rtl, events), refused_count, list(model.refused_count), configs, seen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("N, depth, order, payload_width, configurations, stages",
                          slow_unless([(*config, 0)[:6] for config in RECONFIGURED],
                                      lambda config: config[0] == 6 and not config[5]))
@@ -1118,6 +1131,7 @@ class StaleActiveNodes(Model):
         return self._n
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", [KeepsItsOldAddress, StaleActiveNodes])
 def test_reconfigured_lockstep_catches_a_broken_model(variant):
     difference, *_ = reconfigured_lockstep(variant, *RECONFIGURED[0])

@@ -304,6 +304,7 @@ def fabric_routers(yosys, workdir, fabric_text):
     return analyse_routers(yosys, workdir, fabric_text(), generate.fabric_name(N))
 
 
+@pytest.mark.slow
 def test_fabric_has_no_combinational_loop(yosys, workdir, fabric_text):
     """The emitted 26-node fabric, flattened, passes ``check -assert``: no combinational loop
     (nor undriven or multiply driven wire, nor latch). A loop would make the fabric's links
@@ -336,6 +337,7 @@ def test_router_modules_cover_every_router_class(fabric_routers):
         assert (frozenset(inputs), frozenset(outputs)) in expected, module
 
 
+@pytest.mark.slow
 def test_router_link_outputs_are_registered(fabric_routers):
     """No combinational path runs from any input port of a router (``links_in*``,
     ``links_out*.ready``, ``inject*``, ``eject.ready``, ``rst``) to a port it drives onto a
@@ -355,6 +357,7 @@ def test_router_straps_are_constants(fabric_routers):
     assert strap_drivers == set()
 
 
+@pytest.mark.slow
 def test_strap_check_catches_a_driven_strap(yosys, workdir, fabric_text):
     """Negative control: when one router's ``address`` is driven by a wire (here ``rst``,
     edited into the emitted Verilog), the same check names that wire."""

@@ -160,6 +160,7 @@ def test_verilog_ports_of_a_two_port_node():
     assert "  inject__0__valid,\n" not in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, ports", slow_unless([(3, 2), (5, 4)], below(5)))
 def test_written_top_is_equivalent_to_amaranths(yosys, tmp_path, n, ports):
     """As in test_generate, with several PE ports: the top written as text is equivalent to
@@ -174,6 +175,7 @@ def test_written_top_is_equivalent_to_amaranths(yosys, tmp_path, n, ports):
     assert "Equivalence successfully proven!" in log
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("verilator") is None,
                     reason="needs Verilator (make system-tools installs it)")
 @pytest.mark.parametrize("n, ports", slow_unless([(5, 2), (5, 4)], below(13)))
@@ -184,6 +186,7 @@ def test_emitted_verilog_is_lint_clean(tmp_path, n, ports):
     assert result.clean, "Verilator -Wall:\n" + "\n".join(result.messages)
 
 
+@pytest.mark.slow
 def test_cli_writes_the_ports_in_the_name(tmp_path):
     result = subprocess.run([sys.executable, "-m", "ihcube", "verilog", "--nodes=5",
                              "--width=8", "--ports=4", f"--out={tmp_path}"],

@@ -61,6 +61,7 @@ def test_the_name_says_each_stage(stages, suffix):
         "saturation_s1.json"
 
 
+@pytest.mark.slow
 def test_every_router_module_written_has_all_its_stages():
     """Each router module of the written fabric is Amaranth's strapped :class:`Router` of its
     class with every stage, not the router with the link stage alone (which the text of
@@ -83,6 +84,7 @@ def test_every_router_module_written_has_all_its_stages():
         assert written != module_text(link_only, modules[node])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, stages", [(3, {"link_stages": 1}), (5, {"link_stages": 1}),
                                        (5, ALL)], ids=["3-link", "5-link", "5-all"])
 def test_written_top_with_stages_is_equivalent_to_amaranths(yosys, tmp_path,  # noqa: F811
@@ -128,6 +130,7 @@ def test_wrong_stages_in_the_api(call, error, message):
         call()
 
 
+@pytest.mark.slow
 def test_cli_writes_every_stage_in_the_name(tmp_path):
     result = ihcube("verilog", "--nodes=5", "--width=8", "--link-stages=1", "--switch-stages=1",
                     "--eject-stages=1", f"--out={tmp_path}")
@@ -189,6 +192,7 @@ def test_make_verilog_reports_bad_stages_in_one_line():
 
 # --- Verilator lint -------------------------------------------------------------------------
 
+@pytest.mark.slow
 @lint_needs_verilator
 @pytest.mark.parametrize("n, stages", slow_unless([(5, {"link_stages": 1}),
                                                    (26, {"link_stages": 1}), (5, ALL), (26, ALL)],
@@ -231,6 +235,7 @@ def test_verilog_fabric_with_every_stage(tmp_path, n):
                   f"the {n}-node fabric with every stage", tmp_path)
 
 
+@pytest.mark.slow
 @cocotb_needs_icarus
 @pytest.mark.parametrize("settings, router, test, complaint", [
     # The fabric with every stage, judged as one with the link stage alone.
@@ -295,6 +300,7 @@ def test_drain_with_every_stage_needs_its_allowance():
     assert any("beyond 2 in a row" in problem for problem in problems), problems
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, count", [("dropping-relay", "lost"),
                                          ("duplicating-relay", "duplicated")])
 def test_rtl_stress_catches_a_faulty_eject_relay(name, count):
@@ -366,6 +372,7 @@ def test_synth_table_has_the_rows_of_every_stage():
 
 # --- The board self-test with every stage: simulated, named --------------------------------
 
+@pytest.mark.slow
 def test_selftest_with_every_stage_passes_and_counts_right():
     """The self-test of ``make bitstream ... LINK_STAGES=1 SWITCH_STAGES=1 EJECT_STAGES=1`` in
     the Amaranth simulator: rounds pass, nothing owed at a round's end, the counts are the
@@ -381,6 +388,7 @@ def test_selftest_with_every_stage_passes_and_counts_right():
         assert outputs[name] == observed[name], name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault, complaint", [("dropping-relay", "LOST"),
                                               ("duplicating-relay", "ORDER")])
 def test_selftest_with_every_stage_fails_on_broken_relays(fault, complaint):

@@ -49,6 +49,7 @@ def test_readme_has_snippets():
     assert len(SNIPPETS) >= 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("code", SNIPPETS)
 def test_snippet_runs_without_warnings(code):
     assert run_snippet(code) == []

@@ -63,6 +63,7 @@ def test_route_selection_matches_topology(n):
     assert route_mismatches(n) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, strap, order", slow_unless([(26, False, "msb"), (23, True, "lsb"),
                                                          (40, False, "lsb")], below(24)))
 def test_route_selection_variants(n, strap, order):
@@ -82,6 +83,7 @@ class MaskBlindRouter(Router):
     route_select = MaskBlindRouteSelect
 
 
+@pytest.mark.slow
 def test_route_check_catches_a_router_that_ignores_the_existence_mask():
     # n = 26: node 12 to node 16 differs in bits 4, 3, 2; 12 XOR 16 = 28 does not exist,
     # so Algorithm 2 takes link 3 (to node 4); the blind router picks the missing link 4.

@@ -490,6 +490,7 @@ class Algorithm6Router(Router):
         return tuple(range(len(self.dims) + 1))
 
 
+@pytest.mark.slow
 def test_rtl_and_model_place_a_stalls_copies_alike():
     """With link stages, the RTL backend's stall report places copies in the relays as the
     model's does: the deadlock-prone RTL stalls; the model, run on the same requests to the

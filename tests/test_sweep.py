@@ -302,6 +302,7 @@ def test_links_are_the_topologys_in_order(n):
         (x, d) for x in range(n) for d in topology.links(n, x) if x < topology.neighbor(x, d)]
 
 
+@pytest.mark.slow
 def test_same_seed_same_csv_bytes(tmp_path):
     points = sweep.points([FabricSpec.of(n, depth=depth) for n in (26, 32) for depth in (1, 2)],
                           ("uniform", "decreasing"), (0.1, 0.4))
@@ -318,6 +319,7 @@ def test_same_seed_same_csv_bytes(tmp_path):
     assert (tmp_path / "other.csv").read_bytes() != files[0]
 
 
+@pytest.mark.slow
 def test_sweep_command_writes_csv_and_pictures(tmp_path):
     code = main(["sweep", "--sizes", "16,20", "--depths", "2", "--patterns", "uniform,sphere",
                  "--rates", "0.1,0.3", "--warmup", "100", "--window", "200", "--out",
@@ -330,6 +332,7 @@ def test_sweep_command_writes_csv_and_pictures(tmp_path):
     assert (tmp_path / "t.json").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reading", READINGS)
 def test_sweep_command_reading(tmp_path, reading):
     """``--reading`` reaches the traffic: the measured mean hops are the exact ones of that

@@ -144,6 +144,7 @@ def csv_bytes(tmp_path, name, seed, jobs):
     return (out / "sweep_wormhole-quick_custom.csv").read_bytes()
 
 
+@pytest.mark.slow
 def test_same_seed_same_bytes(tmp_path):
     """Same seed: the same CSV from one worker process and from two; another seed gives
     other bytes (the comparison's control)."""

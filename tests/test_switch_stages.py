@@ -98,6 +98,7 @@ def test_zero_load_latency_is_two_per_router():
     assert [cycles for hops, cycles in plain] == [hops + 1 for hops, _ in plain]
 
 
+@pytest.mark.slow
 def test_zero_load_latency_with_link_stages_is_three_per_hop():
     """Both options: a cycle in the stage and one in the relay more per hop, 3 hops + 2."""
     staged = latencies(Fabric(26, switch_stages=1, link_stages=1))
@@ -124,6 +125,7 @@ def test_unmasked_router_is_the_real_one_without_the_stage():
     assert problems_of(harness) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("option", ["switch_stages", "eject_stages"])
 def test_stages_0_is_the_router_of_before(option):
     """The default and an explicit 0 write the same Verilog; 1 does not."""

@@ -86,6 +86,7 @@ def outputs(command, threads, folder, capsys):
     return status, out.replace(str(folder), "<out>"), files
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS)
 def test_two_threads_write_the_bytes_of_one(command, tmp_path, capsys):
     one = outputs(command, 1, tmp_path / "one", capsys)
@@ -94,6 +95,7 @@ def test_two_threads_write_the_bytes_of_one(command, tmp_path, capsys):
     assert outputs(command, 2, tmp_path / "two", capsys) == one
 
 
+@pytest.mark.slow
 def test_a_sweep_on_more_threads_than_its_small_sizes_have_nodes(tmp_path, capsys):
     """Three threads: the 2-node points run on two, the others on three; the same bytes."""
     assert (outputs("sweep", 3, tmp_path / "three", capsys)

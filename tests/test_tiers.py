@@ -59,6 +59,7 @@ def files_of(nodes):
     return {node.split("::")[0].split("/")[-1] for node in nodes}
 
 
+@pytest.mark.slow
 def test_every_file_has_tests_in_the_check_tier(tiers):
     everything, check, _ = tiers
     files = {path.name for path in TESTS.glob("test_*.py")}
@@ -72,6 +73,7 @@ def test_a_file_left_out_of_the_check_tier_is_seen():
     assert files_of(everything - {"tests/test_b.py::test_y[1]"}) != files_of(everything)
 
 
+@pytest.mark.slow
 def test_the_check_tier_is_a_real_part_of_the_suite(tiers):
     """The check tier leaves tests out (the slow ones) and keeps the comparisons that matter
     for an edit: model against RTL, a formal job, a cocotb run on the emitted Verilog."""
@@ -85,6 +87,7 @@ def test_the_check_tier_is_a_real_part_of_the_suite(tiers):
         assert any(wanted in node for node in everything - check), wanted
 
 
+@pytest.mark.slow
 def test_the_long_tier_holds_only_what_make_test_leaves_out(tiers):
     everything, _, long = tiers
     assert long and not long & everything

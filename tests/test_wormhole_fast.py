@@ -175,6 +175,7 @@ class NoWakeOnRelease(FastWormholeModel):
     _wakes = wormhole_kernel.WAKE_ON_POP
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", [NoWakeOnPop, NoWakeOnRelease],
                          ids=lambda variant: variant.__name__)
 def test_lockstep_catches_a_kernel_whose_sleepers_never_wake(variant):
@@ -198,6 +199,7 @@ def clock_jumps(at, to):
     return ClockJumps
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config", [CONTROL, (33, 1, 1, "lsb", 2, 300)])
 def test_pop_stamps_wrap_after_two_to_the_31_cycles(config):
     """The kernel's pop stamps are a cycle's low 31 bits, wiped when they wrap: across the

@@ -10,6 +10,7 @@ from tiers import below, slow_unless
 WORMHOLE = dict(switching="wormhole", flits=3, flit_width=16, vcs=2)
 
 
+@pytest.mark.slow
 def test_same_parameters_same_bytes():
     assert fabric_verilog(5, 16, **WORMHOLE) == fabric_verilog(5, 16, **WORMHOLE)
 
@@ -24,18 +25,21 @@ def test_the_top_module_is_named_after_the_parameters_and_is_the_only_top():
     assert len(routers) == len({generate.topology.exists_mask(5, a) for a in range(5)})
 
 
+@pytest.mark.slow
 def test_packet_switching_is_what_it_was():
     # The switching options default to packet switching and do not touch its output.
     assert fabric_verilog(5, 16, 2, "lsb", switching="packet") == fabric_verilog(5, 16, 2, "lsb")
     assert "wormhole" not in fabric_verilog(3, 8)
 
 
+@pytest.mark.slow
 def test_write_fabric_writes_the_named_file(tmp_path):
     path, size = write_fabric(tmp_path, 3, 16, **WORMHOLE)
     assert path.name == "ihcube_n3_wormhole_f16_l3_v2.v"
     assert path.read_text() == fabric_verilog(3, 16, **WORMHOLE) and size == path.stat().st_size
 
 
+@pytest.mark.slow
 def test_the_generator_runs_the_deadlock_check_over_virtual_channels(monkeypatch):
     # The generator builds the router's own rule, which is acyclic; refusing a cyclic one is
     # tested on the fabric (tests/test_wormhole_deadlock.py). Here: the check is run.
@@ -48,6 +52,7 @@ def test_the_generator_runs_the_deadlock_check_over_virtual_channels(monkeypatch
     assert calls == [(3, 2, "msb")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, options", slow_unless([
     (1, {}), (5, dict(vcs=1, vc_depth=1, flits=2)), (8, dict(order="lsb")),
     (13, dict(vcs=3, flit_width=16, flits=5, vc_depth=3)),
@@ -78,11 +83,13 @@ def wormhole_loop_check(tmp_path, router=None):
     return loop_check(yosys, tmp_path, text, generate.fabric_name(13, 16, **LOOP_OPTIONS))
 
 
+@pytest.mark.slow
 def test_the_wormhole_fabric_has_no_combinational_loop(tmp_path):
     code, log = wormhole_loop_check(tmp_path)
     assert code == 0, log[-2000:]
 
 
+@pytest.mark.slow
 def test_the_loop_check_catches_a_flit_buffer_whose_ready_passes_through(tmp_path):
     from test_netlist import PassThroughReadyBuffer
 

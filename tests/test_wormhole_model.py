@@ -66,8 +66,8 @@ NARROW_LONG = [(26, 3, 2, "msb", 6, 150, 8)]
 
 
 def small(config):
-    """The lockstep configurations of ``make check``: up to 8 nodes."""
-    return config[0] <= 8
+    """The lockstep configurations of ``make check``: up to 5 nodes."""
+    return config[0] <= 5
 
 
 def long(configurations):
@@ -319,6 +319,7 @@ def test_lockstep_catches_a_broken_model(variant, at_cycle):
         assert difference.startswith(f"cycle {at_cycle}, inject at node ")
 
 
+@pytest.mark.slow
 def test_lockstep_catches_src_stamped_into_the_wrong_flit():
     """Negative control for the narrow flits: a router that stamps src's high bits into the
     third flit, not the second, differs from the model on the first such message."""

@@ -59,6 +59,7 @@ def random_traffic(n, count, seed, broadcast=0.15, spread=60):
     return requests
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, order", slow_unless([(1, "msb"), (2, "msb"), (3, "msb"), (5, "msb"),
                                       (8, "lsb"), (13, "msb")], below(13)))
 def test_all_pairs_and_a_broadcast_from_every_node(n, order):
@@ -70,6 +71,7 @@ def test_all_pairs_and_a_broadcast_from_every_node(n, order):
     assert sum(flit.dim is None for flit in harness.flits) == owed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, vcs, vc_depth, eject_ready, order", [(7, 3, 2, 0.5, "msb"),
                                                                   (6, 1, 1, 0.4, "lsb")])
 def test_random_traffic_with_broadcasts_under_eject_backpressure(n, vcs, vc_depth, eject_ready,
@@ -85,6 +87,7 @@ def test_random_traffic_with_broadcasts_under_eject_backpressure(n, vcs, vc_dept
         assert {flit.vc for flit in harness.flits if flit.dim is not None} >= set(range(vcs))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("vc_depth, gap", [(1, 2), (2, 1)])
 def test_zero_load_latency_is_two_cycles_per_hop_then_a_flit_per_cycle(vc_depth, gap):
     # docs/wormhole.md, "Cycle by cycle": the head is delivered 2 (h + 1) cycles after the
@@ -120,6 +123,7 @@ def test_a_message_for_a_node_that_does_not_exist_is_taken_whole_and_dropped():
     assert sum(flit.dim is None for flit in harness.flits) == 2 * 4
 
 
+@pytest.mark.slow
 def test_one_flit_messages():
     n = 6
     # One flit is head and tail; its 8 bits above the 7-bit header carry the message.
@@ -152,6 +156,7 @@ def test_narrow_flits_carry_src_into_the_second_flit(n, width, flits, count):
     assert any(request.kind == Kind.UNICAST for _, _, request in harness.injected)
 
 
+@pytest.mark.slow
 def test_src_stamped_into_the_wrong_flit_is_caught():
     """Negative control: the router that stamps src's high bits one flit late."""
     n, width, flits, count = NARROW[1]
@@ -175,6 +180,7 @@ def fault_run(router=None):
     return run(n, random_traffic(n, **traffic), router=router, cycles=3000)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["dropping-flit-buffer", "duplicating-flit-buffer",
                                   "shared-channel"])
 def test_the_scoreboard_catches_a_broken_router(name):
@@ -188,6 +194,7 @@ def test_a_router_that_does_not_release_on_tail_stalls_and_the_watchdog_says_so(
     assert problems  # messages owed were never delivered
 
 
+@pytest.mark.slow
 def test_the_negative_controls_pass_only_because_they_are_broken():
     harness, problems = fault_run()
     assert harness.stalled_at is None and problems == []

@@ -58,6 +58,7 @@ def test_model_under_saturating_worms(n, flits, vcs, depth, order):
     assert_clean(run_model(config))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, flits, vcs, depth, order, eject_ready", [
     (5, 4, 2, 1, "msb", 0.75), (3, 3, 1, 2, "lsb", 0.5)])
 def test_rtl_under_saturating_worms_matches_the_model_flit_for_flit(n, flits, vcs, depth, order,
@@ -119,6 +120,7 @@ DEADLOCK = wormhole(8, flits=8, vcs=1, vc_depth=1, cycles=1000, seed=2, broadcas
                     eject_ready=1.0, watchdog=40)
 
 
+@pytest.mark.slow
 def test_a_cyclic_rule_is_refused_then_forced_through_stalls_with_its_cycle_reported():
     """Unicasts whose order flips with the parity of the node's weight, any free channel: the
     graph over (link, virtual channel) is cyclic, so the fabric is refused; built anyway, the
@@ -188,6 +190,7 @@ def test_scoreboard_catches_rtl_flit_buffers_that_drop_or_duplicate(name):
     assert result.counts["lost"] + result.counts["corrupted"] > 0
 
 
+@pytest.mark.slow
 def test_scoreboard_catches_rtl_flit_buffers_that_reorder_flits_within_worms():
     # Strikes on the 2nd write of every 8, with 4-flit worms: body flits 1 and 2 change
     # places in every other worm, and the scoreboard says so (not a stall).
@@ -198,6 +201,7 @@ def test_scoreboard_catches_rtl_flit_buffers_that_reorder_flits_within_worms():
     assert any("not whole and in order" in problem for problem in result.problems)
 
 
+@pytest.mark.slow
 def test_the_campaign_covers_sizes_channels_depths_and_orders_on_both_backends():
     from ihcube import topology
     from ihcube.cli.stress import campaign, wormhole_campaign
