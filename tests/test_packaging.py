@@ -27,8 +27,15 @@ def installed(tmp_path_factory):
     """A fresh venv with the wheel of this tree installed; returns its ``bin`` folder."""
     base = tmp_path_factory.mktemp("packaging")
     wheels = base / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                    "--wheel-dir", str(wheels), str(ROOT)], check=True, capture_output=True)
+    # Built from a copy of the sources: pip builds in the tree it is given (its build/ and
+    # egg-info), where the other tests of the run write at the same time.
+    source = base / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "gen", "*.egg-info", "__pycache__", ".pytest_cache"))
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                            "--wheel-dir", str(wheels), str(source)], capture_output=True,
+                           text=True)
+    assert built.returncode == 0, built.stdout + built.stderr
     wheel, = wheels.glob("ihcube-*.whl")
     env_dir = base / "venv"
     venv.create(env_dir, with_pip=False)
