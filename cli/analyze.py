@@ -20,15 +20,10 @@ import time
 from .. import topology
 from .options import (add_old_spelling, analysis_node_count, check_out, choices, deprecated,
                       ints, number, renamed)
+from .options import provenance_of
 from .usage import UsageError, command_parser, run
 
 __all__ = ["main"]
-
-
-def _stamp(args):
-    """What the results file records of the code that made it (:mod:`ihcube.sim.provenance`)."""
-    from ..sim import provenance
-    return provenance.stamp(args.command_line)
 
 NAME = "analyze"
 
@@ -177,7 +172,7 @@ def _analyze(args):
                     seconds=round(time.monotonic() - start, 1))
         if saturation is not None:
             data["saturation"] = saturation
-        data["provenance"] = _stamp(args)
+        data["provenance"] = provenance_of(args)
         print(f"wrote {_write(path, data)}")
 
 
@@ -200,7 +195,7 @@ def _scan(args, scan):
               f"{float(top):.6f} ({top}) at n = {', '.join(map(str, where))}")
     data["seconds"] = round(time.monotonic() - start, 1)
     if path is not None:
-        data["provenance"] = _stamp(args)
+        data["provenance"] = provenance_of(args)
         print(f"wrote {_write(path, data)}")
 
 

@@ -21,15 +21,10 @@ import time
 from .. import params
 from .options import (MAX_COLLECTIVE_NODES, add_run_options, choices, collective_node_count,
                       ints, model_depth, run_options, started, thread_count)
+from .options import provenance_of
 from .usage import UsageError, checked, command_parser, run
 
 __all__ = ["main"]
-
-
-def _stamp(args):
-    """What the results file records of the code that made it (:mod:`ihcube.sim.provenance`)."""
-    from ..sim import provenance
-    return provenance.stamp(args.command_line)
 
 NAME = "collectives"
 
@@ -85,7 +80,7 @@ def _collectives(args):
     collectives.write_csv(out / "collectives.csv", rows)
     with open(out / "collectives.json", "w") as f:
         json.dump(dict(rows=rows, seconds=round(seconds, 1),
-                       provenance=_stamp(args)), f, indent=1)
+                       provenance=provenance_of(args)), f, indent=1)
     print(collectives.table(rows))
     print(f"{seconds:.0f} s; wrote {out / 'collectives.csv'}, {out / 'collectives.json'}")
 

@@ -500,3 +500,11 @@ def _benchmark_file(text, file):
         deprecated("--out FILE.json", "--out DIR")
         return path
     return out_dir(text) / file
+
+
+def provenance_of(args):
+    """What a results file records of the code that made it: the command line of ``args``
+    and the behaviour digests (:func:`ihcube.sim.provenance.stamp`; loaded only when a file
+    is written)."""
+    from ..sim import provenance
+    return provenance.stamp(args.command_line)

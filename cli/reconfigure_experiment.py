@@ -16,7 +16,7 @@ import sys
 
 from .. import topology
 from ..params import check_positive_integer
-from .options import add_out_option, ints, number, out_dir
+from .options import add_out_option, ints, number, out_dir, provenance_of
 from .sweep import MAX_SEED
 from .usage import UsageError, command_parser, integer, run
 
@@ -113,8 +113,7 @@ def _experiment(args):
     result = reconfiguration.experiment(N, faults, draws, seed, model=not args.no_model,
                                         progress=bar.step)
     result["exhaustive"] = [row for size in small for row in reconfiguration.exhaustive(size)]
-    from ..sim import provenance
-    result["provenance"] = provenance.stamp(args.command_line)
+    result["provenance"] = provenance_of(args)
     print(f"{N} nodes, {draws} random fault sets per count (seed {seed}), uniform traffic:\n")
     print(_table(result))
     single = result["single_fault"]

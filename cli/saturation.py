@@ -25,16 +25,11 @@ import time
 
 from .options import (add_run_options, ints, model_depth, node_count, run_options, started,
                       thread_count)
+from .options import provenance_of
 from .sweep import add_experiment_fabric_options, fabric_specs
 from .usage import UsageError, command_parser, run
 
 __all__ = ["main"]
-
-
-def _stamp(args):
-    """What the results file records of the code that made it (:mod:`ihcube.sim.provenance`)."""
-    from ..sim import provenance
-    return provenance.stamp(args.command_line)
 
 NAME = "saturation"
 #: The fabric options ``ihcube saturation`` refuses (:data:`ihcube.cli.sweep.REFUSALS`).
@@ -84,7 +79,7 @@ def _saturation(args):
     with open(out / name, "w") as f:
         json.dump(dict(saturation=sat, zero_load=zero, seconds=round(seconds, 1),
                        wormhole=wormhole_record(first),
-                       provenance=_stamp(args)), f, indent=1)
+                       provenance=provenance_of(args)), f, indent=1)
     # The tables differ: a wormhole message is flits, each column says both.
     if first.packet:
         if first.stages:

@@ -29,15 +29,10 @@ from .. import topology
 from .options import (add_fabric_options, add_run_options, choices, fabric_spec, floats,
                       ints, file_name, model_depth, node_count, number, run_options,
                       started, thread_count)
+from .options import provenance_of
 from .usage import UsageError, checked, command_parser, run
 
 __all__ = ["main", "add_experiment_fabric_options", "fabric_specs"]
-
-
-def _stamp(args):
-    """What the results file records of the code that made it (:mod:`ihcube.sim.provenance`)."""
-    from ..sim import provenance
-    return provenance.stamp(args.command_line)
 
 NAME = "sweep"
 #: The fabric options an experiment may refuse: what to give instead, and the value its specs
@@ -219,7 +214,7 @@ def _sweep(args):
                    wormhole=sw.wormhole_record(first),
                    **({"stages": first.stages.keywords()} if first.stages else {}),
                    seconds=round(seconds, 1), curves=_curves(rows),
-                   provenance=_stamp(args))
+                   provenance=provenance_of(args))
     with open(prefix + ".json", "w") as f:
         json.dump(summary, f, indent=1)
     written.append(prefix + ".json")
