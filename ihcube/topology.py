@@ -27,7 +27,7 @@ __all__ = [
     "first_set_bit", "route_step", "path", "distance", "distances", "diameter",
     "full_travel", "travel_mask", "known_dest_mask", "relayed_dest", "broadcast_step",
     "broadcast_tree", "dimension_used", "configuration_fits", "check_configuration",
-    "onward_links", "link_set_onward_links", "router_class", "eject_port",
+    "onward_links", "link_set_onward_links", "router_class", "eject_port", "arrival_port",
 ]
 
 #: Route on the most significant usable bit of ``a XOR d`` first (Katseff; the default).
@@ -369,3 +369,13 @@ def eject_port(n, ports, source):
     and the model none either (``docs/ports.md``).
     """
     return source % ports
+
+
+def arrival_port(n, ports, src, node, inject_port=0, order=MSB_FIRST):
+    """The eject port at ``node`` of a message from ``src`` injected on ``inject_port``
+    (:func:`eject_port` of the link of its path's last hop, or of its injection port if
+    ``node == src``): where a scoreboard expects each delivery."""
+    if node == src:
+        return eject_port(n, ports, dimensions(n) + inject_port)
+    last = path(n, src, node, order)[-2]
+    return eject_port(n, ports, (last ^ node).bit_length() - 1)

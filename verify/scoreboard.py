@@ -53,7 +53,7 @@ def check_run(n, injected, hops, deliveries, order=topology.MSB_FIRST, limit=20,
         else:
             problems += _check_unicast(n, src, request, hops_of[key], deliveries_of[key], order)
         for delivery in deliveries_of[key]:
-            port = _eject_port(n, ports, src, delivery.node, request.port, order)
+            port = topology.arrival_port(n, ports, src, delivery.node, request.port, order)
             if delivery.port != port:
                 problems.append(f"{request.kind.name.lower()} {request.payload} from {src} "
                                 f"left node {delivery.node} on eject port {delivery.port}, "
@@ -66,15 +66,6 @@ def check_run(n, injected, hops, deliveries, order=topology.MSB_FIRST, limit=20,
         if key not in known:
             problems.append(f"{len(found)} hops of a message nobody sent: {found[0]}")
     return problems[:limit]
-
-
-def _eject_port(n, ports, src, node, inject_port, order):
-    """The eject port at ``node`` of a message from ``src`` injected on ``inject_port``: by
-    the link of the last hop of its path, or by its injection port if ``node == src``."""
-    if node == src:
-        return topology.eject_port(n, ports, topology.dimensions(n) + inject_port)
-    last = topology.path(n, src, node, order)[-2]
-    return topology.eject_port(n, ports, (last ^ node).bit_length() - 1)
 
 
 def _check_unicast(n, src, request, hops, deliveries, order):

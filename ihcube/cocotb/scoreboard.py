@@ -15,7 +15,6 @@ from collections import Counter, namedtuple
 
 from .. import topology
 from ..spec import as_spec
-from ..verify.scoreboard import _eject_port
 
 __all__ = ["Sent", "Received", "Scoreboard"]
 
@@ -129,8 +128,8 @@ class Scoreboard:
                                 f"dest {fields[1]}, broadcast {fields[2]}")
             got.setdefault(r.payload, Counter())[r.node] += 1
             if r.node in self._expected[r.payload]:
-                port = _eject_port(self.nodes, self.ports, sent.src, r.node, sent.port,
-                                   self.order)
+                port = topology.arrival_port(self.nodes, self.ports, sent.src, r.node, sent.port,
+                                             self.order)
                 if r.port != port:
                     problems.append(f"node {r.node} received payload {r.payload} on eject port "
                                     f"{r.port}, not {port}")
