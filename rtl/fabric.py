@@ -152,7 +152,6 @@ class Fabric(wiring.Component):
         # A cycle of channel dependencies can deadlock the fabric: refuse to build it.
         deadlock.check_deadlock_free(n, spec.order, routing)
         self._router_modules = router_modules
-        self._router = router
         if router_modules is None:
             self.routers = [router(spec, node, strap=True) for node in range(n)]
         else:
@@ -162,9 +161,6 @@ class Fabric(wiring.Component):
                                           reconfigurable=spec.reconfigurable))
 
     spec          = property(lambda self: self._spec)
-    #: What built each router (``router(spec, node, strap=True)``), for a run of the same
-    #: fabric elsewhere (:class:`~ihcube.verify.replay.ReplayHarness`).
-    router        = property(lambda self: self._router)
     n             = property(lambda self: self._n)
     payload_width = property(lambda self: self._spec.payload_width)
     depth         = property(lambda self: self._spec.depth)

@@ -8,25 +8,13 @@ from ihcube import topology
 from ihcube.rtl import Fabric, Kind
 from ihcube.verify.faults import buffer_fault_router, faulty_router
 from ihcube.verify.harness import FabricHarness, Request
-from ihcube.verify.replay import ReplayHarness
 from ihcube.verify.scoreboard import check_run
 from tiers import below, slow_unless
 
 
-#: From this size on, :func:`run_fabric` runs the fabric's emitted Verilog in Icarus
-#: (:class:`~ihcube.verify.replay.ReplayHarness`), many times faster than Amaranth's simulator
-#: there; ``tests/test_model.py`` shows the two simulations record the same events.
-ICARUS_FROM = 13
-
-
 def run_fabric(fabric, requests, eject_ready=1.0, seed=0, max_cycles=20_000):
-    """Send ``requests`` (node, Request) pairs through ``fabric``; return the harness (a
-    :class:`ReplayHarness` from :data:`ICARUS_FROM` nodes on)."""
-    if fabric.n >= ICARUS_FROM:
-        harness = ReplayHarness(fabric.spec, eject_ready=eject_ready, seed=seed,
-                                router=fabric.router)
-    else:
-        harness = FabricHarness(fabric, eject_ready=eject_ready, seed=seed)
+    """Send ``requests`` (node, Request) pairs through ``fabric``; return the harness."""
+    harness = FabricHarness(fabric, eject_ready=eject_ready, seed=seed)
     expected = 0
     for node, request in requests:
         harness.send(node, request)
@@ -38,9 +26,9 @@ def run_fabric(fabric, requests, eject_ready=1.0, seed=0, max_cycles=20_000):
 
 
 def problems_of(harness):
-    spec = harness.spec
-    return check_run(spec.nodes, harness.injected, harness.hops, harness.deliveries, spec.order,
-                     ports=spec.ports)
+    fabric = harness.fabric
+    return check_run(fabric.n, harness.injected, harness.hops, harness.deliveries, fabric.order,
+                     ports=fabric.ports)
 
 
 def all_pairs(n):

@@ -142,8 +142,6 @@ class FabricHarness:
         self.stalled_at = None
         self.at_end = []
 
-    spec = property(lambda self: self.fabric.spec)
-
     def send(self, node, request):
         """Queue ``request`` at the PE of ``node``, on its injection port ``request.port``;
         each port offers its queue in order."""

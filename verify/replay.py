@@ -18,7 +18,6 @@ in Amaranth's simulator.
 
 from __future__ import annotations
 
-import random
 import subprocess
 import tempfile
 from pathlib import Path
@@ -26,11 +25,9 @@ from pathlib import Path
 from .. import topology
 from ..generate import fabric_verilog
 from ..rtl import inject_layout, message_layout
-from ..rtl.message import Kind
 from ..spec import as_spec
-from .harness import Delivery, Hop, Message
 
-__all__ = ["replay", "ReplayHarness"]
+__all__ = ["replay"]
 
 #: Icarus's language generation: Verilog-2005, so that a register's initial value is an
 #: event for the ``always @*`` blocks of Yosys's output (:data:`.cocotb_runner.BUILD_ARGS`).
@@ -44,9 +41,9 @@ def _port(node, p, ports):
     return f"{node}" if ports == 1 else f"{node}__{p}"
 
 
-def _testbench(spec, top, links, inject_width, eject_width, cycles, counts, until=None):
+def _testbench(spec, top, links, inject_width, eject_width, cycles, counts):
     """The Verilog testbench: reads ``requests.hex`` (each queue's requests as ``cycle`` and
-    bits), ``eject_ready.hex`` and writes ``events.txt``; ``until`` is :func:`replay`'s."""
+    bits), ``eject_ready.hex`` and writes ``events.txt``."""
     n, P = spec.nodes, spec.ports
     queues = n * P
     total = max(sum(counts), 1)
@@ -58,7 +55,7 @@ def _testbench(spec, top, links, inject_width, eject_width, cycles, counts, unti
         f"  reg [{inject_width - 1}:0] request_bits [0:{total - 1}];",
         f"  reg [31:0] request_cycle [0:{total - 1}];",
         f"  reg [{queues - 1}:0] eject_ready [0:{cycles - 1}];",
-        "  integer out, cycle, delivered, quiet, moved;",
+        "  integer out, cycle;",
     ]
     for q in range(queues):
         lines += [f"  reg iv{q} = 0;", f"  reg [{inject_width - 1}:0] ip{q} = 0;",
@@ -75,16 +72,12 @@ def _testbench(spec, top, links, inject_width, eject_width, cycles, counts, unti
               '    $readmemh("requests.hex", request_bits);',
               '    $readmemh("request_cycles.hex", request_cycle);',
               '    $readmemh("eject_ready.hex", eject_ready);',
-              '    out = $fopen("events.txt", "w");',
-              "    delivered = 0; quiet = 0;"]
+              '    out = $fopen("events.txt", "w");']
     start = 0
     for q, count in enumerate(counts):
         lines.append(f"    head{q} = {start};")
         start += count
-    expected, idle = until if until is not None else (None, None)
-    done = "0" if until is None else f"delivered >= {expected} && quiet >= {idle}"
-    lines.append(f"    for (cycle = 0; cycle < {cycles} && !({done}); cycle = cycle + 1) begin")
-    lines.append("      moved = 0;")
+    lines.append(f"    for (cycle = 0; cycle < {cycles}; cycle = cycle + 1) begin")
     start = 0
     for q, count in enumerate(counts):
         end = start + count
@@ -97,24 +90,17 @@ def _testbench(spec, top, links, inject_width, eject_width, cycles, counts, unti
     for q in range(queues):
         lines += [f"      if (iv{q} && ir{q}) begin",
                   f'        $fwrite(out, "i %0d %0d %0d\\n", cycle, {q}, head{q});',
-                  f"        head{q} = head{q} + 1; moved = 1;",
+                  f"        head{q} = head{q} + 1;",
                   "      end",
-                  f"      if (ev{q} && er{q}) begin",
-                  f'        $fwrite(out, "d %0d %0d %h\\n", cycle, {q}, ep{q});',
-                  "        delivered = delivered + 1; moved = 1;",
-                  "      end"]
+                  f"      if (ev{q} && er{q})",
+                  f'        $fwrite(out, "d %0d %0d %h\\n", cycle, {q}, ep{q});']
     for k, (node, j) in enumerate(links):
         port = f"dut.router{node}.links_out__{j}__"
-        lines += [f"      if ({port}valid && {port}ready) begin",
-                  f'        $fwrite(out, "h %0d {k} %h\\n", cycle, {port}payload);',
-                  "        moved = 1;",
-                  "      end"]
-    lines += ["      quiet = moved ? 0 : quiet + 1;",
-              "      #1 clk = 1;", "      #1 clk = 0;", "    end",
-              '    $fwrite(out, "c %0d\\n", cycle);']
+        lines += [f"      if ({port}valid && {port}ready)",
+                  f'        $fwrite(out, "h %0d {k} %h\\n", cycle, {port}payload);']
+    lines += ["      #1 clk = 1;", "      #1 clk = 0;", "    end"]
     for node in range(n):
-        lines.append(f'    $fwrite(out, "r {node} %0d %0d\\n", dut.router{node}.refused_count, '
-                     f'dut.router{node}.refused);')
+        lines.append(f'    $fwrite(out, "r {node} %0d\\n", dut.router{node}.refused_count);')
     lines += ["    $fclose(out);", "    $finish;", "  end", "endmodule", ""]
     return "\n".join(lines)
 
@@ -132,15 +118,6 @@ def replay(spec, requests, eject_ready, router=None, folder=None):
     kind, travel, payload)``, and each node's ``refused_count`` at the end. ``folder`` keeps
     the testbench, the stimulus and the events (a temporary folder if None).
     """
-    events, refused, _ = _simulate(spec, requests, eject_ready, router, folder)
-    return events, [count for count, _ in refused]
-
-
-def _simulate(spec, requests, eject_ready, router=None, folder=None, until=None):
-    """:func:`replay`, which also returns the cycles simulated; with ``until`` (``(expected
-    deliveries, idle cycles)``) the run stops once that many deliveries were made and that
-    many cycles then passed with no injection, hop or delivery (or at the end of
-    ``eject_ready``)."""
     spec = as_spec(spec)
     n, P, cycles = spec.nodes, spec.ports, len(eject_ready)
     layout = message_layout(n, spec.payload_width)
@@ -157,7 +134,7 @@ def _simulate(spec, requests, eject_ready, router=None, folder=None, until=None)
     text = fabric_verilog(spec, router=router)
     top = spec.name
     bench = _testbench(spec, top, [(node, j) for node, j, _ in links], inject_width,
-                       eject_width, cycles, counts, until)
+                       eject_width, cycles, counts)
 
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(folder or scratch)
@@ -182,7 +159,7 @@ def _simulate(spec, requests, eject_ready, router=None, folder=None, until=None)
     def message(bits):
         return tuple(bits >> offset & ((1 << width) - 1) for offset, width in fields)
 
-    events, refused, simulated = [], [(0, 0)] * n, cycles
+    events, refused_count = [], [0] * n
     for line in lines:
         kind, *values = line.split()
         if kind == "i":
@@ -195,69 +172,6 @@ def _simulate(spec, requests, eject_ready, router=None, folder=None, until=None)
             cycle, k = int(values[0]), int(values[1])
             node, _, dim = links[k]
             events.append(("hop", cycle, node, dim, *message(int(values[2], 16))))
-        elif kind == "c":
-            simulated = int(values[0])
         else:
-            refused[int(values[0])] = (int(values[1]), int(values[2]))
-    return events, refused, simulated
-
-
-class ReplayHarness:
-    """:class:`~ihcube.verify.harness.FabricHarness`'s traffic and records, on the emitted
-    Verilog in Icarus (:func:`replay`) instead of Amaranth's simulator: for the long runs of
-    large fabrics, which Icarus simulates many times faster.
-    ``tests/test_model.py::test_replay_is_the_amaranth_simulation`` shows that the two record
-    the same events.
-
-    It takes the packet fabric ``spec`` (and ``router``, as :func:`replay` does), queues
-    requests with :meth:`send` and records :attr:`injected`, :attr:`hops`,
-    :attr:`deliveries`, :attr:`refused_count`, :attr:`refused` and :attr:`cycles` as the
-    harness does. ``eject_ready`` is the probability that an eject port accepts in a cycle,
-    drawn from ``seed`` (the draws are not the harness's: the same traffic meets another
-    backpressure pattern).
-    """
-
-    def __init__(self, spec, eject_ready=1.0, seed=0, router=None):
-        self.spec = as_spec(spec)
-        self.eject_ready = eject_ready
-        self._seed = seed
-        self._router = router
-        self._requests = []
-        self.injected, self.hops, self.deliveries = [], [], []
-        self.refused_count, self.refused = [], []
-        self.cycles = 0
-
-    def send(self, node, request):
-        """Queue ``request`` at the PE of ``node``, on its injection port ``request.port``."""
-        self._requests.append((node, request))
-
-    def run(self, max_cycles, expected_deliveries, idle_cycles=16):
-        """Simulate until ``expected_deliveries`` arrived and ``idle_cycles`` more passed
-        with nothing moving, or ``max_cycles`` cycles ran; return self."""
-        rng = random.Random(self._seed)
-        width = self.spec.nodes * self.spec.ports
-        if self.eject_ready >= 1.0:
-            eject_ready = [[True] * width] * max_cycles
-        else:
-            eject_ready = [[rng.random() < self.eject_ready for _ in range(width)]
-                           for _ in range(max_cycles)]
-        events, refused, self.cycles = _simulate(self.spec, self._requests, eject_ready,
-                                                 self._router,
-                                                 until=(expected_deliveries, idle_cycles))
-        for event in events:
-            kind, cycle, node = event[:3]
-            if kind == "inject":
-                self.injected.append((cycle, node, self._requests[event[3]][1]))
-            elif kind == "hop":
-                self.hops.append(Hop(cycle, node, event[3], _message(event[4:9])))
-            else:
-                self.deliveries.append(Delivery(cycle, node, _message(event[3:8]), event[8]))
-        self.refused_count = [count for count, _ in refused]
-        self.refused = [bool(flag) for _, flag in refused]
-        return self
-
-
-def _message(fields):
-    """A :class:`~ihcube.verify.harness.Message` of a replay event's fields."""
-    dest, src, kind, travel, payload = fields
-    return Message(dest=dest, src=src, kind=Kind(kind), travel=travel, payload=payload)
+            refused_count[int(values[0])] = int(values[1])
+    return events, refused_count
