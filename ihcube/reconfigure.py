@@ -15,13 +15,13 @@ lies on a physical link. :func:`check_configuration` takes, for an XOR mask, the
 which masks fit from :func:`ihcube.topology.check_configuration` (the one the hardware and
 the model apply) and adds the faulty routers; a permutation's mapping, and a mapping given
 router by router (:func:`configuration_of`), it checks link by link with
-:func:`ihcube.topology.link_exists` (:func:`check_mapping`). For a mask ``m`` the largest valid ``n`` is the
-smallest ``l`` whose router ``l XOR m`` is *bad* (faulty or ``>= N``), that is the smallest
-``q XOR m`` over the bad routers ``q``: :func:`best_configuration` takes it for every mask at
-once, so it is exact over XOR masks (``O(2**D * |bad|)``, milliseconds at ``N = 4096``).
-With ``permutations=True`` it searches every automorphism, ``x -> pi(x) XOR m``, exactly, by
-branch and bound (:func:`_best_automorphism`): the hardware does not support those, and the
-numbers that decide whether it should are in ``docs/reconfiguration.md``.
+:func:`ihcube.topology.link_exists` (:func:`check_mapping`). For a mask ``m`` the largest
+valid ``n`` is the smallest ``l`` whose router ``l XOR m`` is *bad* (faulty or ``>= N``), that
+is the smallest ``q XOR m`` over the bad routers ``q``: :func:`best_configuration` takes it
+for every mask at once, so it is exact over XOR masks (``O(2**D * |bad|)``, milliseconds at
+``N = 4096``). With ``permutations=True`` it searches every automorphism, ``x -> pi(x) XOR m``,
+exactly, by branch and bound (:func:`_best_automorphism`): the hardware does not support those, and
+the numbers that decide whether it should are in ``docs/reconfiguration.md``.
 
 The alternative the literature compares against, the largest fault-free complete subcube
 (some address bits fixed, the others free), is :func:`largest_healthy_subcube`, exact.
