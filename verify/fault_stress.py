@@ -40,12 +40,14 @@ fault must have a copy in the network. A delivery the model loses, or repeats, o
 after the reset that lost its message, fails the run.
 """
 
+from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
+from amaranth.hdl import Signal
 
 from .. import topology
-from ..deadlock import INJECT, routing_for
+from ..deadlock import INJECT, Channel, routing_for
 from ..reconfigure import (Configuration, best_configuration, check_configuration,
                            configuration_of)
 from ..rtl.message import Kind
@@ -53,7 +55,8 @@ from ..sim.model import DELIVERY, HOP, Model
 from .stress import (INJECTION, PAYLOAD_WIDTH, Records, StressResult, _drain, _mutate,
                      find_stall, ids_of, payload_of, stall_report)
 
-__all__ = ["Epoch", "fault_schedule", "run_faults", "score_faults", "FAULT_COUNT_NAMES"]
+__all__ = ["Epoch", "fault_schedule", "run_faults", "run_rtl_faults", "score_faults",
+           "FAULT_COUNT_NAMES"]
 
 #: The counts a run with faults reports, in print order.
 FAULT_COUNT_NAMES = ("faults", "messages injected", "broadcasts injected", "deliveries owed",
@@ -152,17 +155,9 @@ def run_faults(config, model_class=Model, mutant=None, choose=best_configuration
         epoch = epochs[-1]
         if schedule and t == schedule[0]:  # a fault: the procedure
             schedule.pop(0)
-            active = np.flatnonzero(model.logical_address < epoch.active_nodes)
-            active = active[~np.isin(active, failed)]
-            q = int(pick.choice(active))
-            failed.append(q)
-            epoch.failed, epoch.end = q, t
             epoch.occupancy = model.occupancy[:, :D + 1].copy()
+            configuration = _fail(epoch, t, failed, pick, choose)
             queued = queued[:, :0]
-            chosen = choose(N, list(failed))
-            configuration = (check_configuration(N, failed, chosen)
-                             if isinstance(chosen, Configuration)
-                             else configuration_of(N, failed, chosen))
             if reset:
                 base += model.cycle
                 model.reset()
@@ -220,7 +215,7 @@ def run_faults(config, model_class=Model, mutant=None, choose=best_configuration
         if progress is not None:
             progress(base + model.cycle)
 
-    run = _FaultRun(N, spec.depth, spec.order, traffic.tables(), epochs,
+    run = _FaultRun(N, spec.depth, spec.order, PAYLOAD_WIDTH, traffic.tables(), epochs,
                     np.concatenate(injections) if injections else np.zeros(0, INJECTION),
                     np.concatenate(hops) if hops else np.zeros(0, HOP),
                     np.concatenate(deliveries) if deliveries else np.zeros(0, DELIVERY),
@@ -234,6 +229,165 @@ def run_faults(config, model_class=Model, mutant=None, choose=best_configuration
     return StressResult(config, "model", counts, problems, stall, run)
 
 
+def _fail(epoch, t, failed, pick, choose):
+    """A fault in cycle ``t`` of ``epoch``: a router active in it, drawn with ``pick``, fails
+    (it is added to ``failed`` and ends the epoch); return the checked configuration that
+    ``choose`` gives for the routers failed so far."""
+    N = len(epoch.occupancy)
+    active = [p for p in range(N) if p ^ epoch.mask < epoch.active_nodes and p not in failed]
+    q = int(pick.choice(active))
+    failed.append(q)
+    epoch.failed, epoch.end = q, t
+    chosen = choose(N, list(failed))
+    if isinstance(chosen, Configuration):
+        return check_configuration(N, failed, chosen)
+    return configuration_of(N, failed, chosen)
+
+
+def run_rtl_faults(config, fabric=None, choose=best_configuration, reset=True):
+    """Run ``config`` (as :func:`run_faults` takes it) on the RTL in the Amaranth simulator
+    (a few hundred cycles of a small fabric): the same procedure, with the fabric's own
+    reset (``rst`` for a cycle) and its ``config`` port (offered in the first cycle after the
+    reset, which must take it), and the same scoreboard, which reads the messages in each
+    input buffer at a reset from counts beside the buffers (:mod:`.buffer_count`). A PE of an
+    active router offers a new message whenever its last was taken; ``fabric`` (by default
+    the spec's) may be a broken one, and ``reset=False`` is the controller of the negative
+    control that offers the configuration at the fault without the reset (or a drain).
+    Returns a :class:`~.stress.StressResult`."""
+    from amaranth.hdl import ClockDomain, Elaboratable
+    from amaranth.hdl import Module as Top
+
+    from ..rtl import Fabric
+    from .harness import Message, simulate
+    from .stress import _BufferCounts
+
+    spec = config.spec
+    N, D = spec.nodes, topology.dimensions(spec.nodes)
+    fabric = Fabric(spec) if fabric is None else fabric
+    counts = _BufferCounts(fabric)
+    width = fabric.payload_width
+    schedule = fault_schedule(config.faults, config.cycles, config.seed)
+    traffic = _Traffic(config)
+    rng = np.random.default_rng([config.seed, 1])
+    pick = np.random.default_rng([config.seed, 3])
+    links = [(node, dim, port) for node, router in enumerate(fabric.routers)
+             for dim, port in zip(router.dims, router.links_out)]
+    epochs, failed = [Epoch(0, N, 0)], []
+    rows = {"injections": [], "hops": [], "deliveries": []}
+    problems = []
+
+    class WithReset(Elaboratable):
+        """The fabric in a ``sync`` domain whose reset the testbench drives."""
+        rst = Signal()
+
+        def elaborate(self, platform):
+            m = Top()
+            m.domains.sync = domain = ClockDomain("sync")
+            m.d.comb += domain.rst.eq(self.rst)
+            m.submodules.fabric = fabric
+            return m
+
+    top = WithReset()
+    owed = delivered = 0
+
+    async def testbench(ctx):
+        nonlocal owed, delivered
+        offers = {}  # physical PE -> (id, logical dest, kind)
+        t = 0
+        limit = config.cycles + config.drain_limit
+        while t < limit:
+            epoch = epochs[-1]
+            if schedule and t == schedule[0]:
+                schedule.pop(0)
+                values = [ctx.get(signal) for signal in counts.signals]
+                epoch.occupancy = counts.occupancy(values)[0][:, :D + 1]
+                configuration = _fail(epoch, t, failed, pick, choose)
+                offers.clear()
+                for node in range(N):
+                    ctx.set(fabric.inject[node].valid, 0)
+                    ctx.set(fabric.eject[node].ready, 0)
+                ctx.set(top.rst, int(reset))
+                await ctx.tick()
+                ctx.set(top.rst, 0)
+                ctx.set(fabric.config.payload, {"active_nodes": configuration.active_nodes,
+                                                "mask": configuration.mask})
+                ctx.set(fabric.config.valid, 1)
+                if not ctx.get(fabric.config.ready):
+                    problems.append(f"the configuration port did not take the configuration "
+                                    f"in the first cycle after the reset in cycle {t}")
+                await ctx.tick()
+                ctx.set(fabric.config.valid, 0)
+                t += 2
+                owed = delivered
+                epochs.append(Epoch(t, ctx.get(fabric.active_nodes), ctx.get(fabric.mask)))
+                continue
+            draining = t >= config.cycles
+            if draining and (owed <= delivered or ctx.get(fabric.idle)):
+                break
+            if not draining:
+                idle = [p for p in range(N) if p ^ epoch.mask < epoch.active_nodes
+                        and p not in offers]
+                if idle:
+                    src = np.array(idle, np.int64)
+                    ids, dest, kind = traffic.draw(src ^ epoch.mask, epoch.active_nodes,
+                                                   len(epochs) - 1)
+                    for p, i, d, k in zip(idle, ids.tolist(), dest.tolist(), kind.tolist()):
+                        offers[p] = (i, d, k)
+            else:
+                offers.clear()
+            ready = (rng.random(N) < config.eject_ready) if not draining else np.ones(N, bool)
+            for node in range(N):
+                inject = fabric.inject[node]
+                offer = offers.get(node)
+                ctx.set(inject.valid, offer is not None)
+                if offer is not None:
+                    i, d, k = offer
+                    ctx.set(inject.payload, {"dest": d, "kind": k,
+                                             "payload": int(payload_of([i], width)[0])})
+                ctx.set(fabric.eject[node].ready, bool(ready[node]))
+            for node in list(offers):
+                if ctx.get(fabric.inject[node].ready):
+                    i, d, k = offers.pop(node)
+                    rows["injections"].append((t, node, i))
+                    owed += epoch.active_nodes - 1 if k == Kind.BROADCAST.value else 1
+            for node in range(N):
+                eject = fabric.eject[node]
+                if ctx.get(eject.valid) and ctx.get(eject.ready):
+                    message = Message.from_const(ctx.get(eject.payload))
+                    rows["deliveries"].append((t, node, message))
+                    delivered += 1
+            for node, dim, port in links:
+                if ctx.get(port.valid) and ctx.get(port.ready):
+                    rows["hops"].append((t, node, dim, Message.from_const(ctx.get(port.payload))))
+            await ctx.tick()
+            t += 1
+        rows["cycles"] = t
+
+    simulate(top, testbench)
+    injections = np.array(rows["injections"], np.int64).reshape(-1, 3)
+    taken = np.zeros(len(injections), INJECTION)
+    taken["cycle"], taken["node"], taken["id"] = injections.T
+    hops = np.zeros(len(rows["hops"]), HOP)
+    for row, (cycle, node, dim, message) in zip(hops, rows["hops"]):
+        row["cycle"], row["node"], row["dim"] = cycle, node, dim
+        _fields(row, message)
+    deliveries = np.zeros(len(rows["deliveries"]), DELIVERY)
+    for row, (cycle, node, message) in zip(deliveries, rows["deliveries"]):
+        row["cycle"], row["node"] = cycle, node
+        _fields(row, message)
+    run = _FaultRun(N, spec.depth, spec.order, width, traffic.tables(), epochs, taken, hops,
+                    deliveries, config.cycles, rows["cycles"])
+    counts_, found = score_faults(run)
+    if rows["cycles"] >= config.cycles + config.drain_limit:
+        problems.append(f"the drain did not end within {config.drain_limit} cycles")
+    return StressResult(config, "rtl", counts_, problems + found, None, run)
+
+
+def _fields(row, message):
+    row["dest"], row["src"], row["kind"] = message.dest, message.src, message.kind.value
+    row["travel"], row["payload"] = message.travel, message.payload
+
+
 @dataclass
 class _FaultRun:
     """What a run with faults recorded (cycles of the run, physical ``node`` s, logical
@@ -241,6 +395,7 @@ class _FaultRun:
     n: int
     depth: int
     order: str
+    payload_width: int
     messages: dict           # src, dest, kind (logical), epoch: by message number
     epochs: list
     injections: np.ndarray
@@ -259,7 +414,7 @@ class _FaultRun:
         """Epoch ``k``'s records as a :class:`~.stress.Records` of its ``active_nodes``-node
         fabric, in logical addresses (the configured fabric is that fabric, relabelled)."""
         epoch = self.epochs[k]
-        ids = lambda payloads: ids_of(payloads, PAYLOAD_WIDTH)  # noqa: E731
+        ids = lambda payloads: ids_of(payloads, self.payload_width)  # noqa: E731
         mine = self.messages["epoch"]
 
         def own(records, cycle_ids):
@@ -271,7 +426,7 @@ class _FaultRun:
 
         injections = own(self.injections, self.injections["id"])
         end = self.cycles if epoch.end is None else epoch.end
-        return Records(epoch.active_nodes, self.depth, PAYLOAD_WIDTH,
+        return Records(epoch.active_nodes, self.depth, self.payload_width,
                        self.messages["src"], self.messages["dest"], self.messages["kind"],
                        injections, own(self.hops, ids(self.hops["payload"])),
                        own(self.deliveries, ids(self.deliveries["payload"])),
@@ -299,7 +454,7 @@ def score_faults(run, limit=10):
     owed = np.sort(np.concatenate(owed)) if owed else np.zeros(0, np.int64)
 
     got = run.deliveries
-    ids = ids_of(got["payload"], PAYLOAD_WIDTH)
+    ids = ids_of(got["payload"], run.payload_width)
     at = run.epoch_of(got["cycle"])
     logical = got["node"] ^ masks[at]
     known = (ids >= 0) & (ids < len(src))
@@ -326,8 +481,26 @@ def score_faults(run, limit=10):
     for k, epoch in enumerate(run.epochs):
         if epoch.failed is None:
             continue
-        stall = find_stall(run.epoch_records(k), routing)
+        records = run.epoch_records(k)
+        stall = find_stall(records, routing)
         held = stall.held if stall else {}
+        # An input buffer is first in, first out: the copies it holds are its last arrivals.
+        arrivals = defaultdict(list)
+        for cycle, node in zip(records.injections["cycle"].tolist(),
+                               records.injections["node"].tolist()):
+            arrivals[Channel(node, INJECT)].append(cycle)
+        for cycle, node, dim in zip(*(records.hops[name].tolist()
+                                      for name in ("cycle", "node", "dim"))):
+            arrivals[Channel(node, dim)].append(cycle)
+        for channel, copies in sorted(held.items()):
+            first = min(arrival for arrival, _, _ in copies)
+            later = sum(cycle >= first for cycle in arrivals[channel])
+            if later != len(copies):
+                problems.append(f"at the fault of router {epoch.failed} in cycle {epoch.end}, "
+                                f"a copy that came by {channel} in cycle {first} is still "
+                                f"owed while {later - len(copies)} that came after it have "
+                                f"left its buffer")
+                break
         rebuilt = np.zeros((N, D + 1), np.int64)
         in_network = set()
         for channel, copies in held.items():
