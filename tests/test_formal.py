@@ -72,6 +72,7 @@ def test_every_check_has_a_negative_control():
             "neg_router_g1_unmasked", "neg_router_s1_g1_e1_unmasked"} <= negatives
     # With link stages, the drain bound one cycle too small (3 and 4 nodes).
     assert {"neg_fabric_s1_drain", "neg_fabric_n4_s1_drain"} <= negatives
+    assert {"neg_fabric_n3_reconf_no_drain", "neg_fabric_n3_reconf_stale_address"} <= negatives
     assert {"neg_wormhole_drop", "neg_wormhole_duplicate", "neg_wormhole_reorder",
             "neg_wormhole_no_release", "neg_wormhole_shared_channel"} <= negatives
     names = [job.name for job in formal.jobs()]
