@@ -622,7 +622,9 @@ class StaleAddressRouter(Router):
 
     Caught by the reconfigurable fabric's safety proof over every configuration
     (``neg_fabric_n3_reconf_stale_address``: the tagged message reaches a router it is not
-    for, or altered)."""
+    for, or altered) and the reconfigurable router's k-induction
+    (``neg_router_reconf_stale_address``: a unicast offered on an output that is not its
+    Algorithm 2 one)."""
 
     def _elaborate_configuration(self, m, physical):
         self._active_nodes = self.active_nodes

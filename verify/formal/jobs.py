@@ -4,6 +4,7 @@ from ... import topology
 from ...rtl import Fabric
 from ...spec import FabricSpec, Packet, Stages
 from ..faults import WORMHOLE_FAULTS, faulty_router, wormhole_buffer_fault_router
+from .configured_router_check import ConfiguredRouterCheck
 from .fabric_check import FabricCheck
 from .router_check import RouterCheck
 from .runner import Job
@@ -26,6 +27,14 @@ def _router(n, node, depth=1, order=topology.MSB_FIRST, stages=NO_STAGES, **opti
     """A :class:`RouterCheck` of the router of ``node`` in the fabric of these parameters."""
     spec = FabricSpec(n, ROUTER_PAYLOAD_WIDTH, order, Packet(depth, stages=stages))
     return lambda: RouterCheck(spec, node, **options)
+
+
+def _configured_router(n, node, depth=1, **options):
+    """A :class:`ConfiguredRouterCheck` of the router of ``node`` in the reconfigurable
+    fabric of ``n`` routers: every configuration at once."""
+    spec = FabricSpec(n, ROUTER_PAYLOAD_WIDTH, topology.MSB_FIRST, Packet(depth),
+                      reconfigurable=True)
+    return lambda: ConfiguredRouterCheck(spec, node, **options)
 
 
 def _wormhole(n, node, **kwargs):
@@ -227,6 +236,12 @@ def jobs():
         Job("router_n6_node1_d2", _router(6, 1, 2), "prove", 2, fast=True),
         Job("router_n6_node1_d1_lsb", _router(6, 1, order=topology.LSB_FIRST), "prove", 2),
         Job("router_n6_node2_strap_as_3", _router(6, 2, strap_as=3), "prove", 2),
+        # A reconfigurable router, its active node count and mask free (held, fitting):
+        # every configuration at once, in logical addresses (configured_router_check.py).
+        Job("router_reconf_n5_node4_d1", _configured_router(5, 4), "prove", 2, fast=True),
+        Job("router_reconf_n6_node1_d1", _configured_router(6, 1), "prove", 2),
+        Job("router_reconf_n6_node1_d2", _configured_router(6, 1, 2), "prove", 2),
+        Job("router_reconf_n8_node3_d1", _configured_router(8, 3), "prove", 2),
         # Outputs always ready: every copy has left within depth * (k + 1) cycles. Not
         # inductive below k = bound (the round-robin pointers carry no invariant).
         Job("router_fair_n3_node0_d1", _router(3, 0, outputs_ready=True), "prove", 3),
@@ -293,6 +308,14 @@ def jobs():
             "known-dest-one-too-many")), "prove", 4, expect="FAIL"),
         Job("neg_router_complete_cube", _router(5, 3, router=faulty_router("complete-cube")),
             "prove", 4, expect="FAIL"),
+        # The reconfigurable router's check: routers that ignore the mask, break the travel
+        # vector, drop a message.
+        Job("neg_router_reconf_stale_address", _configured_router(
+            6, 1, router=faulty_router("stale-address")), "prove", 4, expect="FAIL", fast=True),
+        Job("neg_router_reconf_travel", _configured_router(
+            6, 1, router=faulty_router("broken-travel")), "prove", 4, expect="FAIL"),
+        Job("neg_router_reconf_drop", _configured_router(
+            5, 4, router=faulty_router("dropping-buffer")), "prove", 4, expect="FAIL"),
         Job("neg_router_s1_relay_duplicate", _router(5, 4, router=faulty_router(
             "duplicating-relay"), stages=S1), "prove", 6, expect="FAIL", fast=True),
         Job("neg_router_s1_relay_drop", _router(6, 1, router=faulty_router("dropping-relay"),
@@ -368,7 +391,7 @@ def jobs():
         # and on routers that ignore the mask.
         Job("neg_fabric_n3_reconf_no_drain", _fabric(3, eject_ready="free", reconfigurable=True,
                                                      fabric=_LoadsWithoutTheDrain),
-            "prove", 0, expect="FAIL", engine="abc pdr", fast=True),
+            "prove", 0, expect="FAIL", engine="abc pdr"),
         Job("neg_fabric_n3_reconf_stale_address",
             _fabric(3, eject_ready="free", reconfigurable=True,
                     router=faulty_router("stale-address")),
