@@ -145,8 +145,10 @@ RTL = dict(faults=2, cycles=200, seed=3)
 @pytest.mark.slow
 def test_the_rtl_loses_only_what_was_in_the_network():
     """The fabric's own reset and ``config`` port: each load is taken in the first cycle after
-    the reset, and the losses match the counts beside the RTL's buffers at each reset."""
-    result = run_rtl_faults(config(8, **RTL))
+    the reset, and the losses match the counts beside the RTL's buffers at each reset. The
+    model runs beside it, reset and configured as :func:`run_faults` does it, and agrees on
+    every handshake and delivery, cycle for cycle."""
+    result = run_rtl_faults(config(8, **RTL), lockstep=Model)
     assert result.ok, result.summary()
     assert result.counts["faults"] == 2 and result.counts["lost to faults"] > 0
     assert result.counts["delivered"] + result.counts["lost to faults"] == \
@@ -164,6 +166,22 @@ def test_an_rtl_buffer_that_swallows_a_message_fails():
     result = run_rtl_faults(config(8, **RTL), fabric=fabric)
     assert not result.ok
     assert any("that came after it have left its buffer" in text for text in result.problems)
+
+
+class IgnoresTheLoad(Model):
+    """Negative control: a model whose configuration port never takes a load."""
+
+    def configure(self, active_nodes, mask):
+        pass
+
+
+@pytest.mark.slow
+def test_the_lockstep_across_faults_catches_a_model_that_keeps_its_configuration():
+    """After the first fault the broken model runs the configuration after reset where the
+    RTL runs the new one: the lockstep finds the first cycle they differ."""
+    result = run_rtl_faults(config(8, **RTL), lockstep=IgnoresTheLoad)
+    assert not result.ok
+    assert any(text.startswith("lockstep: in cycle") for text in result.problems)
 
 
 class LoadsWithoutTheDrain(Fabric):

@@ -244,7 +244,8 @@ def _fail(epoch, t, failed, pick, choose):
     return configuration_of(N, failed, chosen)
 
 
-def run_rtl_faults(config, fabric=None, choose=best_configuration, reset=True):
+def run_rtl_faults(config, fabric=None, choose=best_configuration, reset=True,
+                   lockstep=None):
     """Run ``config`` (as :func:`run_faults` takes it) on the RTL in the Amaranth simulator
     (a few hundred cycles of a small fabric): the same procedure, with the fabric's own
     reset (``rst`` for a cycle) and its ``config`` port (offered in the first cycle after the
@@ -253,6 +254,10 @@ def run_rtl_faults(config, fabric=None, choose=best_configuration, reset=True):
     active router offers a new message whenever its last was taken; ``fabric`` (by default
     the spec's) may be a broken one, and ``reset=False`` is the controller of the negative
     control that offers the configuration at the fault without the reset (or a drain).
+    With ``lockstep`` (a model class, :class:`~ihcube.sim.model.Model` or a broken one) a
+    model of the spec runs beside the RTL, driven alike every cycle and reset, stepped through
+    the load cycle and configured at each fault as :func:`run_faults` does it: every
+    injection handshake and delivery must agree, cycle for cycle.
     Returns a :class:`~.stress.StressResult`."""
     from amaranth.hdl import ClockDomain, Elaboratable
     from amaranth.hdl import Module as Top
@@ -289,6 +294,22 @@ def run_rtl_faults(config, fabric=None, choose=best_configuration, reset=True):
 
     top = WithReset()
     owed = delivered = 0
+    model = None if lockstep is None else lockstep(spec)
+
+    def compare(t, offers, ready, taken, got):
+        """Step the model as the RTL was driven in cycle ``t``; say where they differ."""
+        valid, dest, kind, payload = (np.zeros(N, np.int64) for _ in range(4))
+        for p, (i, d, k) in offers.items():
+            valid[p], dest[p], kind[p] = 1, d, k
+            payload[p] = int(payload_of([i], width)[0])
+        model_taken, model_got, _ = model.step(valid.astype(bool), dest, kind, payload,
+                                               eject_ready=ready)
+        mine = (sorted(np.flatnonzero(model_taken).tolist()),
+                sorted(zip(model_got["node"].tolist(), model_got["payload"].tolist())))
+        if mine != (sorted(taken), sorted(got)) and not any("lockstep" in p for p in problems):
+            problems.append(f"lockstep: in cycle {t} the model took {mine[0]} and delivered "
+                            f"{mine[1]}, the RTL took {sorted(taken)} and delivered "
+                            f"{sorted(got)}")
 
     async def testbench(ctx):
         nonlocal owed, delivered
@@ -317,6 +338,10 @@ def run_rtl_faults(config, fabric=None, choose=best_configuration, reset=True):
                                     f"in the first cycle after the reset in cycle {t}")
                 await ctx.tick()
                 ctx.set(fabric.config.valid, 0)
+                if model is not None:  # as run_faults: reset, the load cycle, configure
+                    model.reset()
+                    model.step(False, eject_ready=False)
+                    model.configure(configuration.active_nodes, configuration.mask)
                 t += 2
                 owed = delivered
                 epochs.append(Epoch(t, ctx.get(fabric.active_nodes), ctx.get(fabric.mask)))
@@ -345,17 +370,22 @@ def run_rtl_faults(config, fabric=None, choose=best_configuration, reset=True):
                     ctx.set(inject.payload, {"dest": d, "kind": k,
                                              "payload": int(payload_of([i], width)[0])})
                 ctx.set(fabric.eject[node].ready, bool(ready[node]))
+            offered, taken, got = dict(offers), [], []
             for node in list(offers):
                 if ctx.get(fabric.inject[node].ready):
                     i, d, k = offers.pop(node)
                     rows["injections"].append((t, node, i))
+                    taken.append(node)
                     owed += epoch.active_nodes - 1 if k == Kind.BROADCAST.value else 1
             for node in range(N):
                 eject = fabric.eject[node]
                 if ctx.get(eject.valid) and ctx.get(eject.ready):
                     message = Message.from_const(ctx.get(eject.payload))
                     rows["deliveries"].append((t, node, message))
+                    got.append((node, message.payload))
                     delivered += 1
+            if model is not None:
+                compare(t, offered, ready, taken, got)
             for node, dim, port in links:
                 if ctx.get(port.valid) and ctx.get(port.ready):
                     rows["hops"].append((t, node, dim, Message.from_const(ctx.get(port.payload))))

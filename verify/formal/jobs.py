@@ -311,11 +311,12 @@ def jobs():
         # The reconfigurable router's check: routers that ignore the mask, break the travel
         # vector, drop a message.
         Job("neg_router_reconf_stale_address", _configured_router(
-            6, 1, router=faulty_router("stale-address")), "prove", 4, expect="FAIL", fast=True),
+            6, 1, router=faulty_router("stale-address")), "prove", 4, expect="FAIL"),
         Job("neg_router_reconf_travel", _configured_router(
             6, 1, router=faulty_router("broken-travel")), "prove", 4, expect="FAIL"),
         Job("neg_router_reconf_drop", _configured_router(
-            5, 4, router=faulty_router("dropping-buffer")), "prove", 4, expect="FAIL"),
+            5, 4, router=faulty_router("dropping-buffer")), "prove", 4, expect="FAIL",
+            fast=True),
         Job("neg_router_s1_relay_duplicate", _router(5, 4, router=faulty_router(
             "duplicating-relay"), stages=S1), "prove", 6, expect="FAIL", fast=True),
         Job("neg_router_s1_relay_drop", _router(6, 1, router=faulty_router("dropping-relay"),
