@@ -471,9 +471,10 @@ async def fault(dut):
     Faults; a fixed fabric passes at once): traffic on every router, then in the middle of
     it the PEs stop, ``rst`` for a cycle, the configuration ``ihcube reconfigure`` gives for
     the failed router (one whose failure moves the logical addresses) offered in the first
-    cycle after the reset (it must be taken), and traffic on the survivors. The loss rule at the PE ports: a message taken before the reset
-    is delivered at most once to each node it is owed, before the reset, and nowhere else;
-    every message taken after it passes the scoreboard over the active nodes."""
+    cycle after the reset (it must be taken), and traffic on the survivors. The loss rule at
+    the PE ports: a message taken before the reset is delivered at most once to each node it
+    is owed, before the reset, and nowhere else; every message taken after it passes the
+    scoreboard over the active nodes."""
     from ihcube.reconfigure import best_configuration
 
     settings = Settings.from_env()
