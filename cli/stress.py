@@ -25,7 +25,8 @@ SWITCHING=wormhole``), ``stress_campaign_wormhole.json``); the options of a sing
 FAULTS=K``) runs a reconfigurable fabric on the model while ``K`` routers fail at random
 cycles: at each fault the network is reset and reconfigured around the failed routers, and
 the scoreboard checks the loss rule (:mod:`ihcube.verify.fault_stress`,
-``docs/reconfiguration-hardware.md``). ``--threads T`` runs each packet model on ``T``
+``docs/reconfiguration-hardware.md``; ``--backend rtl``: the Amaranth simulation, small ``n``,
+some hundred cycles). ``--threads T`` runs each packet model on ``T``
 threads (at most one a node; the same records on any number); the wormhole model and the
 RTL have one, so a single run refuses ``T`` above 1 with them, and a campaign runs only its
 packet model runs on ``T``. A wrong parameter is one line on standard error and exit status 2.
@@ -314,8 +315,6 @@ def _single_run(parser, args):
             "fail at random cycles and the fabric is reconfigured around them")
     if args.faults is not None:
         traffic["faults"] = _number(args.faults, "Faults")
-        require(spec, not rtl, "Faults (--faults) run on the model (--backend model), not "
-                               "on the rtl backend")
     threads = thread_count(args.threads, spec.mode)
     if threads > 1 and rtl:
         raise UsageError(f"Thread count must be 1 with the rtl backend (the Amaranth "
