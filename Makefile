@@ -80,6 +80,7 @@ help:
 	@echo "make lint N=26                              verilator --lint-only -Wall on the emitted Verilog"
 	@echo "make deadlock                               channel dependency graphs acyclic, n <= 4096, both orders"
 	@echo "make stress N=26 CYCLES=20000 [DEPTH ORDER SEED BACKEND=model|rtl]  saturating traffic, scoreboard, watchdog"
+	@echo "make stress N=32 RECONFIGURABLE=1 FAULTS=4  routers fail at random cycles; reset, reconfigure, resume"
 	@echo "make stress N=13 SWITCHING=wormhole [FLITS VCS VC_DEPTH FLIT_WIDTH]  the same in wormhole mode"
 	@echo "make stress-campaign                        every n 1..64 and 100..2047, both depths and orders: results/stress_campaign.json"
 	@echo "make stress-campaign LINK_STAGES=1          its packet runs with a relay on each link: results/stress_campaign_s1.json"
@@ -163,7 +164,8 @@ deadlock: $(STAMP)
 
 stress: $(STAMP)
 	@$(BIN)/ihcube stress $(FABRIC_OPTIONS) --cycles='$(CYCLES)' --seed='$(SEED)' \
-		--backend='$(BACKEND)' $(if $(THREADS),--threads='$(THREADS)')
+		--backend='$(BACKEND)' $(if $(THREADS),--threads='$(THREADS)') \
+		$(if $(FAULTS),--faults='$(FAULTS)')
 
 # The file is named by the stages: results/stress_campaign.json, _s1.json, _s1_g1_e1.json, ...
 stress-campaign: $(STAMP)

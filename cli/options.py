@@ -52,7 +52,10 @@ def add_fabric_options(parser, nodes_required=True, leave_out=()):
     them in one line if given (as ``ihcube sweep`` refuses ``--nodes``: give ``--sizes``)."""
     for option in OPTIONS:
         flags = (option.flag, *((option.short,) if option.short else ()))
-        if option.keyword in leave_out or option.dest in leave_out:
+        if (option.keyword in leave_out or option.dest in leave_out) and option.kind == "flag":
+            parser.add_argument(*flags, action="store_true", default=None,
+                                help=argparse.SUPPRESS)
+        elif option.keyword in leave_out or option.dest in leave_out:
             parser.add_argument(*flags, default=None, metavar=option.metavar,
                                 help=argparse.SUPPRESS)
         elif option.keyword == "nodes":

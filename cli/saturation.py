@@ -2,7 +2,8 @@
 
 ``ihcube saturation [--sizes 1024,1048] [--depths 1,2,3] [--order msb] [--link-stages 0]
 [--switch-stages 0] [--eject-stages 0]`` (``make saturation``; the fabric options of
-:func:`~.options.add_fabric_options` but ``--nodes --depth --width --ports``) runs
+:func:`~.options.add_fabric_options` but ``--nodes --depth --width --ports
+--reconfigurable``) runs
 :func:`ihcube.sim.sweep.saturation` and :func:`ihcube.sim.sweep.zero_load` for each size and
 depth under uniform traffic, prints a Markdown table and writes ``<out>/saturation.json``,
 each row with its ``link_stages``. With ``--link-stages 1`` (``make saturation
@@ -33,7 +34,7 @@ __all__ = ["main"]
 
 NAME = "saturation"
 #: The fabric options ``ihcube saturation`` refuses (:data:`ihcube.cli.sweep.REFUSALS`).
-REFUSED = ("nodes", "depth", "width", "ports")
+REFUSED = ("nodes", "depth", "width", "ports", "reconfigurable")
 
 
 def _parser():

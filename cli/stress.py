@@ -21,10 +21,15 @@ the table goes to ``results/stress_campaign_s1.json`` (with all three stages,
 ``stress_campaign_s1_g1_e1.json``; with ``--switching wormhole`` (``make stress-campaign
 SWITCHING=wormhole``), ``stress_campaign_wormhole.json``); the options of a single run
 (``--nodes``, ``--cycles``, ...) are not taken with it, nor ``--quick --jobs --scheduler
---out`` without it. ``--threads T`` runs each packet model on ``T`` threads (at most
-one a node; the same records on any number); the wormhole model and the RTL have one, so a
-single run refuses ``T`` above 1 with them, and a campaign runs only its packet model runs on
-``T``. A wrong parameter is one line on standard error and exit status 2.
+--out`` without it. ``--reconfigurable --faults K`` (``make stress RECONFIGURABLE=1
+FAULTS=K``) runs a reconfigurable fabric on the model while ``K`` routers fail at random
+cycles: at each fault the network is reset and reconfigured around the failed routers, and
+the scoreboard checks the loss rule (:mod:`ihcube.verify.fault_stress`,
+``docs/reconfiguration-hardware.md``; ``--backend rtl``: the Amaranth simulation, small ``n``,
+some hundred cycles). ``--threads T`` runs each packet model on ``T``
+threads (at most one a node; the same records on any number); the wormhole model and the
+RTL have one, so a single run refuses ``T`` above 1 with them, and a campaign runs only its
+packet model runs on ``T``. A wrong parameter is one line on standard error and exit status 2.
 """
 
 import json
@@ -218,7 +223,8 @@ CAMPAIGN_ONLY = ("quick", "jobs", "scheduler", "out")
 #: The options of a single run, by their ``args`` names: the campaign runs its own
 #: configurations, and takes of the fabric options only the switching mode and the stages.
 SINGLE_RUN = ("nodes", "width", "depth", "order", "ports", "flits", "flit_width", "vcs",
-              "vc_depth", "cycles", "seed", "backend", "broadcast", "eject_ready", "watchdog")
+              "vc_depth", "cycles", "seed", "backend", "broadcast", "eject_ready", "watchdog",
+              "reconfigurable", "faults")
 
 
 def _parser():
@@ -235,6 +241,9 @@ def _parser():
                         help="probability that a PE accepts a delivery in a cycle (default 0.75)")
     parser.add_argument("--watchdog", default="200", metavar="K",
                         help="cycles without a transfer that count as a stall (default 200)")
+    parser.add_argument("--faults", default=None, metavar="K",
+                        help="with --reconfigurable: K routers fail at random cycles, and the "
+                             "fabric is reset and reconfigured around them (the model)")
     parser.add_argument("--campaign", action="store_true",
                         help="run the whole campaign instead of one configuration")
     parser.add_argument("--quick", action="store_true", help="with --campaign: a small slice")
@@ -298,6 +307,14 @@ def _single_run(parser, args):
                    eject_ready=_number(args.eject_ready, "Eject-ready probability", float),
                    watchdog=_number(args.watchdog, "Watchdog"))
     cycles = _number(args.cycles, "Cycles")
+    require(spec, spec.reconfigurable or args.faults is None,
+            "Faults (--faults) take a reconfigurable fabric (--reconfigurable), which is "
+            "reconfigured around each failed router")
+    require(spec, not spec.reconfigurable or args.faults is not None,
+            "Reconfigurable (--reconfigurable) in a stress run takes --faults K: K routers "
+            "fail at random cycles and the fabric is reconfigured around them")
+    if args.faults is not None:
+        traffic["faults"] = _number(args.faults, "Faults")
     threads = thread_count(args.threads, spec.mode)
     if threads > 1 and rtl:
         raise UsageError(f"Thread count must be 1 with the rtl backend (the Amaranth "

@@ -6,14 +6,15 @@ sweep``, ``make sweep-full``, ``make sweep-wormhole``) runs the points of
 :func:`ihcube.sim.sweep.points` with :func:`ihcube.sim.sweep.sweep` and writes
 ``<out>/<name>.csv``, ``.json`` and, unless ``--no-plots``, the PNG pictures of
 :mod:`ihcube.sim.plots`. A named set gives every part the options leave out. The fabric options
-(:func:`~.options.add_fabric_options`) but ``--nodes --depth --order --width --ports`` (lists,
-or the traffic, give those here) describe each point's fabric: with ``--switching wormhole``
-(or a wormhole set) and ``--flits --vcs --vc-depth --flit-width`` the points run the wormhole
-fast model (``docs/wormhole.md``, "Experiments"), and ``--beside`` a packet sweep's CSV draws
-its curves beside the wormhole ones; with register stages (``--link-stages`` ...) the packet
-model has them, and the files' names end in their suffix (``sweep_quick_s1.csv``). A set run
-with any of its parts changed (``--sizes``, ``--rates``, ``--seed``, ...) is a custom sweep,
-written as ``sweep_<set>_custom.*``. The points run on ``--jobs`` local Dask worker processes,
+(:func:`~.options.add_fabric_options`) but ``--nodes --depth --order --width --ports`` (lists, or
+the traffic, give those here) and ``--reconfigurable`` (refused: fixed fabrics) describe each
+point's fabric: with ``--switching wormhole`` (or a wormhole set) and ``--flits --vcs --vc-depth
+--flit-width`` the points run the wormhole fast model (``docs/wormhole.md``, "Experiments"), and
+``--beside`` a packet sweep's CSV draws its curves beside the wormhole ones; with register stages
+(``--link-stages`` ...) the packet model has them, and the files' names end in their suffix
+(``sweep_quick_s1.csv``). A set run with any of its parts changed (``--sizes``, ``--rates``,
+``--seed``, ...) is a custom sweep, written as ``sweep_<set>_custom.*``. The points run on
+``--jobs`` local Dask worker processes,
 or on the cluster of ``--scheduler ADDRESS`` (:mod:`ihcube.sim.cluster`), each packet point's
 model on ``--threads`` threads (at most one a node); the CSV is the same bytes either way.
 """
@@ -45,7 +46,10 @@ REFUSALS = {"nodes": ("Node count (--nodes) is not taken: give --sizes", None),
                       "each message's generation cycle", "32"),
             "ports": ("Port count (--ports) is not taken: the experiments' traffic enters "
                       "through one PE port a node", "1"),
-            "order": ("Routing order (--order) is not taken: give --orders", "msb")}
+            "order": ("Routing order (--order) is not taken: give --orders", "msb"),
+            "reconfigurable": ("Reconfigurable (--reconfigurable) is not taken: the experiments "
+                               "measure fixed fabrics (a reconfigured fabric of n active nodes "
+                               "is the n-node fabric relabelled: give --sizes n)", False)}
 #: The fabric options ``ihcube sweep`` refuses: every one of :data:`REFUSALS`.
 REFUSED = tuple(REFUSALS)
 #: The options that change a part of a named set: a sweep given any of them is a custom one,
@@ -87,7 +91,7 @@ def _parser():
     parser.add_argument("--tolerance", metavar="F",
                         help="convergence and saturation tolerance (default 0.02)")
     parser.add_argument("--seed", default="1", metavar="S", help="random seed (default 1)")
-    add_experiment_fabric_options(parser, ("nodes", "depth", "width", "ports", "order"))
+    add_experiment_fabric_options(parser, REFUSED)
     add_run_options(parser)
     parser.add_argument("--name", metavar="NAME",
                         help="file name prefix (default sweep_<set>, sweep_<set>_custom "

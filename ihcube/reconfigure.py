@@ -11,14 +11,17 @@ router needs a port multiplexer.
 
 A configuration is *valid* for a set of faulty routers when every logical address ``l < n``
 lands on a router that exists (``physical(l) < N``) and is healthy; every logical link then
-lies on a physical link (:func:`check_configuration` checks it link by link with
-:func:`ihcube.topology.link_exists`). For a mask ``m`` the largest valid ``n`` is the
-smallest ``l`` whose router ``l XOR m`` is *bad* (faulty or ``>= N``), that is the smallest
-``q XOR m`` over the bad routers ``q``: :func:`best_configuration` takes it for every mask at
-once, so it is exact over XOR masks (``O(2**D * |bad|)``, milliseconds at ``N = 4096``).
-With ``permutations=True`` it searches every automorphism, ``x -> pi(x) XOR m``, exactly, by
-branch and bound (:func:`_best_automorphism`): the hardware does not support those, and the
-numbers that decide whether it should are in ``docs/reconfiguration.md``.
+lies on a physical link. :func:`check_configuration` takes, for an XOR mask, the rule of
+which masks fit from :func:`ihcube.topology.check_configuration` (the one the hardware and
+the model apply) and adds the faulty routers; a permutation's mapping, and a mapping given
+router by router (:func:`configuration_of`), it checks link by link with
+:func:`ihcube.topology.link_exists` (:func:`check_mapping`). For a mask ``m`` the largest
+valid ``n`` is the smallest ``l`` whose router ``l XOR m`` is *bad* (faulty or ``>= N``), that
+is the smallest ``q XOR m`` over the bad routers ``q``: :func:`best_configuration` takes it
+for every mask at once, so it is exact over XOR masks (``O(2**D * |bad|)``, milliseconds at
+``N = 4096``). With ``permutations=True`` it searches every automorphism, ``x -> pi(x) XOR m``,
+exactly, by branch and bound (:func:`_best_automorphism`): the hardware does not support those, and
+the numbers that decide whether it should are in ``docs/reconfiguration.md``.
 
 The alternative the literature compares against, the largest fault-free complete subcube
 (some address bits fixed, the others free), is :func:`largest_healthy_subcube`, exact.
@@ -36,6 +39,7 @@ from . import topology
 from .params import check_integer, check_positive_integer
 
 __all__ = ["Configuration", "Subcube", "check_faulty", "check_mapping", "check_configuration",
+           "configuration_of",
            "active_sizes", "best_configuration", "upper_bound", "largest_healthy_subcube"]
 
 
@@ -153,10 +157,21 @@ def check_configuration(N, faulty, config, permutations=False):
     """Return ``config`` if it is a valid :class:`Configuration` of the ``N``-router fabric
     with ``faulty`` routers, else raise with one line saying what is wrong.
 
-    Without ``permutations`` only XOR masks are taken, as the hardware does."""
+    Without ``permutations`` only XOR masks are taken, as the hardware does: which of them
+    fit the fabric is :func:`ihcube.topology.check_configuration`'s rule (the one the
+    hardware and the model apply), and none may place a logical node on a faulty router."""
     N = topology.check_node_count(N)
     if not isinstance(config, Configuration):
         raise TypeError(f"Configuration must be a Configuration, not {config!r}")
+    if config.permutation is None:
+        n, mask = topology.check_configuration(N, config.active_nodes, config.mask)
+        on_faulty = sorted((q ^ mask, q) for q in check_faulty(N, faulty) if q ^ mask < n)
+        if on_faulty:
+            l, q = on_faulty[0]
+            raise ValueError(f"Logical address {l} maps to router {q}, which is faulty")
+        return config
+    if not permutations:
+        raise ValueError("The fabric takes XOR masks only, not a permutation of dimensions")
     n = check_positive_integer(config.active_nodes, "Active node count")
     if n > N:
         raise ValueError(f"Active node count must be at most the fabric's {N} routers, not {n}")
@@ -165,15 +180,21 @@ def check_configuration(N, faulty, config, permutations=False):
     if not 0 <= mask < 1 << dims:
         raise ValueError(f"Mask must be an integer from 0 to {(1 << dims) - 1} ({dims} address "
                          f"bits), not {mask!r}")
-    if config.permutation is not None:
-        if not permutations:
-            raise ValueError("The fabric takes XOR masks only, not a permutation of dimensions")
-        if sorted(config.permutation) != list(range(dims)):
-            raise ValueError(f"Permutation must order the dimensions 0 to {dims - 1}, not "
-                             f"{config.permutation!r}")
-    check_mapping(N, faulty, [config.physical(l) for l in range(n)],
-                  same_dimensions=config.permutation is None)
+    if sorted(config.permutation) != list(range(dims)):
+        raise ValueError(f"Permutation must order the dimensions 0 to {dims - 1}, not "
+                         f"{config.permutation!r}")
+    check_mapping(N, faulty, [config.physical(l) for l in range(n)], same_dimensions=False)
     return config
+
+
+def configuration_of(N, faulty, physical):
+    """The :class:`Configuration` (an XOR mask) of a mapping given as the physical router of
+    each logical address ``0 .. n-1``, if :func:`check_mapping` takes it as the hardware's
+    (every logical link on the physical link of its dimension), else ``ValueError``: a
+    mapping that is not an automorphism of the cube onto healthy routers is refused."""
+    physical = list(physical)
+    check_mapping(N, faulty, physical)
+    return check_configuration(N, faulty, Configuration(len(physical), int(physical[0])))
 
 
 def _bad_routers(N, faulty):

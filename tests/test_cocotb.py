@@ -97,18 +97,21 @@ def test_bad_parameters_are_one_line_and_status_2(capsys, args, message):
 def test_verilog_reconfigurable_fabric(tmp_path, n=6):
     """The reconfiguration procedure on the emitted Verilog of a reconfigurable fabric
     (``reconfiguration`` in ``verify/cocotb_tb/fabric_tb.py``): a shrink under a mask and a
-    grow under another, every phase checked by the scoreboard in logical addresses."""
+    grow under another, every phase checked by the scoreboard in logical addresses; and a
+    fail-stop fault (``fault``): a reset in the middle of traffic, the configuration of
+    ``ihcube reconfigure`` loaded in the first cycle after it, traffic on the survivors."""
     settings = Settings(n, reconfigurable=True)
-    expect_passed(regression(tmp_path, settings, tests=("reconfiguration",)),
+    expect_passed(regression(tmp_path, settings, tests=("reconfiguration", "fault")),
                   f"the {n}-router reconfigurable fabric", tmp_path)
 
 
 @pytest.mark.slow
 def test_verilog_reconfiguration_catches_a_router_without_its_mask(tmp_path):
     """Negative control: in Verilog whose router 0 reads mask 0 instead of the
-    configuration's, the cocotb reconfiguration test fails."""
+    configuration's, the cocotb reconfiguration and fault tests fail."""
     settings = Settings(6, reconfigurable=True)
     head, router0 = fabric_verilog(settings.spec).split(" router0 (\n")
     broken = head + " router0 (\n" + router0.replace(".mask(mask)", ".mask(3'h0)", 1)
-    report = regression(tmp_path, settings, verilog=broken, tests=("reconfiguration",))
+    report = regression(tmp_path, settings, verilog=broken, tests=("reconfiguration", "fault"))
     assert "cocotb test reconfiguration failed" in report, report
+    assert "cocotb test fault failed" in report, report

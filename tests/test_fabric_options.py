@@ -90,11 +90,12 @@ def test_an_experiments_help_lists_only_the_options_it_takes(command, capsys):
     still refused in one line, saying what to give instead."""
     from ihcube.cli import main
     refused = importlib.import_module(f"ihcube.cli.{COMMANDS[command]}").REFUSED
-    refused_flags = {option.flag for option in OPTIONS
+    refused_flags = {option.flag: option.kind for option in OPTIONS
                      if option.keyword in refused or option.dest in refused}
-    assert refused_flags and not listed_flags(command_parser(command)) & refused_flags
+    assert refused_flags and not listed_flags(command_parser(command)) & set(refused_flags)
     for flag in sorted(refused_flags):
-        status = main([command, "--sizes", "4", flag, "2"])
+        given = [flag] if refused_flags[flag] == "flag" else [flag, "2"]
+        status = main([command, "--sizes", "4", *given])
         err = capsys.readouterr().err
         assert status == 2 and err.count("\n") == 1, (flag, err)
         assert f"({flag}) is not taken" in err, (flag, err)

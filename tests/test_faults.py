@@ -136,7 +136,8 @@ def test_a_router_variant_by_name_and_options():
 
 @pytest.mark.parametrize("call, error, message", [
     (lambda: faults.faulty_router("leaky"), ValueError,
-     r"^Fault must be one of dropping-buffer, .*, weight-parity, unmasked-stage, not 'leaky'$"),
+     r"^Fault must be one of dropping-buffer, .*, weight-parity, unmasked-stage, "
+     r"stale-address, not 'leaky'$"),
     (lambda: faults.faulty_router("broken-travel", every=2), TypeError,
      r"^Fault 'broken-travel' takes no options, not every$"),
     (lambda: faults.faulty_buffer("lose"), ValueError,

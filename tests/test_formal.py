@@ -26,9 +26,10 @@ def toolchain():
 
 
 #: The formal jobs of ``make check``: a router proof (smtbmc), the 3-node drain BMC (ABC), a
-#: wormhole router proof, and a negative control of each engine.
+#: wormhole router proof, a reconfigurable router's proof over every configuration, and a
+#: negative control of each engine.
 CHECK_JOBS = {"router_n5_node4_d1", "neg_router_drop", "fabric_n3_drain_fast", "neg_fabric_drain",
-              "wormhole_router_n2_node0_v1_q1"}
+              "wormhole_router_n2_node0_v1_q1", "router_reconf_n5_node4_d1"}
 
 
 @pytest.mark.parametrize("job", [
@@ -72,6 +73,9 @@ def test_every_check_has_a_negative_control():
             "neg_router_g1_unmasked", "neg_router_s1_g1_e1_unmasked"} <= negatives
     # With link stages, the drain bound one cycle too small (3 and 4 nodes).
     assert {"neg_fabric_s1_drain", "neg_fabric_n4_s1_drain"} <= negatives
+    assert {"neg_fabric_n3_reconf_no_drain", "neg_fabric_n3_reconf_stale_address",
+            "neg_router_reconf_stale_address", "neg_router_reconf_travel",
+            "neg_router_reconf_drop"} <= negatives
     assert {"neg_wormhole_drop", "neg_wormhole_duplicate", "neg_wormhole_reorder",
             "neg_wormhole_no_release", "neg_wormhole_shared_channel"} <= negatives
     names = [job.name for job in formal.jobs()]
@@ -119,6 +123,18 @@ def test_the_staged_router_check_has_no_fairness_bound(stages):
     with pytest.raises(ValueError, match="^The fairness bound is checked without link, switch "
                                          "or eject stages only$"):
         formal.RouterCheck(FabricSpec.of(3, 2, **{stages: 1}), 0, outputs_ready=True)
+
+
+def test_the_configured_router_check_takes_every_configuration_that_fits():
+    """Its configurations are those the configuration port takes (the search over every
+    logical address), and it takes a reconfigurable spec without stages only."""
+    from ihcube.verify.formal.configured_router_check import ConfiguredRouterCheck
+    check = ConfiguredRouterCheck(FabricSpec.of(6, reconfigurable=True), 1)
+    assert check.configurations == [(n, mask) for n in range(1, 7) for mask in range(8)
+                                    if all(l ^ mask < 6 for l in range(n))]
+    with pytest.raises(ValueError, match=r"^The configured router check is of a "
+                                         r"reconfigurable router"):
+        ConfiguredRouterCheck(FabricSpec.of(6), 1)
 
 
 def test_the_router_and_fabric_checks_take_a_packet_spec_with_one_pe_port():

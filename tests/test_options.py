@@ -49,7 +49,7 @@ COMMANDS = {
                ["--nodes", "--width", "--ports", "--cycles", "--depth", "--order", "--seed",
                 "--backend", "--broadcast", "--eject-ready", "--watchdog", "--switching",
                 "--flits", "--vcs", "--vc-depth", "--flit-width", *STAGES, "--threads",
-                "--jobs", "--interface"]),
+                "--jobs", "--interface", "--faults"]),
     "deadlock": (["--max-nodes", "4"], ["--max-nodes", "--order", "--cross-check"]),
     "lint": (["--nodes", "2", "--out", "{tmp}"], [*FABRIC, "--order", *STAGES]),
     "cocotb": (["--nodes", "2", "--out", "{tmp}"],

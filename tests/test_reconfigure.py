@@ -12,7 +12,7 @@ import pytest
 from ihcube import topology
 from ihcube.reconfigure import (Configuration, Subcube, active_sizes, best_configuration,
                                 check_configuration, check_faulty, check_mapping,
-                                largest_healthy_subcube, upper_bound)
+                                configuration_of, largest_healthy_subcube, upper_bound)
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -134,14 +134,45 @@ def test_a_dimension_swap_breaks_links_of_an_incomplete_fabric():
 
 
 @pytest.mark.parametrize("config, message", [
-    (Configuration(7, 0), r"^Active node count must be at most the fabric's 6 routers, not 7$"),
+    (Configuration(7, 0), r"^Active node count must be at most the 6 physical nodes, not 7$"),
     (Configuration(0, 0), r"^Active node count must be a positive integer, not 0$"),
-    (Configuration(3, 8), r"^Mask must be an integer from 0 to 7 \(3 address bits\), not 8$"),
+    (Configuration(3, 8), r"^Mask must be an integer from 0 to 7, not 8$"),
+    (Configuration(3, 4), r"^Mask 4 places a logical node of the 3 at a physical node >= 6"),
+    (Configuration(7, 0, (0, 1, 2)), r"^Active node count must be at most the fabric's 6 "
+                                     r"routers, not 7$"),
+    (Configuration(3, 8, (0, 1, 2)), r"^Mask must be an integer from 0 to 7 \(3 address "
+                                     r"bits\), not 8$"),
     (Configuration(3, 0, (0, 0, 1)), r"^Permutation must order the dimensions 0 to 2"),
 ])
 def test_a_bad_configuration_is_one_line(config, message):
     with pytest.raises(ValueError, match=message):
         check_configuration(6, [], config, permutations=True)
+
+
+def test_an_xor_mask_fits_by_the_topology_rule_and_avoids_the_faulty_routers():
+    """For XOR masks the rule of which fit is :func:`ihcube.topology.configuration_fits`,
+    stated once: check_configuration takes exactly the masks it takes whose logical nodes
+    avoid the faulty routers (against the search, every configuration of 6 routers)."""
+    for n in range(1, 7):
+        for mask in range(8):
+            for faulty in ([], [2], [0, 5]):
+                expected = all(l ^ mask < 6 and l ^ mask not in faulty for l in range(n))
+                try:
+                    check_configuration(6, faulty, Configuration(n, mask))
+                    taken = True
+                except ValueError:
+                    taken = False
+                assert taken == expected, (n, mask, faulty)
+    with pytest.raises(ValueError, match=r"^Logical address 1 maps to router 5, which is "
+                                         r"faulty$"):
+        check_configuration(6, [5, 0], Configuration(2, 4))
+
+
+def test_a_mapping_router_by_router_is_its_xor_mask_or_refused():
+    assert configuration_of(6, [4], [2, 3, 0, 1]) == Configuration(4, 2)
+    with pytest.raises(ValueError, match=r"^Logical link 0 -- 2 maps to routers 0 and 3, "
+                                         r"which no link joins$"):
+        configuration_of(6, [4], [0, 1, 3, 2])
 
 
 @pytest.mark.parametrize("faulty, message", [

@@ -391,12 +391,18 @@ def test_sweep_error_from_the_shell():
                                     "payloads carry each message's generation cycle"),
     ("saturation", "--ports", "1", "Port count (--ports) is not taken: the experiments' "
                                    "traffic enters through one PE port a node"),
+    *((command, "--reconfigurable", None, "Reconfigurable (--reconfigurable) is not taken: "
+                                          "the experiments measure fixed fabrics (a "
+                                          "reconfigured fabric of n active nodes is the "
+                                          "n-node fabric relabelled: give --sizes n)")
+      for command in ("sweep", "saturation")),
 ])
 def test_the_experiments_refuse_the_fabric_options_they_do_not_take(command, option, value,
                                                                    message, tmp_path, capsys):
     """The fabric option group's options that a list or the traffic replaces: one line, even
     at their default value, and nothing written."""
-    assert main([command, "--sizes", "16", option, value, "--out", str(tmp_path)]) == 2
+    given = [option] if value is None else [option, value]
+    assert main([command, "--sizes", "16", *given, "--out", str(tmp_path)]) == 2
     assert capsys.readouterr() == ("", f"ihcube {command}: error: {message}\n")
     assert list(tmp_path.iterdir()) == []
 

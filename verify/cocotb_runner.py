@@ -31,7 +31,7 @@ __all__ = ["TESTS", "Settings", "Outcome", "applicable", "build", "run", "regres
 
 #: The tests of ``verify/cocotb_tb/fabric_tb.py``, in the order they run.
 TESTS = ("route_selection", "all_pairs_unicast", "broadcast_from_every_source", "random_stress",
-         "bad_destination_refused", "zero_load_latency", "reconfiguration")
+         "bad_destination_refused", "zero_load_latency", "fault", "reconfiguration")
 
 TESTBENCH = "cocotb_tb.fabric_tb"
 #: Where the testbench package lives: this folder (``verify/``), shipped with the package.

@@ -38,7 +38,7 @@ __all__ = [
     "DroppingRelayRouter", "DuplicatingRelayRouter", "CorruptingRelayRouter",
     "ReorderingRelayRouter", "StuckRelayRouter",
     "BrokenTravelRouter", "KnownDestTooFarRouter", "NoTurnUpRouter", "RefuseNothingRouter",
-    "CompleteCubeRouter",
+    "CompleteCubeRouter", "StaleAddressRouter",
     "FixedPriorityArbiter", "UnfairRouter", "ForgetfulArbiter", "ForgetfulRouter",
     "MaskBlindRouteSelect", "MaskBlindRouter",
     "WEIGHT_PARITY", "weight_parity_router", "only_at",
@@ -612,6 +612,31 @@ class UnmaskedStageRouter(Router):
     mask_staged = False
 
 
+# --- A reconfigurable router broken on purpose (docs/reconfiguration-hardware.md) -----------
+
+class StaleAddressRouter(Router):
+    """A reconfigurable router whose logical address ignores the configuration's mask: it
+    keeps its physical address, the one of the configuration after reset, so it routes,
+    refuses and delivers as if it sat at the wrong logical node once a mask is loaded. In a
+    fixed fabric it is the real router.
+
+    Caught by the reconfigurable fabric's safety proof over every configuration
+    (``neg_fabric_n3_reconf_stale_address``: the tagged message reaches a router it is not
+    for, or altered) and the reconfigurable router's k-induction
+    (``neg_router_reconf_stale_address``: a unicast offered on an output that is not its
+    Algorithm 2 one)."""
+
+    def _elaborate_configuration(self, m, physical):
+        self._active_nodes = self.active_nodes
+        self._logical = Signal(topology.address_bits(self._n), name="logical")
+        m.d.comb += [
+            self._logical.eq(physical),  # not physical ^ mask
+            self.logical_address.eq(self._logical),
+            self.active.eq(self._logical < self.active_nodes),
+        ]
+        return self._logical
+
+
 #: Every faulty router by name. Each works as the ``router`` of a fabric or a formal check.
 FAULTS = {
     "dropping-buffer": DroppingRouter,
@@ -632,6 +657,7 @@ FAULTS = {
     "forgetful-arbiter": ForgetfulRouter,
     "weight-parity": weight_parity_router,
     "unmasked-stage": UnmaskedStageRouter,
+    "stale-address": StaleAddressRouter,
 }
 
 

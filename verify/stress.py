@@ -61,9 +61,10 @@ from ..sim.model import DELIVERY, HOP, Model, threads_for
 from ..spec import FabricSpec
 from .buffer_count import HELD_WIDTH, counting
 
-__all__ = ["StressConfig", "check_traffic", "StressResult", "Records", "Stall", "payload_of",
-           "ids_of", "score", "find_stall", "stall_report", "wait_cycle", "run_model", "run_rtl",
-           "check_config", "heading", "campaign_columns", "COUNT_NAMES", "PAYLOAD_WIDTH"]
+__all__ = ["StressConfig", "check_traffic", "check_faults", "StressResult", "Records", "Stall",
+           "payload_of", "ids_of", "score", "find_stall", "stall_report", "wait_cycle",
+           "run_model", "run_rtl", "check_config", "heading", "campaign_columns", "COUNT_NAMES",
+           "PAYLOAD_WIDTH"]
 
 #: Payload width of the model's runs, whatever the spec's (the model's cycles do not depend on
 #: it): a 32-bit message number and a 32-bit check word. The RTL runs carry the spec's.
@@ -93,6 +94,7 @@ class StressConfig:
     eject_ready: float = 0.75
     watchdog: int = 200
     drain_limit: int = 100_000
+    faults: int = 0
 
     def __post_init__(self):
         if not isinstance(self.spec, FabricSpec):
@@ -102,6 +104,7 @@ class StressConfig:
                              f"at a time), not {self.spec.ports!r}")
         self.engine.check_config(self)
         check_traffic(self)
+        check_faults(self)
 
     @classmethod
     def of(cls, nodes, **keywords):
@@ -122,6 +125,28 @@ class StressConfig:
 #: The most cycles a stress run injects for, and the longest watchdog and drain: the model's
 #: counters are 64-bit words, and 10**8 cycles of a 26-node fabric are some minutes.
 MAX_CYCLES = 10 ** 8
+
+
+def check_faults(config):
+    """Check ``faults``: routers that fail during the run (:mod:`.fault_stress`), which takes
+    a reconfigurable fabric (``reconfigurable``) without register stages; raise
+    ``ValueError`` saying what is allowed."""
+    faults, spec = config.faults, config.spec
+    if not isinstance(faults, int) or isinstance(faults, bool) or faults < 0:
+        raise ValueError(f"Faults must be a non-negative integer, not {faults!r}")
+    if faults and not spec.reconfigurable:
+        raise ValueError(f"Faults (--faults) take a reconfigurable fabric (--reconfigurable), "
+                         f"which is reconfigured around each failed router, not {faults} "
+                         f"faults on a fixed one")
+    if spec.reconfigurable and spec.stages:
+        raise ValueError(f"A stress run of a reconfigurable fabric takes no register stages, "
+                         f"not {spec.stages.description}")
+    if faults > spec.nodes - 1:
+        raise ValueError(f"Faults must be at most {spec.nodes - 1} on {spec.nodes} routers "
+                         f"(one must stay healthy), not {faults}")
+    if faults > config.cycles - 1:
+        raise ValueError(f"Faults must be at most {config.cycles - 1} in {config.cycles} "
+                         f"cycles (one a cycle, after the first), not {faults}")
 
 
 def check_traffic(config):
@@ -213,7 +238,8 @@ class StressResult:
         """One line per figure, as ``ihcube stress`` prints them."""
         engine = self.config.engine
         lines = [engine.heading(self.backend, self.config)]
-        lines += [f"  {name:<22}{self.counts[name]:>12,}" for name in engine.COUNT_NAMES]
+        names = list(self.counts) if self.config.spec.reconfigurable else engine.COUNT_NAMES
+        lines += [f"  {name:<22}{self.counts[name]:>12,}" for name in names]
         lines.append("  result                " + ("PASS" if self.ok else "FAIL"))
         lines += [f"  problem: {problem}" for problem in self.problems]
         if self.stall:
@@ -238,7 +264,8 @@ def heading(backend, config):
     return (f"{backend}: n={spec.nodes} depth={spec.depth} order={spec.order} "
             f"cycles={config.cycles} seed={config.seed} broadcast={config.broadcast:.4g} "
             f"eject_ready={config.eject_ready:g}"
-            + "".join(f" {key}={value}" for key, value in spec.stages.keywords().items()))
+            + "".join(f" {key}={value}" for key, value in spec.stages.keywords().items())
+            + (f" reconfigurable faults={config.faults}" if spec.reconfigurable else ""))
 
 
 def campaign_columns(config):
@@ -679,6 +706,12 @@ def run_model(config, model_class=Model, mutant=None, threads=1, progress=None):
     broken variants of :class:`~ihcube.sim.model.Model`. ``progress(cycle)``, if given, is
     called after each step with the cycles run so far.
     """
+    if config.spec.reconfigurable:  # nodes fail during the run: its own engine
+        from .fault_stress import run_faults
+        if threads != 1:
+            raise ValueError(f"Thread count must be 1 in a stress run with faults, not "
+                             f"{threads}")
+        return run_faults(config, model_class, mutant, progress=progress)
     if mutant not in (None, "drop", "duplicate"):
         raise ValueError(f"Mutant must be None, 'drop' or 'duplicate', not {mutant!r}")
     spec = config.spec
@@ -833,6 +866,9 @@ def run_rtl(config, fabric=None, routing=None, progress=None):
     from ..rtl import Fabric
     from .harness import FabricHarness, Request
 
+    if config.spec.reconfigurable:  # nodes fail during the run: its own engine
+        from .fault_stress import run_rtl_faults
+        return run_rtl_faults(config, fabric)
     spec = config.spec
     n = spec.nodes
     if fabric is None:

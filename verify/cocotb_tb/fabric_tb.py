@@ -106,6 +106,19 @@ class VerilogFabric:
             await RisingEdge(self._dut.clk)
         self._dut.rst.value = 0
 
+    async def fault_reset(self):
+        """A fail-stop fault's reset in the middle of a run (call it right after a rising
+        edge): every PE stops offering and its queue is emptied, and ``rst`` is held for one
+        cycle."""
+        for node, queue in enumerate(self._queues):
+            queue.clear()
+            self._drive_valid(node, False)
+            self._drive_ready(node, False)
+        self._dut.rst.value = 1
+        await RisingEdge(self._dut.clk)
+        self._dut.rst.value = 0
+        self.cycle += 1
+
     def send(self, node, request):
         """Queue ``request`` at the PE of ``node``; the PE offers its queue in order, each
         request from its cycle ``at`` (counted from reset) on."""
@@ -435,6 +448,94 @@ async def zero_load_latency(dut):
     per_hop = settings.stages.zero_load_cycles(1) - more
     _fail_if(wrong, f"(src, dest, taken, delivered) not delivered "
                     f"{f'{per_hop} ' if per_hop != 1 else ''}hops + {more} cycles after")
+
+
+async def _load(dut, fabric, configuration):
+    """Offer ``configuration`` on the ``config`` port for a cycle (call it right after a
+    rising edge); return whether it was taken."""
+    n = fabric.n
+    dut.config__payload.value = Codec(configuration_layout(n)).pack(
+        active_nodes=configuration[0], mask=configuration[1])
+    dut.config__valid.value = 1
+    await ReadOnly()
+    taken = int(dut.config__ready.value)
+    await RisingEdge(dut.clk)
+    dut.config__valid.value = 0
+    fabric.cycle += 1
+    return taken
+
+
+@cocotb.test()
+async def fault(dut):
+    """A fail-stop fault on a reconfigurable fabric (``docs/reconfiguration-hardware.md``,
+    Faults; a fixed fabric passes at once): traffic on every router, then in the middle of
+    it the PEs stop, ``rst`` for a cycle, the configuration ``ihcube reconfigure`` gives for
+    the failed router (one whose failure moves the logical addresses) offered in the first
+    cycle after the reset (it must be taken), and traffic on the survivors. The loss rule at
+    the PE ports: a message taken before the reset is delivered at most once to each node it
+    is owed, before the reset, and nowhere else; every message taken after it passes the
+    scoreboard over the active nodes."""
+    from ihcube.reconfigure import best_configuration
+
+    settings = Settings.from_env()
+    if not settings.reconfigurable:
+        return
+    n = settings.nodes
+    fabric = VerilogFabric(dut, settings, eject_ready=0.7, seed=settings.seed)
+    await fabric.reset()
+    rng = random.Random(settings.seed)
+    before = random_traffic(n, 8 * n, rng, spread=2 * n)
+    for src, request in before:
+        fabric.send(src, request)
+    await fabric.run(3 * n)  # stops with messages in flight
+    reset_at = fabric.cycle
+    marks = len(fabric.injected), len(fabric.hops), len(fabric.deliveries)
+    owed = set()
+    for _, node, request in fabric.injected:
+        if request.kind == Kind.BROADCAST:
+            owed |= {(request.payload, x) for x in range(n) if x != node}
+        elif request.dest < n:
+            owed.add((request.payload, request.dest))
+    got = [(delivery.message.payload, delivery.node) for delivery in fabric.deliveries]
+    assert owed, "no message was taken before the fault"
+    _fail_if([f"{pair} delivered twice" for pair in set(got) if got.count(pair) > 1]
+             + [f"{pair} delivered where it is not owed" for pair in set(got) - owed],
+             "the messages taken before the fault")
+
+    await fabric.fault_reset()
+    # A router whose failure moves the logical addresses (a mask other than 0), if any.
+    moving = [q for q in range(n) if best_configuration(n, [q]).mask]
+    failed = rng.choice(moving or range(n))
+    best = best_configuration(n, [failed])
+    active, mask = best.active_nodes, best.mask
+    assert await _load(dut, fabric, (active, mask)), \
+        f"configuration {(active, mask)} not taken in the first cycle after the reset"
+    await ReadOnly()
+    addresses = [int(getattr(dut, f"logical_address__{k}").value) for k in range(n)]
+    assert addresses == [k ^ mask for k in range(n)], addresses
+    assert failed ^ mask >= active, f"router {failed} failed but is active"
+    await RisingEdge(dut.clk)
+    fabric.cycle += 1
+
+    after = random_traffic(active, 8 * active, rng, spread=4 * active)
+    expected = 0
+    for src, request in after:
+        fabric.send(src ^ mask, dataclasses.replace(request, at=request.at + fabric.cycle,
+                                                    payload=request.payload + 1000))
+        expected += active - 1 if request.kind == Kind.BROADCAST else int(request.dest < active)
+    finished = await fabric.run(400 * active, expected_deliveries=expected)
+    assert finished, f"after the fault: {fabric.status()}"
+    late = [delivery for delivery in fabric.deliveries[marks[2]:]
+            if delivery.message.payload < 1000]
+    _fail_if([f"{delivery} after the reset at cycle {reset_at}" for delivery in late],
+             "the messages taken before the fault")
+    injected = [(cycle, node ^ mask, request)
+                for cycle, node, request in fabric.injected[marks[0]:]]
+    hops = [dataclasses.replace(hop, node=hop.node ^ mask) for hop in fabric.hops[marks[1]:]]
+    deliveries = [dataclasses.replace(delivery, node=delivery.node ^ mask)
+                  for delivery in fabric.deliveries[marks[2]:]]
+    _fail_if(check_run(active, injected, hops, deliveries, settings.order),
+             f"{active} active nodes under mask {mask}, after the fault of router {failed}")
 
 
 @cocotb.test()

@@ -55,10 +55,19 @@ class FabricCheck(Elaboratable):
         ``stop``), and never after; the tagged message must have reached all its PEs
         ``drain`` cycles after that: every message is delivered once injection stops,
         whenever it stops (the stress campaign's drain).
+    fabric : callable
+        The fabric class (:class:`~ihcube.rtl.Fabric`); negative controls pass broken ones.
+
+    A reconfigurable spec's configuration port is free too: the environment offers any
+    configuration in any cycle, and the tagged message must reach exactly the routers it is
+    for in the logical addresses of the configuration that held when it was taken (its
+    logical ``dest``, or every active router but its origin; nobody if its origin is not
+    active), with its logical ``src`` and ``dest``: every configuration, and every sequence
+    of them, at once.
     """
 
     def __init__(self, spec, *, router=Router, bound=None, eject_ready="always", covers=False,
-                 tight=False, drain=None):
+                 tight=False, drain=None, fabric=Fabric):
         if not spec.packet or spec.ports != 1:
             raise ValueError(f"The fabric check is of a packet fabric with one PE port, not "
                              f"{spec!r}")
@@ -70,7 +79,7 @@ class FabricCheck(Elaboratable):
         self.eject_ready = eject_ready
         self.covers = covers
         self.tight = tight
-        self.fabric = Fabric(spec, router=router)
+        self.fabric = fabric(spec, router=router)
         self.tag = Signal(spec.payload_width, name="tag")
         stop = [self.stop] if drain is not None else []
         self.ports = [ClockSignal(), self.tag, *stop, *free_inputs(self.fabric)]
@@ -105,16 +114,22 @@ class FabricCheck(Elaboratable):
         # broadcast (Katseff, Theorems 3 and 4).
         everyone = (1 << n) - 1
         expect = Signal(n)
-        with m.If(t_kind == Kind.UNICAST):
-            with m.Switch(t_dest):
-                for d in range(n):
-                    with m.Case(d):
-                        m.d.comb += expect.eq(1 << d)
-        with m.Else():
-            with m.Switch(t_src):
-                for s in range(n):
-                    with m.Case(s):
-                        m.d.comb += expect.eq(everyone & ~(1 << s))
+        # A reconfigurable fabric: the same, in logical addresses over the configuration that
+        # held when it was taken (any sequence of configurations the environment offers).
+        t_mask = Signal.like(fabric.mask) if self.spec.reconfigurable else 0
+        if self.spec.reconfigurable:
+            self._configured_expect(m, fabric, entering, t_src, t_dest, t_kind, t_mask, expect)
+        else:
+            with m.If(t_kind == Kind.UNICAST):
+                with m.Switch(t_dest):
+                    for d in range(n):
+                        with m.Case(d):
+                            m.d.comb += expect.eq(1 << d)
+            with m.Else():
+                with m.Switch(t_src):
+                    for s in range(n):
+                        with m.Case(s):
+                            m.d.comb += expect.eq(everyone & ~(1 << s))
 
         got = Signal(n)
         arriving = Signal(n)
@@ -123,7 +138,7 @@ class FabricCheck(Elaboratable):
             m.d.comb += arriving[x].eq(port.valid & port.ready & (out.payload == tag))
             # A delivered message's dest is the node that takes it, its travel 0 (the eject
             # port drives them; for the unicast that may arrive, x is its dest).
-            same = ((out.dest == x) & (out.travel == 0) & (out.src == t_src)
+            same = ((out.dest == x ^ t_mask) & (out.travel == 0) & (out.src == t_src ^ t_mask)
                     & (out.kind == t_kind))
             m.d.comb += [
                 Assert(~arriving[x] | tag_seen,
@@ -157,7 +172,7 @@ class FabricCheck(Elaboratable):
                                f"the tagged message is not delivered {self.drain} cycles after "
                                f"injection stopped")
 
-        if self.covers:
+        if self.covers and not self.spec.reconfigurable:
             # A unicast over the longest path, a complete broadcast, and (if tight) a delivery
             # that takes exactly the bound (the cycle after the last delivery has age bound + 1).
             far = max(((s, d) for s in range(n) for d in range(n)),
@@ -176,3 +191,21 @@ class FabricCheck(Elaboratable):
                 m.d.comb += Cover(complete & last_arrival & (age == self.bound + 1),
                                   f"a delivery that takes the whole bound, {self.bound} cycles")
         return m
+
+    def _configured_expect(self, m, fabric, entering, t_src, t_dest, t_kind, t_mask, expect):
+        """Set ``expect`` for a reconfigurable fabric: the configuration ``(active_nodes,
+        mask)`` that holds when the tagged message is taken is recorded (``t_mask``); a
+        message from a router whose logical address is not active is refused, a unicast goes
+        to the router of its logical ``dest`` if that is active, a broadcast to every active
+        router but its origin."""
+        n = self.n
+        t_active = Signal.like(fabric.active_nodes)
+        with m.If(Cat(entering).any()):
+            m.d.sync += [t_active.eq(fabric.active_nodes), t_mask.eq(fabric.mask)]
+        origin_active = (t_src ^ t_mask) < t_active
+        for x in range(n):
+            logical = t_mask ^ x
+            unicast = (logical == t_dest) & (t_dest < t_active)
+            broadcast = (logical < t_active) & (t_src != x)
+            m.d.comb += expect[x].eq(origin_active & Mux(t_kind == Kind.UNICAST, unicast,
+                                                         broadcast))

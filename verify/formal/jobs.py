@@ -1,8 +1,10 @@
 """The catalogue of formal jobs: what ``ihcube formal`` runs, and the fast subset CI runs."""
 
 from ... import topology
+from ...rtl import Fabric
 from ...spec import FabricSpec, Packet, Stages
 from ..faults import WORMHOLE_FAULTS, faulty_router, wormhole_buffer_fault_router
+from .configured_router_check import ConfiguredRouterCheck
 from .fabric_check import FabricCheck
 from .router_check import RouterCheck
 from .runner import Job
@@ -11,7 +13,7 @@ from .wormhole_check import WormholeRouterCheck
 __all__ = ["FABRIC_CHECKS", "FABRIC_PROOFS", "FABRIC_DRAINS", "DRAIN_DEPTH",
            "STAGED_FABRIC_DRAINS", "STAGED_FABRIC_PROOFS", "STAGED_FABRIC_CHECKS",
            "STAGED_ROUTER_PROOFS", "PIPELINED_ROUTER_PROOFS", "PIPELINED_FABRIC_PROOFS",
-           "PIPELINED_FABRIC_DRAINS", "jobs", "fast_jobs"]
+           "PIPELINED_FABRIC_DRAINS", "RECONFIGURABLE_FABRIC_PROOFS", "jobs", "fast_jobs"]
 
 
 #: The payload bits of the checked routers' and fabrics' messages: enough to tell the tagged
@@ -27,6 +29,14 @@ def _router(n, node, depth=1, order=topology.MSB_FIRST, stages=NO_STAGES, **opti
     return lambda: RouterCheck(spec, node, **options)
 
 
+def _configured_router(n, node, depth=1, **options):
+    """A :class:`ConfiguredRouterCheck` of the router of ``node`` in the reconfigurable
+    fabric of ``n`` routers: every configuration at once."""
+    spec = FabricSpec(n, ROUTER_PAYLOAD_WIDTH, topology.MSB_FIRST, Packet(depth),
+                      reconfigurable=True)
+    return lambda: ConfiguredRouterCheck(spec, node, **options)
+
+
 def _wormhole(n, node, **kwargs):
     return lambda: WormholeRouterCheck(n, node, **kwargs)
 
@@ -40,10 +50,23 @@ def _wormhole_buffer(fault, first=1):
     return wormhole_buffer_fault_router(fault, first=first, once=True)
 
 
-def _fabric(n, order=topology.MSB_FIRST, stages=NO_STAGES, **options):
+def _fabric(n, order=topology.MSB_FIRST, stages=NO_STAGES, reconfigurable=False, **options):
     """A :class:`FabricCheck` of the fabric of these parameters (buffers of one message)."""
-    spec = FabricSpec(n, FABRIC_PAYLOAD_WIDTH, order, Packet(stages=stages))
+    spec = FabricSpec(n, FABRIC_PAYLOAD_WIDTH, order, Packet(stages=stages),
+                      reconfigurable=reconfigurable)
     return lambda: FabricCheck(spec, **options)
+
+
+class _LoadsWithoutTheDrain(Fabric):
+    """A reconfigurable fabric that takes a configuration in any cycle (the interlock
+    cleared): a message in flight then sees two configurations."""
+    drain_before_load = False
+
+
+#: The reconfigurable fabric's safety proofs by PDR (``n``, in the fast subset): its
+#: configuration port free too, so every configuration and every sequence of them at once
+#: (:class:`FabricCheck`). n = 3 takes 6 s, n = 4 14 s.
+RECONFIGURABLE_FABRIC_PROOFS = ((3, True), (4, False))
 
 
 #: The fabric delivery BMCs: ``n: (depth, bound, tight, engine)``. ``depth`` is the BMC depth
@@ -176,6 +199,10 @@ def jobs():
     for n, (drain, engine) in STAGED_FABRIC_DRAINS.items():
         fabric.append(Job(f"fabric_n{n}_s1_drain", _fabric(n, drain=drain, stages=S1),
                           "bmc", DRAIN_DEPTH, engine=engine, fast=n == 3, slow=n >= 4))
+    for n, fast in RECONFIGURABLE_FABRIC_PROOFS:
+        fabric.append(Job(f"fabric_n{n}_reconf_proof", _fabric(n, eject_ready="free",
+                                                               reconfigurable=True),
+                          "prove", 0, engine="abc pdr", fast=fast))
     for stages, n in PIPELINED_FABRIC_PROOFS:
         fabric.append(Job(f"fabric_n{n}_{_stages_name(stages)}_proof",
                           _fabric(n, eject_ready="free", stages=stages), "prove", 0,
@@ -209,6 +236,12 @@ def jobs():
         Job("router_n6_node1_d2", _router(6, 1, 2), "prove", 2, fast=True),
         Job("router_n6_node1_d1_lsb", _router(6, 1, order=topology.LSB_FIRST), "prove", 2),
         Job("router_n6_node2_strap_as_3", _router(6, 2, strap_as=3), "prove", 2),
+        # A reconfigurable router, its active node count and mask free (held, fitting):
+        # every configuration at once, in logical addresses (configured_router_check.py).
+        Job("router_reconf_n5_node4_d1", _configured_router(5, 4), "prove", 2, fast=True),
+        Job("router_reconf_n6_node1_d1", _configured_router(6, 1), "prove", 2),
+        Job("router_reconf_n6_node1_d2", _configured_router(6, 1, 2), "prove", 2),
+        Job("router_reconf_n8_node3_d1", _configured_router(8, 3), "prove", 2),
         # Outputs always ready: every copy has left within depth * (k + 1) cycles. Not
         # inductive below k = bound (the round-robin pointers carry no invariant).
         Job("router_fair_n3_node0_d1", _router(3, 0, outputs_ready=True), "prove", 3),
@@ -275,6 +308,15 @@ def jobs():
             "known-dest-one-too-many")), "prove", 4, expect="FAIL"),
         Job("neg_router_complete_cube", _router(5, 3, router=faulty_router("complete-cube")),
             "prove", 4, expect="FAIL"),
+        # The reconfigurable router's check: routers that ignore the mask, break the travel
+        # vector, drop a message.
+        Job("neg_router_reconf_stale_address", _configured_router(
+            6, 1, router=faulty_router("stale-address")), "prove", 4, expect="FAIL"),
+        Job("neg_router_reconf_travel", _configured_router(
+            6, 1, router=faulty_router("broken-travel")), "prove", 4, expect="FAIL"),
+        Job("neg_router_reconf_drop", _configured_router(
+            5, 4, router=faulty_router("dropping-buffer")), "prove", 4, expect="FAIL",
+            fast=True),
         Job("neg_router_s1_relay_duplicate", _router(5, 4, router=faulty_router(
             "duplicating-relay"), stages=S1), "prove", 6, expect="FAIL", fast=True),
         Job("neg_router_s1_relay_drop", _router(6, 1, router=faulty_router("dropping-relay"),
@@ -346,6 +388,15 @@ def jobs():
         Job("neg_fabric_bound", _fabric(3, bound=11), "bmc", 20, expect="FAIL"),
         Job("neg_fabric_drain", _fabric(3, drain=FABRIC_DRAINS[3][0] - 1), "bmc", DRAIN_DEPTH,
             expect="FAIL", engine="abc bmc3", fast=True),
+        # The reconfigurable fabric's proof on a fabric that loads with messages in flight,
+        # and on routers that ignore the mask.
+        Job("neg_fabric_n3_reconf_no_drain", _fabric(3, eject_ready="free", reconfigurable=True,
+                                                     fabric=_LoadsWithoutTheDrain),
+            "prove", 0, expect="FAIL", engine="abc pdr"),
+        Job("neg_fabric_n3_reconf_stale_address",
+            _fabric(3, eject_ready="free", reconfigurable=True,
+                    router=faulty_router("stale-address")),
+            "prove", 0, expect="FAIL", engine="abc pdr"),
         # The wormhole router's check on broken parts (faults.py): flit buffers that drop,
         # repeat or swap a flit (the first write or read, so that a short base case reaches it),
         # an allocator whose tail does not release, one whose grant does not reserve.
