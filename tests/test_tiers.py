@@ -5,6 +5,7 @@ RTL, a formal job and a cocotb run among them; ``make test`` must run every test
 hold but the opt-in ``long`` ones; and no tier may hang on an environment variable.
 """
 
+import os
 import pathlib
 import re
 import subprocess
@@ -97,3 +98,23 @@ def test_no_tier_is_an_environment_variable():
     """The tiers are markers: no test reads an ``IHCUBE_*LOCKSTEP`` variable any more."""
     for path in TESTS.glob("*.py"):
         assert not re.search(r"IHCUBE_\w*LOCKSTEP", path.read_text()), path.name
+
+
+_CALLS = []
+
+
+@shared
+def _counted(nodes, depth=1):
+    """A shared function that counts its runs (in this process: the run's cache file keeps
+    the result for the other workers)."""
+    _CALLS.append((nodes, depth))
+    return nodes * depth
+
+
+def test_shared_runs_once_however_the_call_is_spelt():
+    """Positional, keyword and default spellings of one call share one run (the lockstep
+    tests ask for their RTL record in several spellings); another call runs again."""
+    key = os.getpid()  # a value no other worker asks for, so this process runs it
+    assert _counted(key) == _counted(key, 1) == _counted(nodes=key, depth=1) == key
+    assert _CALLS.count((key, 1)) == 1
+    assert _counted(key, 2) == 2 * key and _CALLS.count((key, 2)) == 1

@@ -4,6 +4,7 @@ slow, and sharing a costly simulation among the tests and xdist workers of a run
 import fcntl
 import functools
 import hashlib
+import inspect
 import pickle
 
 import pytest
@@ -37,11 +38,14 @@ def shared(function):
     meanwhile waits for it, and the others read its result. The arguments must have stable
     ``repr`` s (classes do: their qualified names) and the result must pickle.
     """
+    signature = inspect.signature(function)
+
     @functools.cache
-    def cached(*args, **kwargs):
+    def run(args, keywords):
+        kwargs = dict(keywords)
         if FOLDER is None:  # not under pytest
             return function(*args, **kwargs)
-        key = repr((function.__module__, function.__qualname__, args, sorted(kwargs.items())))
+        key = repr((function.__module__, function.__qualname__, args, keywords))
         path = FOLDER / hashlib.sha256(key.encode()).hexdigest()
         with open(path.with_suffix(".lock"), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -52,4 +56,12 @@ def shared(function):
             partial.write_bytes(pickle.dumps(result))
             partial.rename(path)
             return result
+
+    @functools.wraps(function)
+    def cached(*args, **kwargs):
+        # One key for one call however it is spelt: positional or keyword, defaults given or
+        # left out.
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return run(bound.args, tuple(sorted(bound.kwargs.items())))
     return cached

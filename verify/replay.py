@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .. import topology
 from ..generate import fabric_verilog
-from ..rtl import inject_layout, message_layout
+from ..rtl import Kind, inject_layout, message_layout
 from ..spec import as_spec
 
 __all__ = ["replay"]
@@ -105,6 +105,16 @@ def _testbench(spec, top, links, inject_width, eject_width, cycles, counts):
     return "\n".join(lines)
 
 
+def _bits(layout, **fields):
+    """The bits of a value of the struct ``layout`` with these ``fields`` (plain integers),
+    as ``layout.const(fields)`` gives them, without building a constant for each request."""
+    bits = 0
+    for name, value in fields.items():
+        field = layout[name]
+        bits |= (value & ((1 << field.width) - 1)) << field.offset
+    return bits
+
+
 def replay(spec, requests, eject_ready, router=None, folder=None):
     """Run ``requests`` (``(node, Request)`` pairs in queue order) on the emitted Verilog of
     the packet fabric ``spec`` for ``len(eject_ready)`` cycles, each eject port accepting as
@@ -141,9 +151,9 @@ def replay(spec, requests, eject_ready, router=None, folder=None):
         work.mkdir(parents=True, exist_ok=True)
         (work / "fabric.v").write_text(text)
         (work / "replay_tb.v").write_text(bench)
-        given = ({"dest": r.dest, "kind": r.kind, "payload": r.payload} for _, r in order)
         (work / "requests.hex").write_text("".join(
-            f"{injected.const(value).as_value().value:x}\n" for value in given) or "0\n")
+            f"{_bits(injected, dest=r.dest, kind=Kind(r.kind).value, payload=r.payload):x}\n"
+            for _, r in order) or "0\n")
         (work / "request_cycles.hex").write_text("".join(f"{r.at:x}\n" for _, r in order)
                                                  or "0\n")
         (work / "eject_ready.hex").write_text("".join(
