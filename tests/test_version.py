@@ -160,6 +160,23 @@ def test_a_new_version_needs_its_changelog_entry_and_its_digests():
     assert problems(changed, moved, "0.2.1", "## 0.2.1\n" + CHANGELOG) == []
 
 
+@pytest.mark.slow
+def test_a_broken_router_fails_the_recorded_digests():
+    """Negative control through the generator: the 5-node fabric built with a broken router
+    (one that corrupts payloads, :mod:`ihcube.verify.faults`) is not the design recorded for
+    the version."""
+    from ihcube import version
+    from ihcube.digest import design_digest
+    from ihcube.generate import fabric_verilog
+    from ihcube.spec import FabricSpec
+    from ihcube.verify.faults import faulty_router
+    spec = FabricSpec(5)
+    broken = {spec.name: design_digest(fabric_verilog(spec, router=faulty_router("corrupting-buffer")))}
+    found = problems(broken, load(), version(), (ROOT / "CHANGELOG.md").read_text())
+    assert len(found) == 1 and found[0].startswith("the generated design of ihcube_n5_w32 is "
+                                                   "not the one recorded")
+
+
 def test_a_version_with_the_same_design_needs_no_new_digests():
     """A release that leaves the Verilog alone (a new option, say) moves the version and the
     changelog only; a configuration added to the list joins the newest digests."""
