@@ -171,7 +171,8 @@ def test_a_broken_router_fails_the_recorded_digests():
     from ihcube.spec import FabricSpec
     from ihcube.verify.faults import faulty_router
     spec = FabricSpec(5)
-    broken = {spec.name: design_digest(fabric_verilog(spec, router=faulty_router("corrupting-buffer")))}
+    router = faulty_router("corrupting-buffer")
+    broken = {spec.name: design_digest(fabric_verilog(spec, router=router))}
     found = problems(broken, load(), version(), (ROOT / "CHANGELOG.md").read_text())
     assert len(found) == 1 and found[0].startswith("the generated design of ihcube_n5_w32 is "
                                                    "not the one recorded")
