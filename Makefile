@@ -60,7 +60,7 @@ BASE   := $(VENV)/.installed-base
 STAMP  := $(VENV)/.installed
 
 .PHONY: reconfigure reconfiguration
-.PHONY: help verilog test check test-long system-tools bench cocotb lint deadlock formal sweep sweep-full sweep-wormhole saturation saturation-wormhole collectives analysis clean synth bitstream synth-table stress stress-campaign stress-campaign-wormhole bench-model bench-wormhole results
+.PHONY: help verilog test check test-long system-tools bench cocotb lint deadlock formal sweep sweep-full sweep-wormhole saturation saturation-wormhole collectives analysis clean synth bitstream synth-table stress stress-campaign stress-campaign-wormhole bench-model bench-wormhole results design-digests
 
 help:
 	@echo "make verilog N=26 [W=32 DEPTH=1 ORDER=msb PORTS=1]  write gen/ihcube_n<N>_w<W>.v (_p<P> if PORTS>1)"
@@ -106,6 +106,7 @@ help:
 	@echo "make reconfigure N=1024 FAULTY=3,17,200     the configuration that keeps the most healthy nodes, and the largest fault-free subcube"
 	@echo "make reconfiguration                        reconfigured cube vs largest subcube, 1024 nodes, 1..32 faults (half a minute): results/reconfiguration.*"
 	@echo "make results                               which results/ files today's code would make otherwise, and how to remake each"
+	@echo "make design-digests                        record the generated designs' digests under the version: CHANGELOG.md"
 	@echo "make formal                                 SymbiYosys: router proofs; fabrics n = 3..6 proved safe (PDR), delivery BMC"
 
 $(BIN)/python:
@@ -239,6 +240,10 @@ synth-table: $(STAMP)
 
 results: $(STAMP)
 	@$(BIN)/ihcube results --folder results
+
+# The design digests of tests/test_version.py's configurations, under the version (CHANGELOG.md).
+design-digests: $(STAMP)
+	@$(BIN)/python tests/test_version.py
 
 clean:
 	rm -rf gen/*.v gen/*.core gen/*.vlt .pytest_cache

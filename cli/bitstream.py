@@ -38,7 +38,6 @@ def _bitstream(args):
     from ..boards.selftest import check_selftest_spec
     from ..boards.traffic import check_selftest_payload_width
     board = checked(build.check_board, args.board)
-    synth_opts, placer, out = build_options(args)
     spec = fabric_spec(args)
     require(spec, spec.interface == "native",
             "ihcube bitstream builds the Amaranth fabric, whose ports are native; the "
@@ -52,6 +51,7 @@ def _bitstream(args):
         except ValueError:
             raise UsageError(f"Clock must be a number of MHz, not {args.clock_mhz!r}") from None
         checked(build.check_clock, board, clock_mhz)
+    synth_opts, placer, out = build_options(args)  # the output directory made last
     with one_build_at_a_time():
         figures = build.bitstream(board, spec, out=out, synth_opts=synth_opts, placer=placer,
                                   clock_mhz=clock_mhz)

@@ -38,7 +38,6 @@ def _parser():
 def _synth(args):
     from ..boards import build
     family = checked(build.check_family, args.family)
-    synth_opts, placer, out = build_options(args)
     spec = fabric_spec(args)
     require(spec, spec.interface == "native",
             "ihcube synth builds the Amaranth fabric, whose ports are native; the "
@@ -49,10 +48,11 @@ def _synth(args):
         checked(topology.check_node, spec.nodes, router, "Router node")
     require(spec, not args.strapped or router is not None and spec.packet,
             "--strapped builds one packet router: give --router NODE")
+    minutes = pnr_minutes(args)
+    synth_opts, placer, out = build_options(args)  # the output directory made last
     with one_build_at_a_time():
         figures = build.synth(spec, family, out=out, synth_opts=synth_opts, router=router,
-                              placer=placer, strapped=args.strapped,
-                              pnr_minutes=pnr_minutes(args))
+                              placer=placer, strapped=args.strapped, pnr_minutes=minutes)
     print(build.summary(figures))
     return 0 if figures["fits"] else 1
 

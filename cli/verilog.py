@@ -10,7 +10,13 @@ verilog N=26 SWITCHING=wormhole VCS=3 FLITS=20``), writes ``<out>/<name>.v``, na
 one line; with ``--fusesoc`` also a FuseSoC core beside it (:func:`ihcube.fusesoc.write_core`),
 and a second line. Amaranth loads only once the options are checked. A generation that takes
 more than :data:`PROGRESS_AFTER` seconds (thousands of nodes) shows its progress, the modules
-converted, on standard error; standard output has only those lines.
+converted, on standard error; standard output has only those lines. The line says the
+design digest the file's header records (:mod:`ihcube.digest`).
+
+``ihcube verilog --check FILE`` writes nothing: it checks that the text of ``FILE`` below its
+header gives the design digest the header records (status 0, one line; 1 if not: the file
+was changed after it was written); with the fabric options too (``--nodes N ...``) it also
+checks that this ihcube writes that design for them.
 """
 
 import sys
@@ -27,36 +33,101 @@ PROGRESS_AFTER = 5.0
 
 def _parser():
     parser = command_parser(NAME, __doc__)
-    add_fabric_options(parser)
-    parser.add_argument("--out", "-o", default="gen", metavar="DIR",
+    add_fabric_options(parser, nodes_required=False)
+    parser.add_argument("--out", "-o", default=None, metavar="DIR",
                         help="directory to write into (default gen)")
     parser.add_argument("--fusesoc", action="store_true",
                         help="also write a FuseSoC core, <name>.core, and its Verilator "
                              "waivers, <name>.vlt, beside the Verilog (docs/fusesoc.md)")
+    parser.add_argument("--check", metavar="FILE",
+                        help="write nothing; check that FILE's text gives the design digest "
+                             "its header records, and with --nodes that this ihcube writes "
+                             "that design for the fabric options")
     return parser
 
 
 def _verilog(args):
+    if args.check is not None:
+        return _check(args)
+    if args.nodes is None:
+        raise UsageError("the following arguments are required: --nodes/-n")
     spec = fabric_spec(args)
-    check_out(args.out)
+    out = "gen" if args.out is None else args.out
+    check_out(out)
     from ..generate import OutputError, write_fabric  # Amaranth loads only when needed
     try:
         # Checks the folder first, writes a temporary file and renames it: a failed write
         # leaves nothing half-written under the final name.
-        path, size = write_fabric(args.out, spec, progress=progress())
+        path, size = write_fabric(out, spec, progress=progress())
     except (ValueError, OutputError) as error:  # e.g. a routing that can deadlock
         raise UsageError(str(error)) from None
-    print(f"wrote {path} ({describe(spec)}, {size:,} bytes)")
+    from ..digest import read_header, recorded_digest
+    print(f"wrote {path} ({describe(spec)}, {size:,} bytes, design digest "
+          f"{recorded_digest(read_header(path))})")
     if args.fusesoc:
         from ..fusesoc import core_name, write_core
         from .. import version
         try:
-            core = write_core(args.out, spec)
+            core = write_core(out, spec)
         except OSError as error:
-            raise UsageError(f"cannot write the FuseSoC core into {args.out!r}: "
+            raise UsageError(f"cannot write the FuseSoC core into {out!r}: "
                              f"{error.strerror}") from None
         print(f"wrote {core} (FuseSoC core {core_name(spec, version())}, with "
               f"{core.with_suffix('.vlt').name})")
+
+
+def _check(args):
+    """``--check FILE``: the file's design digest against its header's, and with ``--nodes``
+    against the design this ihcube writes for the fabric options; the exit status."""
+    from ..spec import OPTIONS
+    if args.out is not None or args.fusesoc:
+        raise UsageError("--check writes nothing: leave out --out and --fusesoc")
+    spec = None
+    if args.nodes is not None:
+        spec = fabric_spec(args)
+    else:
+        given = [option.flag for option in OPTIONS
+                 if getattr(args, option.dest) not in (None, False, option.default)]
+        if given:
+            raise UsageError(f"--check compares FILE with the fabric of the options only with "
+                             f"--nodes: give --nodes, or leave out {', '.join(given)}")
+    try:
+        with open(args.check, "rb") as file:
+            text = file.read().decode()
+    except OSError as error:
+        raise UsageError(f"cannot read {args.check!r}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{args.check!r} is not a Verilog file ihcube wrote: it is not "
+                         f"UTF-8 text") from None
+    from ..digest import check, design_digest, recorded_digest
+    try:
+        recorded = recorded_digest(text)
+    except ValueError:
+        recorded = None
+    if recorded is None:
+        raise UsageError(f"{args.check!r} has no design digest in a header: not a Verilog file "
+                         f"written by ihcube 0.2.0 or later")
+    try:
+        digest = check(text)
+    except ValueError as error:
+        print(f"{args.check}: {error}")
+        return 1
+    line = f"{args.check}: design digest {digest}, as its header records"
+    if spec is None:
+        print(line)
+        return 0
+    from .. import version
+    from ..generate import fabric_verilog
+    try:
+        written = design_digest(fabric_verilog(spec, progress=progress()))
+    except ValueError as error:  # e.g. a routing that can deadlock
+        raise UsageError(str(error)) from None
+    if written != digest:
+        print(f"{line}; but ihcube {version()} writes {spec.name} ({describe(spec)}) with "
+              f"design digest {written}")
+        return 1
+    print(f"{line}, and as ihcube {version()} writes {spec.name} ({describe(spec)})")
+    return 0
 
 
 def progress():

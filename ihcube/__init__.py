@@ -12,7 +12,8 @@ folder             package           what lives there
                                      onward links; :mod:`.deadlock`: channel dependency
                                      graphs), parameter checks (:mod:`.params`), optional
                                      installs (:mod:`.extras`), the Verilog generator
-                                     (:mod:`.generate`)
+                                     (:mod:`.generate`) and its design digest
+                                     (:mod:`.digest`)
 ``rtl/``           ``ihcube.rtl``    the Amaranth components: message, buffer, arbiter, route
                                      select, router, fabric
 ``sim/``           ``ihcube.sim``    the cycle-exact fast model, traffic patterns, sweeps,

@@ -17,6 +17,7 @@ from amaranth.lib.wiring import In, Out
 
 from . import topology
 from .axis import NATIVE, axis_header, axis_verilog
+from .digest import with_digest
 from .modes import mode_of
 from .params import PACKET, check_fabric_payload_width, check_ports
 from .rtl.fabric import fabric_signature, link_ends
@@ -65,6 +66,10 @@ def fabric_verilog(spec, *args, router=None, progress=None, **keywords):
     (``router(spec, node, strap=True)``; the spec's mode's router if None); the tests pass
     broken variants. ``progress``, if given, is called as ``progress(done, total)`` after each
     module is converted (the distinct routers, then the fabric: ``total`` steps in all).
+
+    The text starts with a comment, the header: the version that wrote it, the parameters,
+    and the design digest of the rest of the text (:mod:`ihcube.digest`), which identifies
+    the circuit whatever the version.
     """
     from . import version
     spec = fabric_spec(spec, *args, **keywords)
@@ -100,7 +105,8 @@ def fabric_verilog(spec, *args, router=None, progress=None, **keywords):
         texts.append(text)
     if progress is not None:
         progress(total, total)
-    return axis_header(spec, mode.header(spec, version())) + "".join(texts)
+    body = "".join(texts)
+    return with_digest(axis_header(spec, mode.header(spec, version())), body) + body
 
 
 def router_modules(top, n, order=topology.MSB_FIRST):
@@ -111,11 +117,12 @@ def router_modules(top, n, order=topology.MSB_FIRST):
 
 def header(spec, *args, **keywords):
     """The comment at the head of the generated file of ``spec`` (or of the keyword form of
-    :func:`fabric_name`): what made it, from which parameters, and where its ports are
+    :func:`fabric_name`) but its last line, the design digest, which needs the whole text
+    (:func:`fabric_verilog`): what made it, from which parameters, and where its ports are
     described (the same for the same parameters and version)."""
     from . import version
     spec = fabric_spec(spec, *args, **keywords)
-    return mode_of(spec).header(spec, version())
+    return axis_header(spec, mode_of(spec).header(spec, version()))
 
 
 #: What each port of the fabric is for, by its name with the node number replaced by ``k``.

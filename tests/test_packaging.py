@@ -10,6 +10,7 @@ the project itself: ``ihcube`` comes from the wheel alone.
 
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -77,6 +78,20 @@ def test_the_installed_package_is_the_wheel_not_the_source_tree(installed, tmp_p
                             "import ihcube.verify.lint as m; print(m.WAIVERS)"],
                            cwd=tmp_path, capture_output=True, text=True, check=True).stdout
     assert str(ROOT) not in where and "site-packages" in where
+
+
+@pytest.mark.slow
+def test_the_wheel_knows_its_version_without_git(installed, tmp_path):
+    """The wheel, built from a copy without ``.git``, has pyproject.toml's version: in
+    ``--version`` and in the header of what it writes, which ``--check`` accepts."""
+    _, bin_dir = installed
+    version = re.search(r'^version = "([^"]+)"$', (ROOT / "pyproject.toml").read_text(),
+                        re.M).group(1)
+    assert run(bin_dir, tmp_path, "--version").stdout == f"ihcube {version}\n"
+    assert run(bin_dir, tmp_path, "verilog", "--nodes", "2", "--out", ".").returncode == 0
+    assert f"written by ihcube {version}." in (tmp_path / "ihcube_n2_w32.v").read_text()
+    result = run(bin_dir, tmp_path, "verilog", "--check", "ihcube_n2_w32.v", "--nodes", "2")
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 @pytest.mark.slow

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from ihcube import generate, version
+from ihcube.digest import design_digest
 from ihcube.cli import main
 from tiers import slow_unless
 
@@ -72,10 +73,17 @@ def test_the_table_with_several_pe_ports(capsys):
 
 def test_the_header_names_version_and_parameters():
     text = generate.fabric_verilog(5, 16, 2, "lsb")
-    head = text.split("*/", 1)[0]
+    head = text.split(" */\n", 1)[0]
     assert f"written by ihcube {version()}" in head
     assert "nodes 5, payload width 16 bits, buffer depth 2, routing order lsb" in head
     assert "ihcube_n5_w16_d2_lsb" in head
+    # The last line, the design digest of what follows (tests/test_digest.py), says what it
+    # covers and how to check it.
+    assert head.splitlines()[-1] == (
+        f" * Design digest: {design_digest(text)} (the first 16 hex digits of the SHA-256 of "
+        f"the text below this comment: the same digest, the same circuit, whatever the "
+        f"version; `ihcube verilog --check FILE` checks it).")
+    assert generate.header(5, 16, 2, "lsb") == "\n".join(head.splitlines()[:-1]) + "\n */\n"
 
 
 @pytest.mark.parametrize("n, flit_width", slow_unless([(2, 8), (5, 6), (5, 32)],
