@@ -10,7 +10,7 @@ from amaranth.lib.wiring import In, Out
 from .. import topology
 from ..params import head_fields
 from ..spec import as_wormhole_spec
-from .arbiter import RoundRobinArbiter
+from .prefix_arbiter import PrefixArbiter
 from .flit import eject_signature, flit_layout, inject_signature, link_signature, routing_layout
 from .broadcast_buffer import BroadcastBuffer
 from .flit_buffer import FlitBuffer
@@ -78,7 +78,8 @@ class WormholeRouter(wiring.Component):
       moves whole); the eject port has one, so that the PE receives each message's flits
       together. A broadcast's branches are granted independently, as their channels free up,
       and each reads the broadcast buffer at its own pace: no branch waits for another.
-    - **Switch allocation.** Each output has a :class:`RoundRobinArbiter` over the input
+    - **Switch allocation.** Each output has a round-robin arbiter (:class:`PrefixArbiter`,
+      :class:`~ihcube.rtl.RoundRobinArbiter`'s function in fewer logic levels) over the input
       channels holding one of its channels that have a flit for it and room at the far end
       (``ready``). A tail frees the output channel it leaves on, in that cycle.
     - **Timing** (``docs/wormhole.md``): a head is routed and granted its channel in the cycle
@@ -122,7 +123,7 @@ class WormholeRouter(wiring.Component):
     flit_buffer = FlitBuffer
     broadcast_buffer = BroadcastBuffer
     vc_allocator = VcAllocator
-    arbiter = RoundRobinArbiter
+    arbiter = PrefixArbiter
     route_select = RouteSelect
     #: Where the header lies in a message's flits (:func:`ihcube.params.head_fields`).
     head_fields = staticmethod(head_fields)
