@@ -222,7 +222,7 @@ class WormholeRouter(wiring.Component):
             routed = Signal(name=f"routed{c}")
             if is_broadcast:
                 first = buffer.head
-                arrived = buffer.written != 0
+                arrived = ~buffer.idle  # a flip-flop: written != 0
             else:
                 first = buffer.r.payload
                 arrived = buffer.r.valid & first.head

@@ -462,6 +462,8 @@ class WormholeRouterCheck(Elaboratable):
             Assert(written <= L, f"{name}: written beyond the message"),
             Assert(~self._started | (bb.signal("room") == (written != L)),
                    f"{name}: room disagrees with what is written"),
+            Assert(bb.component.idle == (written == 0), f"{name}: idle disagrees with written"),
+            Assert(bb.signal("full") == (written == L), f"{name}: full disagrees with written"),
         ]
         shape = self.router.eject.payload.shape()
         for k in range(L):
@@ -472,6 +474,10 @@ class WormholeRouterCheck(Elaboratable):
         for b, read in enumerate(reads):
             m.d.comb += [
                 Assert(read <= written, f"{name}: branch {b} read beyond what was written"),
+                Assert((bb.signal(f"behind{b}") == (read < written))
+                       & (bb.signal(f"at_last{b}") == (read == L - 1))
+                       & (bb.signal(f"at_end{b}") == (read == L)),
+                       f"{name}: branch {b}'s flags disagree with its index"),
                 Assert((read == 0) | (routed & held[b]),
                        f"{name}: branch {b} read without its output"),
             ]
