@@ -364,6 +364,12 @@ class WormholeRouterCheck(Elaboratable):
         # theirs never stall), and a grant held across a stall is one live request.
         for o in range(local + 1):
             oname = f"out{self._dims[o]}" if o < local else "out_pe"
+            if o == local and router.eject_switch_is_the_holder:
+                # No arbiter: the grant is the request, so there must be one at most.
+                requests = probe.signal(f"{oname}_requests")
+                m.d.comb += Assert(popcount(requests) <= 1,
+                                   f"switch {oname}: two input channels have a flit for it")
+                continue
             arbiter = probe.sub(f"sa_{oname}")
             stalled = Signal(name=f"sa_{oname}_stalled")
             if o == local:
