@@ -1,6 +1,6 @@
 """The broadcast channel's buffer: one whole message, read by each branch at its own pace."""
 
-from amaranth.hdl import Array, Module, Signal
+from amaranth.hdl import Array, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -14,24 +14,27 @@ class BroadcastBuffer(wiring.Component):
     """Holds one broadcast of ``flits`` flits; each of ``branches`` outputs reads it whole.
 
     A broadcast enters only an ``idle`` buffer (its sender waits for that), so the buffer
-    never holds more than one message and flit ``k`` is entry ``k``. Each branch that ``want``
+    never holds more than one message and flit ``k`` is entry ``k``; it comes whole (its
+    sender's buffer or the router's injection counts its flits), flit 0 marked head and flit
+    ``flits - 1`` tail. Each branch that ``want``
     names reads the entries in order from its own index, as fast as its output lets it, never
     waiting for the other branches: a broadcast moves whole on each branch (virtual cut-through)
     and no branch holds a channel while another waits (``docs/wormhole.md``, "Broadcasts").
     When every wanted branch has read the last flit, the buffer empties.
 
-    The entries are a :class:`~amaranth.lib.memory.Memory` with one asynchronous read port per
-    branch, which Yosys maps to distributed RAM (a copy per branch): on ECP5 the router of node
-    0 of 26 at 16-bit flits and 3 virtual channels needs 5,767 LUTs for its six broadcast
-    buffers in flip-flops, each branch a 20-to-1 multiplexer of 18 bits (``docs/fpga.md``).
+    The entries' payloads are a :class:`~amaranth.lib.memory.Memory` with one asynchronous read
+    port per branch, which Yosys maps to distributed RAM (a copy per branch), their marks the
+    entry's number: on ECP5 the router of node 0 of 26 at 16-bit flits and 3 virtual channels
+    needs 5,767 LUTs for its six broadcast buffers in flip-flops, each branch a 20-to-1
+    multiplexer of 18 bits (``docs/fpga.md``).
     With ``registers`` they are flip-flops ``entry0``, ``entry1``, ..., which the formal
     check's invariants name (:mod:`ihcube.verify.formal.wormhole_check`); the two are the same
     cycle by cycle (``tests/test_broadcast_buffer.py``).
 
     Parameters
     ----------
-    layout : ShapeLike
-        Shape of a flit.
+    layout : StructLayout
+        A flit (:func:`~ihcube.rtl.flit.flit_layout`: ``payload``, ``head``, ``tail``).
     flits : int
         Flits per message.
     branches : int
@@ -94,41 +97,67 @@ class BroadcastBuffer(wiring.Component):
             m.d.comb += self.head.eq(entries[0])
             flit_at = [entries[index] for index in read]
         else:
-            storage = m.submodules.storage = Memory(shape=self._layout, depth=flits, init=[])
+            # Only the payload is stored: a whole message's marks are its flits' numbers (the
+            # head flit 0, the tail flit `flits - 1`), so each copy of the memory is two bits
+            # narrower (a 4-bit-wide distributed RAM fewer per 16 entries at 32- and 16-bit
+            # flits, one of three at 8).
+            payload = self._layout["payload"].shape
+            storage = m.submodules.storage = Memory(shape=payload, depth=flits, init=[])
             writer = storage.write_port()
-            m.d.comb += [writer.addr.eq(self.written), writer.data.eq(self.w.payload),
+            m.d.comb += [writer.addr.eq(self.written), writer.data.eq(self.w.payload.payload),
                          writer.en.eq(write)]
             # The head is read every cycle by the routing: a register of its own rather than
             # one more read port (a copy of the memory).
-            head = Signal(self._layout, reset_less=True)
+            head = Signal(payload, reset_less=True)
             with m.If(write & ~self.written.any()):
-                m.d.sync += head.eq(self.w.payload)
-            m.d.comb += self.head.eq(head)
+                m.d.sync += head.eq(self.w.payload.payload)
+            m.d.comb += [self.head.payload.eq(head), self.head.head.eq(1),
+                         self.head.tail.eq(flits == 1)]
             flit_at = []
-            for index in read:
+            for b, index in enumerate(read):
                 reader = storage.read_port(domain="comb")
-                m.d.comb += reader.addr.eq(index)
-                flit_at.append(reader.data)
+                flit = Signal(self._layout, name=f"flit{b}")
+                m.d.comb += [reader.addr.eq(index), flit.payload.eq(reader.data),
+                             flit.head.eq(~index.any())]
+                flit_at.append(flit)
+        # The comparisons a branch's `valid` and the emptying need are flip-flops, each made
+        # from the next indices, so that no adder or comparator lies between the registers and
+        # `valid` or `done`, where the router's switch and allocation paths start.
+        full = Signal(name="full")  # written == flits
+        behind = [Signal(name=f"behind{b}") for b in range(self._branches)]  # read < written
+        at_last = [Signal(name=f"at_last{b}", init=flits == 1)  # read == flits - 1
+                   for b in range(self._branches)]
+        at_end = [Signal(name=f"at_end{b}") for b in range(self._branches)]  # read == flits
         finished = self.done
-        m.d.comb += finished.eq((self.written == flits) & (self.want != 0))
+        m.d.comb += finished.eq(full & (self.want != 0))
+        read_next = []
         for b, index in enumerate(read):
             port = self.r[b]
+            taken = port.valid & port.ready
             m.d.comb += [
-                port.valid.eq(self.want[b] & (index < self.written)),
+                port.valid.eq(self.want[b] & behind[b]),
                 port.payload.eq(flit_at[b]),
             ]
-            with m.If(port.valid & port.ready):
-                m.d.sync += index.eq(index + 1)
-            with m.If(self.want[b] & (index + (port.valid & port.ready) != flits)):
+            with m.If(self.want[b] & ~at_end[b] & ~(at_last[b] & taken)):
                 m.d.comb += finished.eq(0)
+            index_next = Signal.like(index, name=f"read_index_next{b}")
+            m.d.comb += index_next.eq(Mux(finished, 0, index + taken))
+            read_next.append(index_next)
         written_next = Signal.like(self.written)
-        m.d.comb += written_next.eq(self.written + write)
-        with m.If(finished):
-            m.d.comb += written_next.eq(0)
-            m.d.sync += [index.eq(0) for index in read]
+        m.d.comb += written_next.eq(Mux(finished, 0, self.written + write))
         m.d.sync += [
             self.written.eq(written_next),
             room.eq(written_next != flits),
             self.idle.eq(~written_next.any()),
+            full.eq(written_next == flits),
         ]
+        for b, index in enumerate(read):
+            m.d.sync += [
+                index.eq(read_next[b]),
+                behind[b].eq(read_next[b] < written_next),
+                at_last[b].eq(read_next[b] == flits - 1),
+                at_end[b].eq(read_next[b] == flits),
+            ]
+            if not self._registers:  # the tail mark is the entry's number
+                m.d.comb += flit_at[b].tail.eq(at_last[b])
         return m

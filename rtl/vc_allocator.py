@@ -5,7 +5,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from ..params import check_positive_integer
-from .arbiter import RoundRobinArbiter
+from .prefix_arbiter import PrefixArbiter
 
 __all__ = ["VcAllocator"]
 
@@ -15,9 +15,9 @@ class VcAllocator(wiring.Component):
 
     Each channel is *busy* from the cycle after a head is granted it until the cycle after its
     worm's tail has left on it (``release``): flits of two worms never share a channel. While a
-    channel is free and ``available``, the requesters take turns (a
-    :class:`RoundRobinArbiter`); the granted one gets the lowest such channel in the same
-    cycle. **Bound**: a head that keeps requesting is granted after at most ``requesters - 1``
+    channel is free and ``available``, the requesters take turns (a round-robin
+    :class:`~ihcube.rtl.prefix_arbiter.PrefixArbiter`); the granted one gets the lowest such
+    channel in the same cycle. **Bound**: a head that keeps requesting is granted after at most ``requesters - 1``
     grants to others.
 
     Parameters
@@ -45,7 +45,7 @@ class VcAllocator(wiring.Component):
     """
 
     #: The arbiter between requesters; negative-control variants replace it.
-    arbiter = RoundRobinArbiter
+    arbiter = PrefixArbiter
     #: Whether a grant reserves its channel; False is a negative control (worms interleave).
     reserves = True
     #: Whether a tail frees its channel; False is a negative control (the output locks up).

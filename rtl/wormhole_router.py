@@ -10,7 +10,7 @@ from amaranth.lib.wiring import In, Out
 from .. import topology
 from ..params import head_fields
 from ..spec import as_wormhole_spec
-from .arbiter import RoundRobinArbiter
+from .prefix_arbiter import PrefixArbiter
 from .flit import eject_signature, flit_layout, inject_signature, link_signature, routing_layout
 from .broadcast_buffer import BroadcastBuffer
 from .flit_buffer import FlitBuffer
@@ -78,7 +78,8 @@ class WormholeRouter(wiring.Component):
       moves whole); the eject port has one, so that the PE receives each message's flits
       together. A broadcast's branches are granted independently, as their channels free up,
       and each reads the broadcast buffer at its own pace: no branch waits for another.
-    - **Switch allocation.** Each output has a :class:`RoundRobinArbiter` over the input
+    - **Switch allocation.** Each output has a round-robin arbiter (:class:`PrefixArbiter`,
+      :class:`~ihcube.rtl.RoundRobinArbiter`'s function in fewer logic levels) over the input
       channels holding one of its channels that have a flit for it and room at the far end
       (``ready``). A tail frees the output channel it leaves on, in that cycle.
     - **Timing** (``docs/wormhole.md``): a head is routed and granted its channel in the cycle
@@ -122,8 +123,12 @@ class WormholeRouter(wiring.Component):
     flit_buffer = FlitBuffer
     broadcast_buffer = BroadcastBuffer
     vc_allocator = VcAllocator
-    arbiter = RoundRobinArbiter
+    arbiter = PrefixArbiter
     route_select = RouteSelect
+    #: The eject port's switch grant is its one requester's request, no arbiter (False builds
+    #: the round-robin arbiter there; the models arbitrate, so the lockstep tests hold the two
+    #: to the same grants, and the formal check proves there is one requester at most).
+    eject_switch_is_the_holder = True
     #: Where the header lies in a message's flits (:func:`ihcube.params.head_fields`).
     head_fields = staticmethod(head_fields)
 
@@ -221,7 +226,7 @@ class WormholeRouter(wiring.Component):
             routed = Signal(name=f"routed{c}")
             if is_broadcast:
                 first = buffer.head
-                arrived = buffer.written != 0
+                arrived = ~buffer.idle  # a flip-flop: written != 0
             else:
                 first = buffer.r.payload
                 arrived = buffer.r.valid & first.head
@@ -286,29 +291,38 @@ class WormholeRouter(wiring.Component):
                     m.d.comb += allocator.available.eq(port.idle)
 
             # Switch allocation: the channels holding this output with a flit and room.
-            arbiter = m.submodules[f"sa_{name}"] = self.arbiter(len(users))
             eject = o == links
+            if eject and self.eject_switch_is_the_holder:
+                # The eject port has one channel: only the input channel that holds it has a
+                # flit for it (a broadcast's branch that has sent its tail has none, though its
+                # channel keeps `held` until every branch is done), so at most one requests,
+                # and the round-robin grant is the request itself, in every cycle.
+                requests = Signal(len(users), name=f"{name}_requests")
+                grant, valid = requests, requests.any()
+            else:
+                arbiter = m.submodules[f"sa_{name}"] = self.arbiter(len(users))
+                requests, grant, valid = arbiter.requests, arbiter.grant, arbiter.valid
+                m.d.comb += arbiter.ready.eq(port.ready if eject else 1)
             for i, c in enumerate(users):
                 s, b = state[c], outs[c].index(o)
                 # The far buffer of the channel held has room (a one-hot select, not a shift).
                 room = Const(1, 1) if eject else reduce(operator.or_, (
                     port.ready[v] & _equals(s["ovc"][b], v) for v in range(vcs + 1)))
                 m.d.comb += [
-                    arbiter.requests[i].eq(s["ready"][b] & s["held"][b] & room),
-                    s["sent"][b].eq(arbiter.grant[i] & (port.ready if eject else 1)),
+                    requests[i].eq(s["ready"][b] & s["held"][b] & room),
+                    s["sent"][b].eq(grant[i] & (port.ready if eject else 1)),
                 ]
             chosen = Signal(flit, name=f"{name}_flit")
             m.d.comb += chosen.eq(reduce(operator.or_, (
                 state[c]["flits"][outs[c].index(o)].as_value()
-                & arbiter.grant[i].replicate(flit.size) for i, c in enumerate(users))))
+                & grant[i].replicate(flit.size) for i, c in enumerate(users))))
             vc = Signal(range(vcs + 1), name=f"{name}_vc")
             m.d.comb += vc.eq(reduce(operator.or_, (
-                state[c]["ovc"][outs[c].index(o)] & arbiter.grant[i].replicate(len(vc))
+                state[c]["ovc"][outs[c].index(o)] & grant[i].replicate(len(vc))
                 for i, c in enumerate(users))))
-            moved = arbiter.valid & (port.ready if eject else 1)
-            m.d.comb += arbiter.ready.eq(port.ready if eject else 1)
+            moved = valid & (port.ready if eject else 1)
             if eject:
-                m.d.comb += [port.valid.eq(arbiter.valid), port.payload.eq(chosen)]
+                m.d.comb += [port.valid.eq(valid), port.payload.eq(chosen)]
                 m.d.comb += allocators["e"].release[0].eq(moved & chosen.tail)
                 continue
             out_flit = Signal(flit, name=f"{name}_out")
@@ -317,7 +331,7 @@ class WormholeRouter(wiring.Component):
             with m.If(chosen.head & (vc == bvc)):  # a broadcast copy's travel vector
                 m.d.comb += out_head.dest.eq(in_head.dest & topology.travel_mask(
                     n, self._node, self._dims[o], self._order))
-            m.d.comb += [port.valid.eq(arbiter.valid), port.vc.eq(vc), port.flit.eq(out_flit)]
+            m.d.comb += [port.valid.eq(valid), port.vc.eq(vc), port.flit.eq(out_flit)]
             if "u" in allocators:
                 for v in range(vcs):
                     m.d.comb += allocators["u"].release[v].eq(moved & chosen.tail & _equals(vc, v))

@@ -2,9 +2,9 @@
 
 The router uses the memory (distributed RAM on an FPGA, ``docs/fpga.md``); the formal check
 uses the flip-flops, whose entries its invariants name. Both are driven by the same random
-traffic that keeps the buffer's rules (a message enters whole into an empty buffer, ``want``
-fixed while it is held, any branch stalled at any time), and every output is compared in every
-cycle. The negative control is a branch that reads its memory a cycle late
+traffic that keeps the buffer's rules (a message enters whole into an empty buffer, its first
+flit marked head and its last tail, ``want`` fixed while it is held, any branch stalled at any
+time), and every output is compared in every cycle. The negative control is a branch that reads its memory a cycle late
 (:class:`ihcube.verify.faults.LateReadBroadcastBuffer`), which the same comparison must catch.
 """
 
@@ -46,7 +46,10 @@ def compare(flits, branches, cycles, seed, buffer=BroadcastBuffer):
             if written == 0 and sent == 0:
                 want = rng.randrange(1, 1 << branches)
             valid = int(sent < flits and rng.random() < 0.7)
-            payload = rng.getrandbits(layout.size)
+            # A whole message: flit `sent` of it, marked head first and tail last.
+            payload = rng.getrandbits(layout["payload"].shape.width) \
+                | (sent == 0) << layout["head"].offset \
+                | (sent == flits - 1) << layout["tail"].offset
             ready = [int(rng.random() < 0.6) for _ in range(branches)]
             for dut in (memory, registers):
                 ctx.set(dut.w.valid, valid)

@@ -364,6 +364,12 @@ class WormholeRouterCheck(Elaboratable):
         # theirs never stall), and a grant held across a stall is one live request.
         for o in range(local + 1):
             oname = f"out{self._dims[o]}" if o < local else "out_pe"
+            if o == local and router.eject_switch_is_the_holder:
+                # No arbiter: the grant is the request, so there must be one at most.
+                requests = probe.signal(f"{oname}_requests")
+                m.d.comb += Assert(popcount(requests) <= 1,
+                                   f"switch {oname}: two input channels have a flit for it")
+                continue
             arbiter = probe.sub(f"sa_{oname}")
             stalled = Signal(name=f"sa_{oname}_stalled")
             if o == local:
@@ -462,6 +468,8 @@ class WormholeRouterCheck(Elaboratable):
             Assert(written <= L, f"{name}: written beyond the message"),
             Assert(~self._started | (bb.signal("room") == (written != L)),
                    f"{name}: room disagrees with what is written"),
+            Assert(bb.component.idle == (written == 0), f"{name}: idle disagrees with written"),
+            Assert(bb.signal("full") == (written == L), f"{name}: full disagrees with written"),
         ]
         shape = self.router.eject.payload.shape()
         for k in range(L):
@@ -472,6 +480,10 @@ class WormholeRouterCheck(Elaboratable):
         for b, read in enumerate(reads):
             m.d.comb += [
                 Assert(read <= written, f"{name}: branch {b} read beyond what was written"),
+                Assert((bb.signal(f"behind{b}") == (read < written))
+                       & (bb.signal(f"at_last{b}") == (read == L - 1))
+                       & (bb.signal(f"at_end{b}") == (read == L)),
+                       f"{name}: branch {b}'s flags disagree with its index"),
                 Assert((read == 0) | (routed & held[b]),
                        f"{name}: branch {b} read without its output"),
             ]
