@@ -603,8 +603,8 @@ def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_
        may not finish placing);
     6. for each of ``reconfigurable_sizes``, the packet router of node 0 at depth 1, fixed
        and reconfigurable, then the reconfigurable fabric through Yosys only (``place``
-       False: placing it takes longer than any other packet row, and at 64 nodes it cannot
-       fit);
+       False: its LUTs and FFs for minutes of Yosys, where place and route takes 7 minutes
+       more at 26 nodes, and at 64 nodes it cannot fit);
     7. the wormhole fabric of each of ``router_sizes`` (if ``wormhole_fabric``) at each flit
        width and virtual channel count, as the routers: last, because each costs 10 to 40
        minutes and most do not fit the 85F (one that cannot fit costs a Yosys run only:
