@@ -92,7 +92,8 @@ help:
 	@echo "make bitstream BOARD=ulx3s-85f N=26         self-test bitstream (BOARD=icebreaker N=8)"
 	@echo "  CLOCK_MHZ=40                              ... on the board's PLL at 40 MHz"
 	@echo "  W=24                                      ... with a 24-bit payload (8 check bits)"
-	@echo "make synth-table [FAMILY=ecp5]              routers of node 0 (packet, wormhole), fabrics n = 4..64 at depth 1, 2; resumes; docs/fpga.md's table"
+	@echo "make synth N=26 RECONFIGURABLE=1 NO_PLACE=1   Yosys only: LUTs and FFs, no place and route, no Fmax"
+	@echo "make synth-table [FAMILY=ecp5]              routers of node 0 (packet, wormhole), fabrics n = 4..64 at depth 1, 2, reconfigurable rows; resumes; docs/fpga.md's table"
 	@echo "  PNR_MINUTES=60                            ... each place and route stopped after 60 min (make synth too)"
 	@echo "make sweep                                  quick latency-throughput sweep and a wormhole slice (about a minute): results/sweep_quick*, results/sweep_wormhole-quick*"
 	@echo "make sweep-full SWITCHING=wormhole          wormhole sweep, 5 sizes x 3 patterns, 20 flits, 3 VCs: results/sweep_wormhole*"
@@ -226,7 +227,7 @@ analysis: $(STAMP)
 synth: $(STAMP)
 	@$(BIN)/ihcube synth $(FABRIC_OPTIONS) --family='$(FAMILY)' \
 		$(if $(SYNTH_OPTS),--synth-opts='$(SYNTH_OPTS)') \
-		$(if $(PNR_MINUTES),--pnr-minutes='$(PNR_MINUTES)') \
+		$(if $(PNR_MINUTES),--pnr-minutes='$(PNR_MINUTES)') $(if $(NO_PLACE),--no-place) \
 		$(if $(PLACER),--placer='$(PLACER)') --out results
 
 bitstream: $(STAMP)

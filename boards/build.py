@@ -270,13 +270,14 @@ def _build_lock(build_dir):
 
 
 def _build(family, top, name, build_dir, platform, synth_opts="", placer=None,
-           pnr_minutes=None):
+           pnr_minutes=None, place=True):
     """Build ``top`` on ``platform`` in ``build_dir`` with Amaranth's build script, holding
     its lock (:class:`BuildBusy` if another build holds it); return figures.
 
     The script runs twice: first with only Yosys real (place and route replaced by ``true``),
     then, if Yosys's cells can fit the device, with only nextpnr and the packer real. So a
-    design that cannot fit costs no place-and-route run, and the two times are apart. With
+    design that cannot fit costs no place-and-route run, and the two times are apart. Without
+    ``place`` the second run is left out: the figures are Yosys's (``placed`` False). With
     ``pnr_minutes``, nextpnr is stopped after that long and the figures say so (``stopped``,
     Yosys's counts kept). When ``top`` is a :class:`~ihcube.boards.shell.SynthShell`, the
     flip-flops are the component's: the shell's, counted in Yosys's netlist
@@ -285,10 +286,11 @@ def _build(family, top, name, build_dir, platform, synth_opts="", placer=None,
     """
     with _build_lock(build_dir):
         return _build_locked(family, top, name, pathlib.Path(build_dir), platform,
-                             synth_opts, placer, pnr_minutes)
+                             synth_opts, placer, pnr_minutes, place)
 
 
-def _build_locked(family, top, name, build_dir, platform, synth_opts, placer, pnr_minutes):
+def _build_locked(family, top, name, build_dir, platform, synth_opts, placer, pnr_minutes,
+                  place=True):
     """:func:`_build`'s work, its folder's lock held."""
     from .shell import SynthShell
     _tools_env()
@@ -330,7 +332,9 @@ def _build_locked(family, top, name, build_dir, platform, synth_opts, placer, pn
         error = (f"does not fit: Yosys's netlist needs at least {needed:,} logic cells, "
                  f"the {platform.device} has {capacity:,}")
 
-    if error is None:
+    if not place:
+        figures["placed"] = False
+    if error is None and place:
         started = time.monotonic()
         env = {**os.environ, "YOSYS": true}
         if pnr_minutes is not None:
@@ -425,21 +429,22 @@ def _checked_spec(spec):
 
 
 def synth_name(spec, family="ecp5", synth_opts=None, router=None, placer=None,
-               strapped=False):
+               strapped=False, place=True):
     """The name of :func:`synth`'s build folder and results file (without ``.json``), as
     ``(name, tag)``: ``name`` is the generated Verilog's (:attr:`FabricSpec.name
     <ihcube.spec.FabricSpec.name>`), then ``_router<node>`` for one router (and
     ``_strapped``); ``tag`` is ``synth_<family>_<name>`` and the Yosys options and the placer
-    (``synth_ecp5_ihcube_n26_w32_router0_nowidelut``)."""
+    (``synth_ecp5_ihcube_n26_w32_router0_nowidelut``), and ``_yosys`` without ``place``
+    (Yosys only: such a results file never stands for a placed build)."""
     name = _checked_spec(spec).name
     if router is not None:
         name += f"_router{router}" + ("_strapped" if strapped else "")
     return name, f"synth_{family}_{name}" + _options_tag(synth_options(family, synth_opts),
-                                                         placer)
+                                                         placer) + ("" if place else "_yosys")
 
 
 def synth(spec, family="ecp5", out="results", build_root="build", synth_opts=None, router=None,
-          placer=None, strapped=False, pnr_minutes=None):
+          placer=None, strapped=False, pnr_minutes=None, place=True):
     """Synthesise and place the fabric ``spec`` (a :class:`~ihcube.spec.FabricSpec`) for
     ``family``; write and return figures.
 
@@ -453,18 +458,20 @@ def synth(spec, family="ecp5", out="results", build_root="build", synth_opts=Non
     <ihcube.modes.Mode.build_component>`), and the figures record its options
     (:meth:`Mode.figures <ihcube.modes.Mode.figures>`). ``pnr_minutes`` limits place and
     route (:func:`check_pnr_minutes`; a build stopped by it records ``stopped`` and Yosys's
-    counts). The names are :func:`synth_name`'s; the figures record :func:`design_digest`.
+    counts). Without ``place`` only Yosys runs: LUTs and FFs from its netlist, no Fmax
+    (``placed`` False; for a design too big to place quickly). The names are
+    :func:`synth_name`'s; the figures record :func:`design_digest`.
     """
     target = FAMILIES[family]
     synth_opts = synth_options(family, synth_opts)
     pnr_minutes = check_pnr_minutes(pnr_minutes)
     shell, name, tag, platform = _synth_design(spec, family, synth_opts, router, placer,
-                                               strapped)
+                                               strapped, place)
     figures = {"nodes": spec.nodes, **mode_of(spec).figures(spec), "board": target["board"],
                "router_only": router}
     figures.update(_build(family, shell, name, pathlib.Path(build_root) / tag,
                           platform, synth_opts=synth_opts,
-                          placer=placer, pnr_minutes=pnr_minutes))
+                          placer=placer, pnr_minutes=pnr_minutes, place=place))
     n = spec.nodes
     nodes = range(n) if router is None else [router]
     router_ports = sum(len(topology.links(n, node)) + spec.ports for node in nodes)
@@ -483,7 +490,7 @@ def synth(spec, family="ecp5", out="results", build_root="build", synth_opts=Non
     return figures
 
 
-def _synth_design(spec, family, synth_opts, router, placer, strapped):
+def _synth_design(spec, family, synth_opts, router, placer, strapped, place=True):
     """What :func:`synth` builds: the shell around the spec's mode's component, the build's
     name and results tag (:func:`synth_name`), and the platform."""
     from .shell import SynthShell
@@ -493,18 +500,19 @@ def _synth_design(spec, family, synth_opts, router, placer, strapped):
     elif strapped:
         raise ValueError("A strapped build is of one router: give the router's node")
     component = mode_of(spec).build_component(spec, router, strapped=strapped)
-    name, tag = synth_name(spec, family, synth_opts, router, placer, strapped)
+    name, tag = synth_name(spec, family, synth_opts, router, placer, strapped, place)
     platform = board_platform(FAMILIES[family]["board"], FAMILIES[family]["target_mhz"])
     return SynthShell(component), name, tag, platform
 
 
 def synth_digest(spec, family="ecp5", synth_opts=None, router=None, placer=None,
-                 strapped=False):
+                 strapped=False, place=True):
     """The :func:`design_digest` that :func:`synth` with these arguments would record, without
-    building anything (the design is elaborated: seconds, a minute at 64 nodes)."""
+    building anything (the design is elaborated: seconds, a minute at 64 nodes); ``place``
+    changes no digest."""
     synth_opts = synth_options(family, synth_opts)
     shell, name, _, platform = _synth_design(spec, family, synth_opts, router, placer,
-                                             strapped)
+                                             strapped, place)
     return design_digest(_plan(shell, name, platform, synth_opts, placer))
 
 
@@ -576,7 +584,8 @@ TABLE_STAGED = tuple(STAGE_SETS.values())
 
 
 def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_WIDTHS,
-               vcs=TABLE_VCS, wormhole_fabric=True, staged=TABLE_STAGED):
+               vcs=TABLE_VCS, wormhole_fabric=True, staged=TABLE_STAGED,
+               reconfigurable_sizes=()):
     """The builds of :func:`table`, in the order they run, cheap and important first, so a
     table stopped part way has those: each a dict of the fabric (``spec``, a
     :class:`~ihcube.spec.FabricSpec`) and the ``router`` built alone (a node, or None for the
@@ -592,7 +601,11 @@ def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_
        fabric of each of ``router_sizes`` at each depth with those stages;
     5. the other packet fabrics, by size, then depth (the 64-node fabric last of them: it
        may not finish placing);
-    6. the wormhole fabric of each of ``router_sizes`` (if ``wormhole_fabric``) at each flit
+    6. for each of ``reconfigurable_sizes``, the packet router of node 0 at depth 1, fixed
+       and reconfigurable, then the reconfigurable fabric through Yosys only (``place``
+       False: its LUTs and FFs for minutes of Yosys, where place and route takes 7 minutes
+       more at 26 nodes, and at 64 nodes it cannot fit);
+    7. the wormhole fabric of each of ``router_sizes`` (if ``wormhole_fabric``) at each flit
        width and virtual channel count, as the routers: last, because each costs 10 to 40
        minutes and most do not fit the 85F (one that cannot fit costs a Yosys run only:
        :func:`synth` checks Yosys's cell count first).
@@ -619,7 +632,16 @@ def table_jobs(sizes, depths=(1, 2), router_sizes=(26,), flit_widths=TABLE_FLIT_
     staged = [{"spec": FabricSpec.of(n, depth=depth).replace(stages=stages), "router": router}
               for stages in staged for n in router_sizes
               for router in (0, None) for depth in depths]
-    return routers + first + wormhole_routers + staged + rest + wormhole_fabrics
+    reconfigurable = []
+    for n in reconfigurable_sizes:
+        reconfigurable += [{"spec": FabricSpec.of(n), "router": 0},
+                           {"spec": FabricSpec.of(n, reconfigurable=True), "router": 0},
+                           {"spec": FabricSpec.of(n, reconfigurable=True), "router": None,
+                            "place": False}]
+    jobs = routers + first + wormhole_routers + staged + rest + reconfigurable \
+        + wormhole_fabrics
+    # A build asked for twice (the fixed router of node 0 of 26) runs and shows once.
+    return [job for i, job in enumerate(jobs) if job not in jobs[:i]]
 
 
 #: The smallest fabric that :func:`table` places with the electrostatic placer when no placer
@@ -634,9 +656,11 @@ def table_placer(family, job, placer=None):
     """The placer :func:`table` uses for ``job`` (one of :func:`table_jobs`): ``placer`` if
     one was asked for, else nextpnr's default, except the electrostatic placer for a packet
     fabric of :data:`TABLE_STATIC_FROM` nodes or more (the wormhole fabrics were measured
-    with the default)."""
+    with the default); None for a build that is not placed."""
     if placer is not None:
         return placer
+    if not job.get("place", True):
+        return None
     big, spec = TABLE_STATIC_FROM.get(family), job["spec"]
     if big is not None and job["router"] is None and spec.packet and spec.nodes >= big:
         return "static"
@@ -646,7 +670,7 @@ def table_placer(family, job, placer=None):
 def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1, 2),
           router_sizes=(26,), flit_widths=TABLE_FLIT_WIDTHS, vcs=TABLE_VCS,
           wormhole_fabric=True, redo=False, previous=PREVIOUS_DESIGN, only_kept=False,
-          staged=TABLE_STAGED, pnr_minutes=None):
+          staged=TABLE_STAGED, pnr_minutes=None, reconfigurable_sizes=()):
     """Run :func:`synth` for each of :func:`table_jobs`, one at a time; print a line per build
     and a Markdown table (:func:`markdown_table`), also written to
     ``<out>/synth_table_<family><options>.json``.
@@ -658,21 +682,23 @@ def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1,
     built"). ``previous`` is the git revision whose ``results/`` give the previous design's
     figures (None: no such columns). ``pnr_minutes`` limits each place and route
     (:func:`synth`); a row stopped by it is shown as stopped and built again by the next run,
-    as is a row whose tools could not run or were killed (:func:`tools_finished`). The JSON
+    as is a row whose tools could not run or were killed (:func:`tools_finished`).
+    ``reconfigurable_sizes`` adds the rows of the reconfigurable fabric (:func:`table_jobs`,
+    6). The JSON
     file keeps the rows of earlier runs that this one did not cover (:func:`merge_table_rows`).
     """
     synth_opts = synth_options(family, synth_opts)
     pnr_minutes = check_pnr_minutes(pnr_minutes)
     rows = []
     for job in table_jobs(sizes, depths, router_sizes, flit_widths, vcs, wormhole_fabric,
-                          staged):
+                          staged, reconfigurable_sizes):
         if "error" in job:
             rows.append({**job, "fits": False, "kept": True})
             print(f"{_label(rows[-1])}: not built: {job['error']}", flush=True)
             continue
         spec, router = job["spec"], job["router"]
         args = {"synth_opts": synth_opts, "router": router,
-                "placer": table_placer(family, job, placer)}
+                "placer": table_placer(family, job, placer), "place": job.get("place", True)}
         _, tag = synth_name(spec, family, **args)
         path = pathlib.Path(out) / f"{tag}.json"
         kept = json.loads(path.read_text()) if path.exists() and not redo else None
@@ -683,6 +709,7 @@ def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1,
         elif only_kept:
             figures = {"nodes": spec.nodes, **mode_of(spec).figures(spec),
                        "router_only": router, "placer": args["placer"], "fits": False,
+                       **({} if args["place"] else {"placed": False}),
                        "error": "not run yet (make synth-table resumes)", "kept": True}
         else:
             figures = synth(spec, family, out=out, pnr_minutes=pnr_minutes, **args)
@@ -789,6 +816,8 @@ def _label(f):
             what += f" L{f['flits']} Q{f['vc_depth']}"
     else:
         what += f", depth {f.get('depth', 1)}"
+        if f.get("reconfigurable"):
+            what += ", reconfigurable"
         if _stages_of(f):
             what += f", {_stages_of(f).label}"
         if f.get("ports", 1) != 1:
@@ -807,6 +836,8 @@ def _figures(f):
             why = "does not fit" if not f.get("fits") else "-"
             if f.get("stopped"):
                 why = f"not placed in {f.get('seconds_nextpnr', 0) / 60:.0f} min (stopped)"
+            elif f.get("placed") is False and f.get("fits"):
+                return f"{f['cells_estimate']:,} (Yosys) / {f['yosys_ffs']:,} / not placed"
             return f">= {f['cells_estimate']:,} (Yosys) / - / {why}"
         return "-"
     fmax = f"{f['fmax_mhz']}" if f.get("fmax_mhz") is not None else "-"
@@ -892,4 +923,6 @@ def summary(figures):
         parts.append(f"nextpnr {figures['seconds_nextpnr']} s")
     if not figures["fits"]:
         parts.append(figures.get("error", "failed"))
+    elif figures.get("placed") is False:
+        parts.append("not placed (Yosys only)")
     return ", ".join(parts)

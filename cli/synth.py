@@ -3,9 +3,11 @@
 ``ihcube synth --nodes 26 [--family ecp5|ice40] [the fabric options: --width --depth --order
 --ports --link-stages --switch-stages --eject-stages, or --switching wormhole --flits L
 --flit-width F --vcs V --vc-depth Q] [--synth-opts OPTS] [--placer heap|static|sa]
-[--router NODE [--strapped]]`` (``make synth``) runs :func:`ihcube.boards.build.synth`,
-prints one line and writes ``results/synth_<family>_<name>.json``; the build is in
-``build/``. The exit status is 1 if the design does not fit or a tool fails, 2 (one line)
+[--router NODE [--strapped]] [--no-place]`` (``make synth``) runs
+:func:`ihcube.boards.build.synth`, prints one line and writes
+``results/synth_<family>_<name>.json``; the build is in ``build/``. ``--no-place``
+(``NO_PLACE=1``) stops after Yosys: LUTs and FFs from its netlist, no Fmax, the name ending
+in ``_yosys``. The exit status is 1 if the design does not fit or a tool fails, 2 (one line)
 for a wrong parameter.
 """
 
@@ -32,6 +34,9 @@ def _parser():
     parser.add_argument("--strapped", action="store_true",
                         help="packet switching, with --router: build it as the fabric does "
                              "(one module per router class, the address tied)")
+    parser.add_argument("--no-place", action="store_true",
+                        help="stop after Yosys: LUTs and FFs from its netlist, no place and "
+                             "route, no Fmax (the results file's name ends in _yosys)")
     return parser
 
 
@@ -52,7 +57,8 @@ def _synth(args):
     synth_opts, placer, out = build_options(args)  # the output directory made last
     with one_build_at_a_time():
         figures = build.synth(spec, family, out=out, synth_opts=synth_opts, router=router,
-                              placer=placer, strapped=args.strapped, pnr_minutes=minutes)
+                              placer=placer, strapped=args.strapped, pnr_minutes=minutes,
+                              place=not args.no_place)
     print(build.summary(figures))
     return 0 if figures["fits"] else 1
 

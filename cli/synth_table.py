@@ -2,7 +2,7 @@
 
 ``ihcube synth-table [--family ecp5|ice40] [--sizes 4,8,16,26,32,64] [--depths 1,2]
 [--routers 26] [--flit-widths 8,16,32] [--vcs 1,3] [--no-wormhole-fabric] [--staged link,all]
-[--redo]
+[--reconfigurable-sizes 26,32,64] [--redo]
 [--kept-only] [--previous REV|none] [--synth-opts OPTS] [--placer heap|static|sa]
 [--pnr-minutes MIN]``
 (``make synth-table``) runs :func:`ihcube.boards.build.table`: the router of node 0 of each
@@ -10,7 +10,9 @@
 count), the packet fabrics of ``--sizes`` at each depth, and the wormhole fabric of each
 ``--routers`` size at each flit width and virtual channel count, the router of node 0 and
 the fabric of each ``--routers`` size again with register stages (``--staged``: ``link``, a
-relay on each link; ``all``, link, switch and eject stages); a line per build as
+relay on each link; ``all``, link, switch and eject stages), and for each
+``--reconfigurable-sizes`` size the router of node 0 fixed and reconfigurable and the
+reconfigurable fabric through Yosys only (not placed); a line per build as
 ``ihcube synth`` prints it, then a Markdown table, also written to
 ``results/synth_table_<family>.json``. A build whose results file was made from today's
 design (the same files for the tools) is kept, so an interrupted table resumes (``--redo``
@@ -35,6 +37,8 @@ __all__ = ["main"]
 NAME = "synth-table"
 #: The fabric sizes of the table.
 SIZES = "4,8,16,26,32,64"
+#: The sizes of the table's reconfigurable rows (docs/reconfiguration-hardware.md).
+RECONFIGURABLE_SIZES = "26,32,64"
 
 
 def _parser():
@@ -60,6 +64,10 @@ def _parser():
                              "each depth again with register stages: link (a relay on each "
                              "link), all (link, switch and eject stages), or none (default "
                              "link,all)")
+    parser.add_argument("--reconfigurable-sizes", default=RECONFIGURABLE_SIZES, metavar="N,...",
+                        help=f"node counts whose router of node 0 is built fixed and "
+                             f"reconfigurable, and whose reconfigurable fabric goes through "
+                             f"Yosys only (default {RECONFIGURABLE_SIZES}; 'none' for none)")
     parser.add_argument("--redo", action="store_true",
                         help="build every row again, even one built from today's design")
     parser.add_argument("--kept-only", action="store_true",
@@ -87,6 +95,8 @@ def _synth_table(args):
                   topology.check_fabric_node_count)
     depths = _list(args.depths, "Buffer depth", check_fabric_depth)
     routers = _list(args.routers, "Node count", topology.check_fabric_node_count)
+    reconfigurable = _list(args.reconfigurable_sizes, "Node count",
+                           topology.check_fabric_node_count)
     widths = _list(args.flit_widths, "Flit width",
                    lambda value: check_at_most(value, MAX_FABRIC_PAYLOAD_WIDTH, "Flit width"))
     vcs = _list(args.vcs, "Virtual channel count",
@@ -102,7 +112,8 @@ def _synth_table(args):
                            depths=depths, router_sizes=routers, flit_widths=widths, vcs=vcs,
                            wormhole_fabric=not args.no_wormhole_fabric, redo=args.redo,
                            previous=previous, only_kept=args.kept_only,
-                           staged=staged, pnr_minutes=minutes)
+                           staged=staged, pnr_minutes=minutes,
+                           reconfigurable_sizes=reconfigurable)
 
 
 def main(argv=None):

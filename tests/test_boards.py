@@ -510,9 +510,13 @@ def _fake_builds(monkeypatch, fmax=100.0, stop=(), fail=None):
     built = []
 
     def fake_build(family, top, name, build_dir, platform, synth_opts="",
-                   placer=None, pnr_minutes=None):
+                   placer=None, pnr_minutes=None, place=True):
         built.append(name)
         digest = build.design_digest(build._plan(top, name, platform, synth_opts, placer))
+        if not place:  # Yosys only, as build._build records it
+            return {"fits": True, "placed": False, "cells_estimate": 5000, "yosys_luts": 5000,
+                    "yosys_ffs": 400, "yosys_ram": 0, "seconds_yosys": 1.0,
+                    "seconds_total": 1.0, "design_digest": digest, "placer": "default"}
         if fail and name in fail:
             return {"fits": False, "exit_status": fail[name], "seconds_yosys": 1.0,
                     "seconds_total": 1.0, "error": f"exit status {fail[name]}",
@@ -715,6 +719,66 @@ def test_place_and_route_over_its_time_limit_is_stopped_and_says_so(monkeypatch,
                          build_root=tmp_path / "build", pnr_minutes=1)
     assert not failed["fits"] and "stopped" not in failed and failed["exit_status"] == 3
     assert not failed["error"].startswith("stopped")
+
+
+@pytest.mark.slow
+def test_a_build_not_placed_runs_yosys_only_and_says_so(monkeypatch, tmp_path, capsys):
+    """``ihcube synth --no-place`` stops after Yosys: the figures are Yosys's (no placed LUTs,
+    no Fmax), the results file's name ends in ``_yosys`` (it never stands for a placed
+    build), and the line and the table say "not placed". A nextpnr that fails shows that
+    place and route is not run; the negative control, a placed build with that nextpnr,
+    fails."""
+    from ihcube.cli import main
+    monkeypatch.setenv("NEXTPNR_ICE40", _fake_nextpnr(tmp_path, 0, 3))
+    argv = ["synth", "-n", "2", "--family", "ice40", "--no-place", "--out",
+            str(tmp_path / "results")]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert "not placed (Yosys only)" in capsys.readouterr().out
+    _, tag = build.synth_name(FabricSpec(2), "ice40", place=False)
+    assert tag.endswith("_yosys") and tag != build.synth_name(FabricSpec(2), "ice40")[1]
+    figures = json.loads((tmp_path / "results" / f"{tag}.json").read_text())
+    assert figures["fits"] and figures["placed"] is False
+    assert figures["cells_estimate"] > 100 and figures["yosys_ffs"] >= 2 * 2 * 32
+    for key in ("luts", "ffs", "fmax_mhz", "seconds_nextpnr"):
+        assert key not in figures, key
+    assert build.markdown_table([figures]).splitlines()[-1].startswith(
+        f"| 2 nodes, fabric, depth 1 | {figures['cells_estimate']:,} (Yosys) / "
+        f"{figures['yosys_ffs']:,} / not placed |")
+    # Negative control: placed, the same build runs that nextpnr, and fails.
+    placed = build.synth(FabricSpec(2), "ice40", out=tmp_path / "results",
+                         build_root=tmp_path / "build")
+    assert not placed["fits"] and placed["exit_status"] == 3 and "placed" not in placed
+
+
+def test_synth_table_has_the_reconfigurable_rows(monkeypatch, tmp_path, capsys):
+    """With ``reconfigurable_sizes`` the table has, for each size, the router of node 0
+    fixed and reconfigurable (placed) and the reconfigurable fabric through Yosys only, each
+    labelled as such; a build asked for twice (the fixed router of node 0 of 26 is also a
+    ``router_sizes`` row) runs once."""
+    jobs = build.table_jobs([], depths=(1, 2), router_sizes=(26,), flit_widths=(), vcs=(),
+                            staged=(), reconfigurable_sizes=(26, 64))
+    what = [(job["spec"].nodes, job["spec"].depth, job["spec"].reconfigurable, job["router"],
+             job.get("place", True)) for job in jobs]
+    assert what == [(26, 1, False, 0, True), (26, 2, False, 0, True), (26, 1, True, 0, True),
+                    (26, 1, True, None, False), (64, 1, False, 0, True),
+                    (64, 1, True, 0, True), (64, 1, True, None, False)]
+    # A fabric not placed needs no placer, even where the table would place with static.
+    assert build.table_placer("ecp5", jobs[3]) is None
+    assert build.table_placer("ecp5", {**jobs[3], "place": True}) == "static"
+    built = _fake_builds(monkeypatch)
+    build.table("ecp5", [], out=tmp_path, depths=(1,), router_sizes=(), previous=None,
+                reconfigurable_sizes=(4,))
+    assert built == ["ihcube_n4_w32_router0", "ihcube_n4_w32_reconf_router0",
+                     "ihcube_n4_w32_reconf"]
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(" | ")[0] for line in lines if line.startswith("| 4 nodes")] == [
+        "| 4 nodes, router 0, depth 1", "| 4 nodes, router 0, depth 1, reconfigurable",
+        "| 4 nodes, fabric, depth 1, reconfigurable"]
+    assert "| 5,000 (Yosys) / 400 / not placed |" in lines[-1]
+    assert (tmp_path / "synth_ecp5_ihcube_n4_w32_reconf_nowidelut_yosys.json").exists()
+    # Negative control: without the sizes, none of those rows.
+    build.table("ecp5", [], out=tmp_path, depths=(1,), router_sizes=(), previous=None)
+    assert "reconfigurable" not in capsys.readouterr().out
 
 
 def test_a_place_and_route_time_limit_must_be_a_positive_number():

@@ -28,10 +28,12 @@ class PacketMode(Mode):
         return StrappedRouter(spec, node)
 
     def figures(self, spec):
-        """The payload width, depth, PE ports and the stages that are not 0 (none for none,
-        as results files recorded before the stages existed)."""
+        """The payload width, depth, PE ports, the stages that are not 0 (none for none,
+        as results files recorded before the stages existed), and ``reconfigurable`` if it
+        is."""
         return {"payload_width": spec.payload_width, "depth": spec.depth, "ports": spec.ports,
-                **spec.stages.keywords()}
+                **spec.stages.keywords(),
+                **({"reconfigurable": True} if spec.reconfigurable else {})}
 
     def router_signature(self, spec, node):
         from ..rtl.router import router_signature
