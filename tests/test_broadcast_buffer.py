@@ -4,8 +4,9 @@ The router uses the memory (distributed RAM on an FPGA, ``docs/fpga.md``); the f
 uses the flip-flops, whose entries its invariants name. Both are driven by the same random
 traffic that keeps the buffer's rules (a message enters whole into an empty buffer, its first
 flit marked head and its last tail, ``want`` fixed while it is held, any branch stalled at any
-time), and every output is compared in every cycle. The negative control is a branch that reads its memory a cycle late
-(:class:`ihcube.verify.faults.LateReadBroadcastBuffer`), which the same comparison must catch.
+time), and every output is compared in every cycle. The negative control is a branch that
+reads its memory a cycle late (:class:`ihcube.verify.faults.LateReadBroadcastBuffer`), which
+the same comparison must catch.
 """
 
 import random
