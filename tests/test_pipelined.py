@@ -76,10 +76,9 @@ def test_every_router_module_written_has_all_its_stages():
     modules = router_modules(n, top)
     for node in sorted({modules.index(module) for module in modules}):
         written = module_text(text, modules[node])
-        want = verilog.convert(Router(n, node, WIDTH, strap=True, **ALL), name=modules[node],
-                               emit_src=False)
-        link_only = verilog.convert(Router(n, node, WIDTH, strap=True, link_stages=1),
-                                    name=modules[node], emit_src=False)
+        want = generate.convert_module(Router(n, node, WIDTH, strap=True, **ALL), modules[node])
+        link_only = generate.convert_module(Router(n, node, WIDTH, strap=True, link_stages=1),
+                                   modules[node])
         assert written == module_text(want, modules[node])
         assert written != module_text(link_only, modules[node])
 
