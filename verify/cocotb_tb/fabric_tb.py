@@ -567,14 +567,7 @@ async def reconfiguration(dut):
                 fabric.cycle += 1
                 if idle:
                     break
-            dut.config__payload.value = Codec(configuration_layout(n)).pack(
-                active_nodes=configuration[0], mask=configuration[1])
-            dut.config__valid.value = 1
-            await ReadOnly()
-            taken = int(dut.config__ready.value)
-            await RisingEdge(dut.clk)
-            dut.config__valid.value = 0
-            fabric.cycle += 1
+            taken = await _load(dut, fabric, configuration)
             assert taken, f"configuration {configuration} not taken while idle"
             await ReadOnly()
             assert not int(dut.config_refused.value)
