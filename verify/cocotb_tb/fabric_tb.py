@@ -450,6 +450,18 @@ async def zero_load_latency(dut):
                     f"{f'{per_hop} ' if per_hop != 1 else ''}hops + {more} cycles after")
 
 
+def _check_logical(fabric, marks, active, mask, order, what):
+    """Fail unless what ``fabric`` recorded since ``marks`` (its injected, hops and deliveries
+    counts then), moved to logical addresses (router XOR ``mask``), passes the scoreboard of
+    an ``active``-node fabric."""
+    injected = [(cycle, node ^ mask, request)
+                for cycle, node, request in fabric.injected[marks[0]:]]
+    hops = [dataclasses.replace(hop, node=hop.node ^ mask) for hop in fabric.hops[marks[1]:]]
+    deliveries = [dataclasses.replace(delivery, node=delivery.node ^ mask)
+                  for delivery in fabric.deliveries[marks[2]:]]
+    _fail_if(check_run(active, injected, hops, deliveries, order), what)
+
+
 async def _load(dut, fabric, configuration):
     """Offer ``configuration`` on the ``config`` port for a cycle (call it right after a
     rising edge); return whether it was taken."""
@@ -529,13 +541,8 @@ async def fault(dut):
             if delivery.message.payload < 1000]
     _fail_if([f"{delivery} after the reset at cycle {reset_at}" for delivery in late],
              "the messages taken before the fault")
-    injected = [(cycle, node ^ mask, request)
-                for cycle, node, request in fabric.injected[marks[0]:]]
-    hops = [dataclasses.replace(hop, node=hop.node ^ mask) for hop in fabric.hops[marks[1]:]]
-    deliveries = [dataclasses.replace(delivery, node=delivery.node ^ mask)
-                  for delivery in fabric.deliveries[marks[2]:]]
-    _fail_if(check_run(active, injected, hops, deliveries, settings.order),
-             f"{active} active nodes under mask {mask}, after the fault of router {failed}")
+    _check_logical(fabric, marks, active, mask, settings.order,
+                   f"{active} active nodes under mask {mask}, after the fault of router {failed}")
 
 
 @cocotb.test()
@@ -587,10 +594,5 @@ async def reconfiguration(dut):
                      else int(request.dest < active))
         finished = await fabric.run(400 * active, expected_deliveries=owed)
         assert finished, f"{configuration}: {fabric.status()}"
-        injected = [(cycle, node ^ mask, request)
-                    for cycle, node, request in fabric.injected[marks[0]:]]
-        hops = [dataclasses.replace(hop, node=hop.node ^ mask) for hop in fabric.hops[marks[1]:]]
-        deliveries = [dataclasses.replace(delivery, node=delivery.node ^ mask)
-                      for delivery in fabric.deliveries[marks[2]:]]
-        _fail_if(check_run(active, injected, hops, deliveries, settings.order),
-                 f"{active} active nodes under mask {mask}")
+        _check_logical(fabric, marks, active, mask, settings.order,
+                       f"{active} active nodes under mask {mask}")
