@@ -60,7 +60,7 @@ BASE   := $(VENV)/.installed-base
 STAMP  := $(VENV)/.installed
 
 .PHONY: reconfigure reconfiguration
-.PHONY: help verilog test check test-long system-tools bench cocotb lint deadlock formal sweep sweep-full sweep-wormhole saturation saturation-wormhole collectives analysis clean synth bitstream synth-table stress stress-campaign stress-campaign-wormhole bench-model bench-wormhole results design-digests
+.PHONY: help verilog test check test-long system-tools bench cocotb lint deadlock formal sweep sweep-full sweep-wormhole saturation saturation-wormhole collectives analysis clean synth bitstream synth-table stress stress-campaign stress-campaign-wormhole bench-model bench-wormhole results design-digests throughput
 
 help:
 	@echo "make verilog N=26 [W=32 DEPTH=1 ORDER=msb PORTS=1]  write gen/ihcube_n<N>_w<W>.v (_p<P> if PORTS>1)"
@@ -95,6 +95,7 @@ help:
 	@echo "make synth N=26 RECONFIGURABLE=1 NO_PLACE=1   Yosys only: LUTs and FFs, no place and route, no Fmax"
 	@echo "make synth-table [FAMILY=ecp5]              routers of node 0 (packet, wormhole), fabrics n = 4..64 at depth 1, 2, reconfigurable rows; resumes; docs/fpga.md's table"
 	@echo "  PNR_MINUTES=60                            ... each place and route stopped after 60 min (make synth too)"
+	@echo "make throughput                             router 0's Fmax x the model's saturation at 1024: flits, bits per node per µs: results/throughput_per_us.*"
 	@echo "make sweep                                  quick latency-throughput sweep and a wormhole slice (about a minute): results/sweep_quick*, results/sweep_wormhole-quick*"
 	@echo "make sweep-full SWITCHING=wormhole          wormhole sweep, 5 sizes x 3 patterns, 20 flits, 3 VCs: results/sweep_wormhole*"
 	@echo "make sweep-full                             full sweep, 5 sizes x 2 depths x 3 patterns: results/sweep_full*"
@@ -241,6 +242,9 @@ synth-table: $(STAMP)
 
 results: $(STAMP)
 	@$(BIN)/ihcube results --folder results
+
+throughput: $(STAMP)
+	@$(BIN)/ihcube throughput --folder results --family='$(FAMILY)' --out results
 
 # The design digests of tests/test_version.py's configurations, under the version (CHANGELOG.md).
 design-digests: $(STAMP)

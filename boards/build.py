@@ -27,6 +27,7 @@ from ..spec import FabricSpec, Stages
 
 __all__ = ["FAMILIES", "BOARDS", "PLACERS", "check_family", "check_board", "check_placer",
            "check_pnr_minutes", "synth", "synth_name", "synth_digest", "design_digest",
+           "built_from_today",
            "check_clock", "bitstream", "table", "table_jobs", "markdown_table", "summary",
            "PREVIOUS_DESIGN", "PLACER_OPTIONS", "TABLE_STATIC_FROM", "table_placer",
            "tools_finished", "merge_table_rows", "BuildBusy"]
@@ -516,6 +517,14 @@ def synth_digest(spec, family="ecp5", synth_opts=None, router=None, placer=None,
     return design_digest(_plan(shell, name, platform, synth_opts, placer))
 
 
+def built_from_today(figures, spec, family="ecp5", **args):
+    """Whether the results ``figures`` of a build record the :func:`design_digest` of today's
+    design for these arguments of :func:`synth` (:func:`synth_digest`): :func:`table` keeps
+    such a build, and a figure drawn from one that does not is stale."""
+    return figures.get("design_digest") is not None and \
+        figures["design_digest"] == synth_digest(spec, family, **args)
+
+
 def check_clock(board, clock_mhz):
     """The :class:`~ihcube.boards.pll.PllSettings` that ``board``'s PLL makes for
     ``clock_mhz`` (the highest frequency not above it); ``ValueError`` if it can make none."""
@@ -702,9 +711,9 @@ def table(family, sizes, out="results", synth_opts=None, placer=None, depths=(1,
         _, tag = synth_name(spec, family, **args)
         path = pathlib.Path(out) / f"{tag}.json"
         kept = json.loads(path.read_text()) if path.exists() and not redo else None
-        if kept is not None and kept.get("design_digest") is not None and \
+        if kept is not None and \
                 (only_kept or not kept.get("stopped") and tools_finished(kept)) and \
-                kept["design_digest"] == synth_digest(spec, family, **args):
+                built_from_today(kept, spec, family, **args):
             figures = {**kept, "kept": True}
         elif only_kept:
             figures = {"nodes": spec.nodes, **mode_of(spec).figures(spec),

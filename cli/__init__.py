@@ -47,6 +47,7 @@ COMMANDS = {
     "synth": "synth",
     "bitstream": "bitstream",
     "synth-table": "synth_table",
+    "throughput": "throughput",
     "bench": "bench",
     "bench-model": "bench_model",
     "bench-wormhole": "bench_wormhole",

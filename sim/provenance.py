@@ -26,7 +26,7 @@ import json
 import shlex
 from pathlib import Path
 
-__all__ = ["PARTS", "TRACKED", "digest", "stamp", "status"]
+__all__ = ["PARTS", "TRACKED", "digest", "file_state", "stamp", "status"]
 
 
 def _model_cases():
@@ -148,18 +148,27 @@ def status(folder="results"):
     rows = []
     for path in sorted(Path(folder).glob("*.json")):
         parts = _tracked_parts(path.name)
-        if parts is None:
-            continue
-        try:
-            recorded = json.loads(path.read_text()).get("provenance") or {}
-        except (ValueError, AttributeError):
-            recorded = {}
-        behaviour = recorded.get("behaviour") or {}
-        if not behaviour:
-            state = "unstamped"
-        elif all(behaviour.get(part) == digest(part) for part in parts):
-            state = "current"
-        else:
-            state = "stale"
-        rows.append((path.name, state, recorded.get("command")))
+        if parts is not None:
+            rows.append((path.name, *file_state(path, parts)))
     return rows
+
+
+def file_state(path, parts=None):
+    """``(state, command)`` of the results file ``path`` as :func:`status` gives them, its
+    digests compared for ``parts`` (default: those :data:`TRACKED` names for it)."""
+    parts = _tracked_parts(Path(path).name) if parts is None else parts
+    if parts is None:
+        raise ValueError(f"Results file must be one of {', '.join(TRACKED)}, not "
+                         f"{Path(path).name!r}")
+    try:
+        recorded = json.loads(Path(path).read_text()).get("provenance") or {}
+    except (ValueError, AttributeError):
+        recorded = {}
+    behaviour = recorded.get("behaviour") or {}
+    if not behaviour:
+        state = "unstamped"
+    elif all(behaviour.get(part) == digest(part) for part in parts):
+        state = "current"
+    else:
+        state = "stale"
+    return state, recorded.get("command")

@@ -73,6 +73,7 @@ COMMANDS = {
     "bench-model": (["--sizes", "2", "--out", "{tmp}"], ["--sizes", "--threads"]),
     "bench-wormhole": (["--sizes", "2", "--out", "{tmp}"], ["--sizes"]),
     "results": (["--folder", "{tmp}"], ["--folder"]),
+    "throughput": (["--folder", "{tmp}", "--out", "{tmp}/out"], ["--folder", "--family", "--size"]),
 }
 
 #: Options for which an empty value means "none of these", on purpose.
@@ -201,6 +202,7 @@ OUTPUTS = {
     "synth": (["--nodes", "2", "--family", "ice40"], "--out", "dir"),
     "bitstream": (["--board", "icebreaker", "--nodes", "2"], "--out", "dir"),
     "synth-table": (["--family", "ice40", "--sizes", "2"], "--out", "dir"),
+    "throughput": (["--size", "1024"], "--out", "dir"),
     "reconfigure-experiment": (["--nodes", "8", "--faults", "1", "--draws", "1", "--small",
                                 "4", "--no-model", "--no-plots"], "--out", "dir"),
 }

@@ -99,3 +99,16 @@ def test_the_results_the_readme_cites_are_current():
     folder = Path(__file__).resolve().parents[1] / "results"
     states = {name: state for name, state, _ in provenance.status(folder)}
     assert {name: states.get(name) for name in cited} == dict.fromkeys(cited, "current")
+
+
+def test_the_state_of_one_file_is_the_state_status_lists(tmp_path):
+    """``file_state`` is the state ``status`` gives a file; a file no experiment writes has
+    none (negative control: it is refused, not called current)."""
+    (tmp_path / "saturation.json").write_text(json.dumps({"provenance": {
+        "behaviour": {"model": "0" * 16}, "command": "ihcube saturation"}}))
+    assert provenance.file_state(tmp_path / "saturation.json") == ("stale", "ihcube saturation")
+    assert provenance.status(tmp_path) == [("saturation.json", "stale", "ihcube saturation")]
+    (tmp_path / "throughput_per_us.json").write_text("{}")
+    with pytest.raises(ValueError, match="^Results file must be one of .*, not "
+                                         "'throughput_per_us.json'$"):
+        provenance.file_state(tmp_path / "throughput_per_us.json")
