@@ -7,8 +7,7 @@ count, the packet router at each depth, alone and with register stages) and the 
 router of any other payload width with a results file, and reads:
 
 - its Fmax from its results file (:func:`~.build.synth_name`), if it was placed: the router
-  alone, which places faster than the whole fabric (the 26-node packet fabric at depth 1:
-  112.3 MHz against the router's 151.9);
+  alone, which places faster than the whole fabric (docs/fpga.md, "FPGA figures");
 - the saturation throughput at ``size`` nodes (1024), uniform traffic, msb, from ``make
   saturation``'s results file of the same mode and options
   (:func:`ihcube.sim.sweep.saturation_results_name`): ``throughput``, what the fabric accepts
@@ -35,7 +34,7 @@ from ..spec import OPTIONS
 from . import build
 
 __all__ = ["SIZE", "ROUTERS", "FMAX", "configurations", "per_microsecond", "placed_fmax",
-           "saturation_row", "row", "figure", "markdown", "saturation_command"]
+           "saturation_row", "saturation_command", "label", "row", "figure", "markdown"]
 
 #: The fabric size whose saturation throughput the figure takes (issue 37: 1024, uniform).
 SIZE = 1024
@@ -63,7 +62,7 @@ def configurations(folder="results", family="ecp5", routers=ROUTERS):
         found = re.match(rf"synth_{family}_ihcube_n{routers}_w([0-9]+)_", path.name)
         if found:  # not a wormhole router's file
             widths.add(int(found.group(1)))
-    for width in sorted(widths - {32}):
+    for width in sorted(widths - {spec.payload_width for spec in packet}):
         for spec in packet:
             other = spec.replace(payload_width=width)
             if (pathlib.Path(folder) / f"{_synth_tag(other, family)}.json").exists():
