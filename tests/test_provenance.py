@@ -8,6 +8,7 @@ import pytest
 from ihcube.cli import results as results_command
 from ihcube.sim import collectives, provenance
 from ihcube.sim.model import Model
+from ihcube.sim.wormhole_model import WormholeModel
 
 
 @pytest.fixture
@@ -34,12 +35,24 @@ def test_the_model_digest_moves_with_the_models_timing(fresh_digests, monkeypatc
     """Negative control: a model whose arbiters start on another input (a change of timing
     that no result file would show by itself) has another model digest, and the same
     analysis digest."""
-    before = {part: provenance.digest(part) for part in ("model", "analysis")}
+    before = {part: provenance.digest(part) for part in ("model", "wormhole", "analysis")}
     assert provenance.digest("model") == before["model"]  # the same code: the same digest
     provenance.digest.cache_clear()
     monkeypatch.setattr(Model, "_arbiter_start", lambda self: 0)
     assert provenance.digest("model") != before["model"]
+    assert provenance.digest("wormhole") == before["wormhole"]
     assert provenance.digest("analysis") == before["analysis"]
+
+
+def test_the_wormhole_digest_moves_with_the_wormhole_models_timing(fresh_digests, monkeypatch):
+    """Negative control: a wormhole model whose allocators grant the highest free virtual
+    channel rather than the lowest has another wormhole digest and the same packet model
+    digest, so that a change of wormhole timing leaves the packet results current."""
+    before = {part: provenance.digest(part) for part in ("model", "wormhole")}
+    provenance.digest.cache_clear()
+    monkeypatch.setattr(WormholeModel, "_channel_choice", lambda self, free: free.bit_length() - 1)
+    assert provenance.digest("wormhole") != before["wormhole"]
+    assert provenance.digest("model") == before["model"]
 
 
 def test_the_collectives_digest_moves_with_their_bounds(fresh_digests, monkeypatch):

@@ -33,7 +33,8 @@ def write_synth(folder, spec, **figures):
 def write_saturation(folder, name, rows, model=MODEL, wormhole_record=None):
     (folder / name).write_text(json.dumps({
         "saturation": rows, "wormhole": wormhole_record,
-        "provenance": {"behaviour": {"model": model}, "command": "made up"}}))
+        "provenance": {"behaviour": dict.fromkeys(provenance.PARTS, model),
+                       "command": "made up"}}))
 
 
 def sat(n, depth, throughput, order="msb"):
