@@ -2,14 +2,22 @@
 Amaranth's simulation: the lockstep tests of ``tests/test_wormhole_model.py`` take the RTL's
 record from the replay from :data:`~test_wormhole_model.REPLAY_FROM` nodes on, so the replay
 must record what Amaranth's simulation of the same design does, and run the routers it is
-given."""
+given; ``tests/test_wormhole_router.py`` takes the flit scoreboard's records from
+:func:`~ihcube.verify.wormhole_replay.replay_worms` from 13 nodes on, so that must record what
+:class:`~ihcube.verify.harness.WormholeHarness` does."""
 
 import pytest
 
+from ihcube.params import header_bits, wormhole_parameters
+from ihcube.rtl import WormholeFabric
+from ihcube.spec import as_wormhole_spec
 from ihcube.verify import faults
-from ihcube.verify.wormhole_replay import wormhole_replay
+from ihcube.verify.harness import Request, WormholeHarness
+from ihcube.verify.scoreboard import check_worms
+from ihcube.verify.wormhole_replay import replay_worms, wormhole_replay
 from test_wormhole_model import (CONTROL, LOCKSTEP, NARROW, REPLAY_FROM, first_difference,
                                  rtl_record)
+from test_wormhole_router import random_traffic
 from tiers import slow_unless
 
 #: Configurations that :func:`~test_wormhole_model.rtl_record` runs in Amaranth, each with
@@ -43,3 +51,37 @@ def test_replay_catches_a_broken_router():
                                 router=faults.SrcOneFlitLateRouter)
     difference = first_difference(sound, broken)
     assert difference is not None and " hop at " in difference
+
+
+#: Harness runs replayed (n, flits, flit width, eject readiness, router): narrow flits with
+#: src in the second flit under eject backpressure, with the real router and with one that
+#: stamps src one flit late; a router that never releases a channel (a stall).
+WORM_CHECKS = [(5, 3, 6, 0.7, None), (5, 3, 6, 0.7, faults.SrcOneFlitLateRouter),
+               (5, 4, 16, 1.0, faults.WORMHOLE_FAULTS["no-release-on-tail"])]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n, flits, width, eject_ready, router", WORM_CHECKS)
+def test_replayed_worms_are_the_harness_records(n, flits, width, eject_ready, router):
+    """:func:`~ihcube.verify.wormhole_replay.replay_worms` records the same injections, link
+    and eject flits and refusal counts as :class:`~ihcube.verify.harness.WormholeHarness` on
+    Amaranth's simulation (``tests/test_wormhole_router.py`` replays its runs from 13 nodes
+    on), and says as it does whether the run delivered everything."""
+    payload = 16 if width == 16 else width * flits - header_bits(n)
+    wormhole = wormhole_parameters(n, payload, flits=flits, flit_width=width, vcs=2,
+                                   vc_depth=2)
+    # 19 messages and one refused (no node 7) first: the ids fit the third flit.
+    requests = [(1, Request(20, 7))] + random_traffic(n, 19, seed=n + width, broadcast=0.3,
+                                                      spread=40)
+    extra = {} if router is None else {"router": router}
+    harness = WormholeHarness(WormholeFabric(n, wormhole, **extra), eject_ready, seed=n)
+    for node, request in requests:
+        harness.send(node, request)
+    harness.run(3000)
+    worms = replay_worms(as_wormhole_spec(n, wormhole), requests, eject_ready, seed=n,
+                         cycles=3000, **extra)
+    assert worms.injected == harness.injected and worms.flits == harness.flits
+    assert worms.refused_count == harness.refused_count == [0, 1, 0, 0, 0]
+    assert (worms.stalled_at is None) == (harness.stalled_at is None)
+    problems = check_worms(n, wormhole, worms.injected, worms.flits)
+    assert (problems == []) == (router is None)

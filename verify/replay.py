@@ -42,7 +42,8 @@ def _port(node, p, ports):
     return f"{node}" if ports == 1 else f"{node}__{p}"
 
 
-def testbench(top, stems, inject_width, eject_width, cycles, counts, watch, finish):
+def testbench(top, stems, inject_width, eject_width, cycles, counts, watch, finish,
+              quiet=None):
     """The Verilog testbench of a replay: reads ``requests.hex`` (each queue's words, queue
     after queue, and ``request_cycles.hex`` the cycle from which each is offered) and
     ``eject_ready.hex``, and writes ``events.txt``.
@@ -52,7 +53,9 @@ def testbench(top, stems, inject_width, eject_width, cycles, counts, watch, fini
     waits for the design to settle, writes the injection (``i cycle queue index``) and eject
     (``d cycle queue bits``) handshakes, runs the Verilog statements ``watch`` (which record
     the links' handshakes; ``out`` is the events file, ``cycle`` the cycle), then raises the
-    clock; after the last cycle it runs ``finish``.
+    clock; after the last cycle it runs ``finish``. With ``quiet``, the run ends early, once
+    every queue is empty and nothing has moved for ``quiet`` cycles: no PE handshake and no
+    link handshake (``watch`` sets ``moved`` to 1 on one).
     """
     queues = len(stems)
     total = max(sum(counts), 1)
@@ -66,6 +69,8 @@ def testbench(top, stems, inject_width, eject_width, cycles, counts, watch, fini
         f"  reg [{queues - 1}:0] eject_ready [0:{cycles - 1}];",
         "  integer out, cycle;",
     ]
+    if quiet is not None:
+        lines += ["  integer still = 0;", "  reg moved;"]
     for q in range(queues):
         lines += [f"  reg iv{q} = 0;", f"  reg [{inject_width - 1}:0] ip{q} = 0;",
                   f"  reg er{q} = 0;", f"  wire ir{q}, ev{q};",
@@ -102,8 +107,17 @@ def testbench(top, stems, inject_width, eject_width, cycles, counts, watch, fini
                   "      end",
                   f"      if (ev{q} && er{q})",
                   f'        $fwrite(out, "d %0d %0d %h\\n", cycle, {q}, ep{q});']
+    if quiet is not None:
+        handshakes = " || ".join(f"iv{q} && ir{q} || ev{q} && er{q}" for q in range(queues))
+        lines.append(f"      moved = {handshakes};")
     lines += watch
-    lines += ["      #1 clk = 1;", "      #1 clk = 0;", "    end"]
+    lines += ["      #1 clk = 1;", "      #1 clk = 0;"]
+    if quiet is not None:
+        ends = [sum(counts[:q + 1]) for q in range(queues)]
+        empty = " && ".join(f"head{q} == {end}" for q, end in enumerate(ends))
+        lines += ["      still = moved ? 0 : still + 1;",
+                  f"      if (still >= {quiet} && {empty}) cycle = {cycles};"]
+    lines.append("    end")
     lines += finish
     lines += ["    $fclose(out);", "    $finish;", "  end", "endmodule", ""]
     return "\n".join(lines)
