@@ -9,6 +9,8 @@ packet fabric's replay (:func:`ihcube.verify.replay.testbench`, with the wormhol
 handshakes: a flit on virtual channel ``vc`` is taken when bit ``vc`` of the link's ``ready``
 is high), and returns the events of the Amaranth testbench of those tests. As there, the PE
 inputs of a cycle are set before its handshakes are read, and reset is never asserted.
+:func:`replay_worms` runs requests as :class:`~ihcube.verify.harness.WormholeHarness` does
+and returns its records, for the flit scoreboard (``tests/test_wormhole_router.py``).
 """
 
 from __future__ import annotations
@@ -85,11 +87,11 @@ def wormhole_replay(spec, queues, eject_ready, wormhole=None, order=topology.MSB
 @dataclass
 class Worms:
     """What :func:`replay_worms` recorded, in the form of
-    :class:`~ihcube.verify.harness.WormholeHarness`: ``injected`` (``(cycle, node, request)``
-    when a request's head is taken), ``flits`` (:class:`~ihcube.verify.harness.Flit` s on
-    links and at eject ports), each node's ``refused_count``, and ``stalled_at``: None when
-    every queued flit was taken and every flit owed delivered, else the cycle after the last
-    handshake. ``owed`` is the harness's."""
+    :class:`~ihcube.verify.harness.WormholeHarness` on the fabric ``spec``: ``injected``
+    (``(cycle, node, request)`` when a request's head is taken), ``flits``
+    (:class:`~ihcube.verify.harness.Flit` s on links and at eject ports), each node's
+    ``refused_count``, and ``stalled_at``: None when every queued flit was taken and every flit
+    owed delivered, else the cycle after the last handshake. ``owed`` is the harness's."""
     spec: object
     injected: list
     flits: list
