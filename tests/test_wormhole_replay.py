@@ -3,7 +3,7 @@ Amaranth's simulation: the lockstep tests of ``tests/test_wormhole_model.py`` ta
 record from the replay from :data:`~test_wormhole_model.REPLAY_FROM` nodes on, so the replay
 must record what Amaranth's simulation of the same design does, and run the routers it is
 given; ``tests/test_wormhole_router.py`` takes the flit scoreboard's records from
-:func:`~ihcube.verify.wormhole_replay.replay_worms` from 13 nodes on, so that must record what
+:func:`~ihcube.verify.wormhole_replay.replay_worms` from 8 nodes on, so that must record what
 :class:`~ihcube.verify.harness.WormholeHarness` does."""
 
 import pytest
@@ -65,7 +65,7 @@ WORM_CHECKS = [(5, 3, 6, 0.7, None), (5, 3, 6, 0.7, faults.SrcOneFlitLateRouter)
 def test_replayed_worms_are_the_harness_records(n, flits, width, eject_ready, router):
     """:func:`~ihcube.verify.wormhole_replay.replay_worms` records the same injections, link
     and eject flits and refusal counts as :class:`~ihcube.verify.harness.WormholeHarness` on
-    Amaranth's simulation (``tests/test_wormhole_router.py`` replays its runs from 13 nodes
+    Amaranth's simulation (``tests/test_wormhole_router.py`` replays its runs from 8 nodes
     on), and says as it does whether the run delivered everything."""
     payload = 16 if width == 16 else width * flits - header_bits(n)
     wormhole = wormhole_parameters(n, payload, flits=flits, flit_width=width, vcs=2,

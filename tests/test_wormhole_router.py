@@ -27,8 +27,8 @@ from tiers import below, slow_unless
 #: Runs of this many nodes and more replay the emitted Verilog in Icarus
 #: (:func:`ihcube.verify.wormhole_replay.replay_worms`, the harness's records:
 #: ``tests/test_wormhole_replay.py``); smaller ones run the harness on Amaranth's simulator,
-#: which is the cheaper there.
-REPLAY_FROM = 13
+#: which is the cheaper there (``docs/verification.md``).
+REPLAY_FROM = 8
 
 
 def run(n, requests, *, vcs=2, vc_depth=2, flits=4, order="msb", router=None, eject_ready=1.0,
