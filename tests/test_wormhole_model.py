@@ -1,6 +1,7 @@
 """The wormhole model (:mod:`ihcube.sim.wormhole_model`) in lockstep with the RTL.
 
-Each test runs the Amaranth simulation of a :class:`~ihcube.rtl.WormholeFabric` and a
+Each test runs the RTL of a :class:`~ihcube.rtl.WormholeFabric` (its emitted Verilog in
+Icarus, or Amaranth's simulation for the smallest: :func:`rtl_record`) and a
 :class:`~ihcube.sim.wormhole_model.WormholeModel` on the same PE traffic (random unicasts,
 broadcasts and destinations that do not exist, flit words with random bits everywhere the
 router should overwrite or ignore) and the same random eject backpressure, both drawn up front,
@@ -23,6 +24,7 @@ from ihcube.sim.wormhole_model import WormholeModel
 from ihcube.verify import faults
 from ihcube.verify.harness import Flit, Request, simulate, worm_flits
 from ihcube.verify.scoreboard import check_worms
+from ihcube.verify.wormhole_replay import wormhole_replay
 from test_model import first_difference as packet_first_difference
 from tiers import shared, slow_unless
 
@@ -220,14 +222,27 @@ def first_difference(rtl, model):
     return packet_first_difference(rtl, model, kinds=("inject", "hop", "eject"))
 
 
+#: Configurations of this many nodes and more run on the emitted Verilog in Icarus
+#: (:func:`ihcube.verify.wormhole_replay.wormhole_replay`), smaller ones in Amaranth's
+#: simulator, which is the cheaper there: generating and compiling the Verilog costs more than
+#: simulating a few hundred cycles of up to 6 nodes (``docs/verification.md``).
+REPLAY_FROM = 8
+
+
 @shared
 def rtl_record(n, vcs, vc_depth, order, flits, cycles, width=None, router=None):
     """The traffic of a configuration and what the RTL (with ``router``, a faulty one, if
-    given) did with it (one simulation a run, whichever tests and workers compare with it)."""
+    given) did with it (one simulation a run, whichever tests and workers compare with it):
+    the replay of the emitted Verilog from :data:`REPLAY_FROM` nodes on, Amaranth's simulation
+    below (``tests/test_wormhole_replay.py`` shows that the two record the same)."""
     wormhole = parameters(n, vcs, vc_depth, flits, width=width)
     queues, eject_ready = traffic(n, wormhole, cycles, seed=n * 100 + vcs * 10 + flits)
     extra = {} if router is None else {"router": router}
-    events, refused = run_rtl(WormholeFabric(n, wormhole, order, **extra), queues, eject_ready)
+    if n >= REPLAY_FROM:
+        events, refused = wormhole_replay(n, queues, eject_ready, wormhole, order, **extra)
+    else:
+        events, refused = run_rtl(WormholeFabric(n, wormhole, order, **extra), queues,
+                                  eject_ready)
     return wormhole, queues, eject_ready, events, refused
 
 

@@ -1,4 +1,5 @@
-"""The wormhole router and fabric in the Amaranth simulator, checked flit by flit.
+"""The wormhole router and fabric in simulation (Amaranth's; from :data:`REPLAY_FROM` nodes
+on, the emitted Verilog in Icarus), checked flit by flit.
 
 Every run is checked by :func:`ihcube.verify.scoreboard.check_worms`: each (link, virtual
 channel) and each eject port carries whole worms one after another, each message is delivered
@@ -15,11 +16,20 @@ from ihcube import topology
 from ihcube.params import head_fields, header_bits, wormhole_parameters
 from ihcube.rtl import VcAllocator, WormholeFabric
 from ihcube.rtl.message import Kind
-from ihcube.spec import FabricSpec
+from ihcube.spec import FabricSpec, as_wormhole_spec
 from ihcube.verify import faults
 from ihcube.verify.harness import Request, WormholeHarness, simulate
 from ihcube.verify.scoreboard import check_worms
+from ihcube.verify.wormhole_replay import replay_worms
 from tiers import below, slow_unless
+
+
+#: Runs of this many nodes and more replay the emitted Verilog in Icarus
+#: (:func:`ihcube.verify.wormhole_replay.replay_worms`, the harness's records:
+#: ``tests/test_wormhole_replay.py``); smaller ones run the harness on Amaranth's simulator,
+#: which is the cheaper there (``docs/verification.md``).
+REPLAY_FROM = 8
+
 
 def run(n, requests, *, vcs=2, vc_depth=2, flits=4, order="msb", router=None, eject_ready=1.0,
         seed=0, cycles=4000, width=16):
@@ -28,10 +38,15 @@ def run(n, requests, *, vcs=2, vc_depth=2, flits=4, order="msb", router=None, ej
     wormhole = wormhole_parameters(n, payload, flits=flits, flit_width=width, vcs=vcs,
                                    vc_depth=vc_depth)
     extra = {} if router is None else {"router": router}
-    harness = WormholeHarness(WormholeFabric(n, wormhole, order, **extra), eject_ready, seed)
-    for node, request in requests:
-        harness.send(node, request)
-    harness.run(cycles)
+    if n >= REPLAY_FROM:
+        harness = replay_worms(as_wormhole_spec(n, wormhole, order), requests, eject_ready, seed,
+                               cycles, **extra)
+    else:
+        harness = WormholeHarness(WormholeFabric(n, wormhole, order, **extra), eject_ready,
+                                  seed)
+        for node, request in requests:
+            harness.send(node, request)
+        harness.run(cycles)
     return harness, check_worms(n, wormhole, harness.injected, harness.flits, order)
 
 

@@ -18,7 +18,7 @@ from amaranth.sim import Simulator
 from ..rtl.message import Kind
 
 __all__ = ["Message", "Hop", "Delivery", "Request", "FabricHarness", "simulate", "Flit",
-           "worm_flits", "WormholeHarness"]
+           "worm_flits", "owed_flits", "WormholeHarness"]
 
 
 @dataclass(frozen=True)
@@ -278,6 +278,13 @@ def worm_flits(n, wormhole, src, request):
                      for k in range(1, wormhole.flits)]
 
 
+def owed_flits(n, wormhole, request):
+    """The eject flits that ``request`` owes in an ``n``-node wormhole fabric: ``flits`` per
+    node it reaches."""
+    copies = n - 1 if request.kind == Kind.BROADCAST else int(request.dest < n)
+    return copies * wormhole.flits
+
+
 class WormholeHarness:
     """Traffic source, eject backpressure and link monitors around a
     :class:`~ihcube.rtl.WormholeFabric`, flit by flit.
@@ -317,9 +324,7 @@ class WormholeHarness:
 
     def owed(self, request):
         """Eject flits that a request owes: ``flits`` per node it reaches."""
-        copies = (self.fabric.n - 1 if request.kind == Kind.BROADCAST
-                  else int(request.dest < self.fabric.n))
-        return copies * self.fabric.wormhole.flits
+        return owed_flits(self.fabric.n, self.fabric.wormhole, request)
 
     def run(self, max_cycles, watchdog=200):
         """Simulate until every queued flit is delivered (plus a few idle cycles), no flit has

@@ -13,7 +13,8 @@ The testbench sets every PE input of a cycle, lets the design settle, records th
 of the cycle, then raises the clock: the order of the Amaranth testbench, so the two record
 the same events when the Verilog is the Amaranth design (``tests/test_model.py`` checks that
 on small fabrics). Reset is never asserted: the registers start from their initial values, as
-in Amaranth's simulator.
+in Amaranth's simulator. The testbench (:func:`testbench`) and the run (:func:`run_testbench`)
+serve the wormhole fabric's replay too (:mod:`ihcube.verify.wormhole_replay`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ..generate import fabric_verilog
 from ..rtl import Kind, inject_layout, message_layout
 from ..spec import as_spec
 
-__all__ = ["replay"]
+__all__ = ["replay", "testbench", "run_testbench"]
 
 #: Icarus's language generation: Verilog-2005, so that a register's initial value is an
 #: event for the ``always @*`` blocks of Yosys's output (:data:`.cocotb_runner.BUILD_ARGS`).
@@ -41,11 +42,22 @@ def _port(node, p, ports):
     return f"{node}" if ports == 1 else f"{node}__{p}"
 
 
-def _testbench(spec, top, links, inject_width, eject_width, cycles, counts):
-    """The Verilog testbench: reads ``requests.hex`` (each queue's requests as ``cycle`` and
-    bits), ``eject_ready.hex`` and writes ``events.txt``."""
-    n, P = spec.nodes, spec.ports
-    queues = n * P
+def testbench(top, stems, inject_width, eject_width, cycles, counts, watch, finish,
+              quiet=None):
+    """The Verilog testbench of a replay: reads ``requests.hex`` (each queue's words, queue
+    after queue, and ``request_cycles.hex`` the cycle from which each is offered) and
+    ``eject_ready.hex``, and writes ``events.txt``.
+
+    ``stems`` names each queue's PE port on the top module ``top`` (``inject__<stem>__valid``
+    ...); ``counts`` is the number of words in each queue. Each cycle it sets every PE input,
+    waits for the design to settle, writes the injection (``i cycle queue index``) and eject
+    (``d cycle queue bits``) handshakes, runs the Verilog statements ``watch`` (which record
+    the links' handshakes; ``out`` is the events file, ``cycle`` the cycle), then raises the
+    clock; after the last cycle it runs ``finish``. With ``quiet``, the run ends early, once
+    every queue is empty and nothing has moved for ``quiet`` cycles: no PE handshake and no
+    link handshake (``watch`` sets ``moved`` to 1 on one).
+    """
+    queues = len(stems)
     total = max(sum(counts), 1)
     lines = [
         "`timescale 1ns/1ps",
@@ -57,13 +69,14 @@ def _testbench(spec, top, links, inject_width, eject_width, cycles, counts):
         f"  reg [{queues - 1}:0] eject_ready [0:{cycles - 1}];",
         "  integer out, cycle;",
     ]
+    if quiet is not None:
+        lines += ["  integer still = 0;", "  reg moved;"]
     for q in range(queues):
         lines += [f"  reg iv{q} = 0;", f"  reg [{inject_width - 1}:0] ip{q} = 0;",
                   f"  reg er{q} = 0;", f"  wire ir{q}, ev{q};",
                   f"  wire [{eject_width - 1}:0] ep{q};", f"  integer head{q};"]
     connections = [".clk(clk)", ".rst(rst)"]
-    for q in range(queues):
-        stem = _port(q // P, q % P, P)
+    for q, stem in enumerate(stems):
         connections += [f".inject__{stem}__valid(iv{q})", f".inject__{stem}__payload(ip{q})",
                         f".inject__{stem}__ready(ir{q})", f".eject__{stem}__valid(ev{q})",
                         f".eject__{stem}__payload(ep{q})", f".eject__{stem}__ready(er{q})"]
@@ -94,15 +107,44 @@ def _testbench(spec, top, links, inject_width, eject_width, cycles, counts):
                   "      end",
                   f"      if (ev{q} && er{q})",
                   f'        $fwrite(out, "d %0d %0d %h\\n", cycle, {q}, ep{q});']
-    for k, (node, j) in enumerate(links):
-        port = f"dut.router{node}.links_out__{j}__"
-        lines += [f"      if ({port}valid && {port}ready)",
-                  f'        $fwrite(out, "h %0d {k} %h\\n", cycle, {port}payload);']
-    lines += ["      #1 clk = 1;", "      #1 clk = 0;", "    end"]
-    for node in range(n):
-        lines.append(f'    $fwrite(out, "r {node} %0d\\n", dut.router{node}.refused_count);')
+    if quiet is not None:
+        handshakes = " || ".join(f"iv{q} && ir{q} || ev{q} && er{q}" for q in range(queues))
+        lines.append(f"      moved = {handshakes};")
+    lines += watch
+    lines += ["      #1 clk = 1;", "      #1 clk = 0;"]
+    if quiet is not None:
+        ends = [sum(counts[:q + 1]) for q in range(queues)]
+        empty = " && ".join(f"head{q} == {end}" for q, end in enumerate(ends))
+        lines += ["      still = moved ? 0 : still + 1;",
+                  f"      if (still >= {quiet} && {empty}) cycle = {cycles};"]
+    lines.append("    end")
+    lines += finish
     lines += ["    $fclose(out);", "    $finish;", "  end", "endmodule", ""]
     return "\n".join(lines)
+
+
+def run_testbench(text, bench, words, cycles, eject_ready, folder=None):
+    """Run the testbench ``bench`` (:func:`testbench`) on the fabric Verilog ``text`` in
+    Icarus, the queues' ``words`` (in the memory's order) offered from their ``cycles`` on and
+    the eject ports ready as ``eject_ready`` says (a row per cycle, a column per queue); return
+    the lines of ``events.txt``. ``folder`` keeps the files (a temporary folder if None)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(folder or scratch)
+        work.mkdir(parents=True, exist_ok=True)
+        (work / "fabric.v").write_text(text)
+        (work / "replay_tb.v").write_text(bench)
+        (work / "requests.hex").write_text("".join(f"{word:x}\n" for word in words) or "0\n")
+        (work / "request_cycles.hex").write_text("".join(f"{at:x}\n" for at in cycles)
+                                                 or "0\n")
+        (work / "eject_ready.hex").write_text("".join(
+            f"{int(''.join(str(int(bit)) for bit in reversed(row)), 2):x}\n"
+            for row in eject_ready))
+        subprocess.run(["iverilog", LANGUAGE, "-s", "replay_tb", "-o", "replay.vvp",
+                        "replay_tb.v", "fabric.v"], cwd=work, check=True,
+                       capture_output=True, text=True)
+        subprocess.run(["vvp", "-n", "replay.vvp"], cwd=work, check=True,
+                       capture_output=True, text=True)
+        return (work / "events.txt").read_text().splitlines()
 
 
 def _bits(layout, **fields):
@@ -142,29 +184,18 @@ def replay(spec, requests, eject_ready, router=None, folder=None):
     order = [entry for queue in queues for entry in queue]  # the memory's order
     links = [(node, j, dim) for node in range(n) for j, dim in enumerate(topology.links(n, node))]
     text = fabric_verilog(spec, router=router)
-    top = spec.name
-    bench = _testbench(spec, top, [(node, j) for node, j, _ in links], inject_width,
-                       eject_width, cycles, counts)
-
-    with tempfile.TemporaryDirectory() as scratch:
-        work = Path(folder or scratch)
-        work.mkdir(parents=True, exist_ok=True)
-        (work / "fabric.v").write_text(text)
-        (work / "replay_tb.v").write_text(bench)
-        (work / "requests.hex").write_text("".join(
-            f"{_bits(injected, dest=r.dest, kind=Kind(r.kind).value, payload=r.payload):x}\n"
-            for _, r in order) or "0\n")
-        (work / "request_cycles.hex").write_text("".join(f"{r.at:x}\n" for _, r in order)
-                                                 or "0\n")
-        (work / "eject_ready.hex").write_text("".join(
-            f"{int(''.join(str(int(bit)) for bit in reversed(row)), 2):x}\n"
-            for row in eject_ready))
-        subprocess.run(["iverilog", LANGUAGE, "-s", "replay_tb", "-o", "replay.vvp",
-                        "replay_tb.v", "fabric.v"], cwd=work, check=True,
-                       capture_output=True, text=True)
-        subprocess.run(["vvp", "-n", "replay.vvp"], cwd=work, check=True,
-                       capture_output=True, text=True)
-        lines = (work / "events.txt").read_text().splitlines()
+    watch = []
+    for k, (node, j, _) in enumerate(links):
+        port = f"dut.router{node}.links_out__{j}__"
+        watch += [f"      if ({port}valid && {port}ready)",
+                  f'        $fwrite(out, "h %0d {k} %h\\n", cycle, {port}payload);']
+    finish = [f'    $fwrite(out, "r {node} %0d\\n", dut.router{node}.refused_count);'
+              for node in range(n)]
+    bench = testbench(spec.name, [_port(q // P, q % P, P) for q in range(n * P)],
+                      inject_width, eject_width, cycles, counts, watch, finish)
+    words = [_bits(injected, dest=r.dest, kind=Kind(r.kind).value, payload=r.payload)
+             for _, r in order]
+    lines = run_testbench(text, bench, words, [r.at for _, r in order], eject_ready, folder)
 
     def message(bits):
         return tuple(bits >> offset & ((1 << width) - 1) for offset, width in fields)
