@@ -170,7 +170,11 @@ def row(spec, synth, saturation, size=SIZE):
         why.append("router 0 not placed (make synth-table)")
     elif synth_state != CURRENT:
         why.append("synth result not of today's design (make synth-table)")
-    if found is None:
+    if found is None and saturation_file is not None:
+        # Its own command again with one size would write over the file's other rows.
+        why.append(f"no saturation at {size} nodes in {saturation_file} (its command again, "
+                   f"{size} among its --sizes: make results lists it)")
+    elif found is None:
         why.append(f"no saturation at {size} nodes ({saturation_command(spec, size)})")
     elif saturation_state != CURRENT:
         why.append(f"saturation file {saturation_state} (make results)")

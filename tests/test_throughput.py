@@ -152,12 +152,15 @@ def test_stale_and_missing_rows_say_so_and_show_no_figure(folder):
         "wormhole F16 V3 L20 Q2": "router 0 not placed",
         "wormhole F8 V3 L20 Q2": "no saturation at 1024 nodes (ihcube saturation --switching "
                                  "wormhole --flits 20 --vcs 3 --vc-depth 2 --sizes 1024",
-        "packet W32 depth 2": "no saturation at 1024 nodes (ihcube saturation --depths 2",
+        # Its file exists (depth 1's rows): a one-size command would write over them.
+        "packet W32 depth 2": "no saturation at 1024 nodes in saturation.json (its command "
+                              "again, 1024 among its --sizes",
     }
     for name, why in missing.items():
         row = rows[name]
         assert row["state"] == "not measured" and why in row["why"], name
         assert "flits_per_us" not in row and "messages_per_us" not in row, name
+    assert "ihcube saturation" not in rows["packet W32 depth 2"]["why"]
     # Rows of the synth table's routers alone, wormhole first; W64 only where built.
     assert list(rows)[:6] == [f"wormhole F{f} V{v} L20 Q2" for f in (8, 16, 32) for v in (1, 3)]
     assert "packet W64 depth 1" in rows and "packet W64 depth 2" not in rows
