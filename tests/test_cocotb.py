@@ -14,7 +14,8 @@ import shutil
 
 import pytest
 
-from ihcube.verify.cocotb_runner import TESTBENCH_PATH, TESTS, Settings, build, run
+from ihcube.verify.cocotb_runner import (RECONFIGURABLE_ONLY, TESTBENCH_PATH, TESTS, Settings,
+                                         applicable, build, run)
 from ihcube.generate import fabric_verilog
 from ihcube.verify.faults import faulty_router
 
@@ -91,6 +92,25 @@ def test_bad_parameters_are_one_line_and_status_2(capsys, args, message):
     assert main(["cocotb", *args]) == 2
     captured = capsys.readouterr()
     assert captured.err == f"ihcube cocotb: error: {message}\n"
+
+
+def test_the_reconfiguration_tests_apply_to_reconfigurable_fabrics_only():
+    """A fixed fabric's regression leaves out the tests that take a reconfigurable one (they
+    would pass without checking anything); a reconfigurable fabric's runs them all."""
+    assert set(RECONFIGURABLE_ONLY) <= set(TESTS)
+    assert not set(applicable(Settings(6))) & set(RECONFIGURABLE_ONLY)
+    assert applicable(Settings(6, reconfigurable=True)) == TESTS
+
+
+@pytest.mark.slow
+def test_reconfiguration_tests_asked_for_on_a_fixed_fabric_are_skipped(tmp_path):
+    """Asked for by name on a fixed fabric, ``fault`` and ``reconfiguration`` report
+    ``skipped``, not ``passed``."""
+    settings = Settings(3)
+    build(settings, tmp_path)
+    outcomes = run(settings, tmp_path, tests=RECONFIGURABLE_ONLY)
+    assert [(outcome.name, outcome.status) for outcome in outcomes] == \
+        [(name, "skipped") for name in RECONFIGURABLE_ONLY]
 
 
 @pytest.mark.slow

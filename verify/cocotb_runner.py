@@ -26,12 +26,16 @@ from ..spec import FabricSpec, Packet, Stages
 #: The register stages' fields of :class:`Settings`.
 _STAGE_KEYWORDS = [keyword for keyword, _, _ in Stages.FIELDS.values()]
 
-__all__ = ["TESTS", "Settings", "Outcome", "applicable", "build", "run", "regression",
-           "read_results"]
+__all__ = ["TESTS", "RECONFIGURABLE_ONLY", "Settings", "Outcome", "applicable", "build", "run",
+           "regression", "read_results"]
 
 #: The tests of ``verify/cocotb_tb/fabric_tb.py``, in the order they run.
 TESTS = ("route_selection", "all_pairs_unicast", "broadcast_from_every_source", "random_stress",
          "bad_destination_refused", "zero_load_latency", "fault", "reconfiguration")
+
+#: The tests that take a reconfigurable fabric; on a fixed one they are left out, and skipped
+#: (reported ``skipped``, not ``passed``) if asked for by name.
+RECONFIGURABLE_ONLY = ("fault", "reconfiguration")
 
 TESTBENCH = "cocotb_tb.fabric_tb"
 #: Where the testbench package lives: this folder (``verify/``), shipped with the package.
@@ -61,9 +65,9 @@ MAX_SEED = (1 << 63) - 1
 
 def applicable(settings):
     """The tests of :data:`TESTS` that apply to the fabric of ``settings``: every one but
-    ``reconfiguration``, which takes a reconfigurable fabric, and that one too then."""
+    :data:`RECONFIGURABLE_ONLY`, which take a reconfigurable fabric, and those too then."""
     return tuple(test for test in TESTS
-                 if test != "reconfiguration" or settings.reconfigurable)
+                 if test not in RECONFIGURABLE_ONLY or settings.reconfigurable)
 
 
 def default_stress(n):
