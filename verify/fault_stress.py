@@ -52,8 +52,9 @@ from ..reconfigure import (Configuration, best_configuration, check_configuratio
                            configuration_of)
 from ..rtl.message import Kind
 from ..sim.model import DELIVERY, HOP, Model
-from .stress import (INJECTION, PAYLOAD_WIDTH, Records, StressResult, _drain, _mutate,
-                     find_stall, ids_of, payload_of, stall_report)
+from .stress import (INJECTION, PAYLOAD_WIDTH, Records, StressResult, _contains,
+                     _delivery_problems, _drain, _mutate, find_stall, ids_of, payload_of,
+                     stall_report)
 
 __all__ = ["Epoch", "fault_schedule", "run_faults", "run_rtl_faults", "score_faults",
            "FAULT_COUNT_NAMES"]
@@ -573,23 +574,9 @@ def score_faults(run, limit=10):
         "cycles": int(run.cycles),
         "active at the end": int(active[-1]),
     }
-    if len(lost_keys):
-        i, node = divmod(int(lost_keys[0]), N)
-        problems.append(f"{len(lost_keys)} deliveries lost outside a fault, e.g. "
-                        f"{_describe(run, i)} never reached node {node}")
-    if counts_["duplicated"]:
-        key = int(unique_keys[delivered_owed & (counts > 1)][0])
-        problems.append(f"{counts_['duplicated']} deliveries duplicated, e.g. "
-                        f"{_describe(run, key // N)} reached node {key % N} more than once")
-    if counts_["corrupted"]:
-        row = got[corrupted][0]
-        problems.append(f"{counts_['corrupted']} deliveries corrupted, e.g. at router "
-                        f"{row['node']} in cycle {row['cycle']}: dest {row['dest']}, src "
-                        f"{row['src']}, kind {row['kind']}, payload {row['payload']:#x}")
-    if counts_["misdelivered"]:
-        key = int(unique_keys[~delivered_owed][0])
-        problems.append(f"{counts_['misdelivered']} deliveries at a node not owed them, e.g. "
-                        f"{_describe(run, key // N)} at node {key % N}")
+    problems += _delivery_problems(counts_, N, lambda i: _describe(run, i), lost_keys,
+                                   unique_keys, counts, delivered_owed, got[corrupted],
+                                   lost="lost outside a fault", place="router")
     if counts_["after a reset"]:
         row = got[late][0]
         problems.append(f"{counts_['after a reset']} deliveries made after the reset that "
@@ -599,11 +586,6 @@ def score_faults(run, limit=10):
         problems.append(f"{counts_['idle drain cycles']} cycles of the drain moved nothing "
                         f"while messages were in the fabric")
     return counts_, problems[:limit]
-
-
-def _contains(sorted_keys, keys):
-    at = np.minimum(np.searchsorted(sorted_keys, keys), max(len(sorted_keys) - 1, 0))
-    return (sorted_keys[at] == keys) if len(sorted_keys) else np.zeros(len(keys), bool)
 
 
 def _describe(run, i):

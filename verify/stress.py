@@ -408,30 +408,43 @@ def score(records, limit=10):
         "cycles": int(records.cycles),
     }
 
-    problems = []
-    if len(lost_keys):
-        i, node = divmod(int(lost_keys[0]), n)
-        problems.append(f"{len(lost_keys)} deliveries lost, e.g. {_describe(records, i)} "
-                        f"never reached node {node}")
-    if counts_["duplicated"]:
-        key = int(unique_keys[delivered_owed & (counts > 1)][0])
-        problems.append(f"{counts_['duplicated']} deliveries duplicated, e.g. "
-                        f"{_describe(records, key // n)} reached node {key % n} more than once")
-    if counts_["corrupted"]:
-        row = got[corrupted][0]
-        problems.append(f"{counts_['corrupted']} deliveries corrupted, e.g. at node "
-                        f"{row['node']} in cycle {row['cycle']}: dest {row['dest']}, "
-                        f"src {row['src']}, kind {row['kind']}, payload {row['payload']:#x}")
-    if counts_["misdelivered"]:
-        key = int(unique_keys[~delivered_owed][0])
-        problems.append(f"{counts_['misdelivered']} deliveries at a node not owed them, e.g. "
-                        f"{_describe(records, key // n)} at node {key % n}")
+    problems = _delivery_problems(counts_, n, lambda i: _describe(records, i), lost_keys,
+                                  unique_keys, counts, delivered_owed, got[corrupted])
     if counts_["idle drain cycles"]:
         beyond = (f" (beyond {records.idle_allowance} in a row, the stages' allowance)"
                   if records.idle_allowance else "")
         problems.append(f"{counts_['idle drain cycles']} cycles of the drain moved nothing "
                         f"while messages were in the fabric{beyond}")
     return counts_, problems[:limit]
+
+
+def _delivery_problems(counts_, n, describe, lost_keys, unique_keys, counts, delivered_owed,
+                       corrupted, lost="lost", place="node"):
+    """The scoreboard's sentences for deliveries lost, duplicated, corrupted and made where
+    none was owed, each with an example: ``counts_`` as :func:`score` counts them, keys
+    ``message * n + node`` (the owed ones ``lost_keys`` never delivered, ``unique_keys``
+    delivered ``counts`` times, ``delivered_owed`` where owed), the ``corrupted`` delivery
+    records, ``describe(i)`` a message's words; ``lost`` names the losses and ``place`` the
+    node a corrupted delivery was made at."""
+    problems = []
+    if len(lost_keys):
+        i, node = divmod(int(lost_keys[0]), n)
+        problems.append(f"{len(lost_keys)} deliveries {lost}, e.g. {describe(i)} never "
+                        f"reached node {node}")
+    if counts_["duplicated"]:
+        key = int(unique_keys[delivered_owed & (counts > 1)][0])
+        problems.append(f"{counts_['duplicated']} deliveries duplicated, e.g. "
+                        f"{describe(key // n)} reached node {key % n} more than once")
+    if counts_["corrupted"]:
+        row = corrupted[0]
+        problems.append(f"{counts_['corrupted']} deliveries corrupted, e.g. at {place} "
+                        f"{row['node']} in cycle {row['cycle']}: dest {row['dest']}, "
+                        f"src {row['src']}, kind {row['kind']}, payload {row['payload']:#x}")
+    if counts_["misdelivered"]:
+        key = int(unique_keys[~delivered_owed][0])
+        problems.append(f"{counts_['misdelivered']} deliveries at a node not owed them, e.g. "
+                        f"{describe(key // n)} at node {key % n}")
+    return problems
 
 
 def _contains(sorted_keys, keys):
