@@ -21,12 +21,12 @@ fairness bound or covers.
 
 from contextlib import contextmanager
 
-from amaranth.hdl import Assert, Assume, Cat, Const, Mux, Signal
+from amaranth.hdl import Assert, Assume, Const, Mux, Signal
 
 from ... import topology
 from ...rtl import Kind, Router
-from .environment import hold_constant, popcount
-from .router_check import RouterCheck, _Tagged, _unicast_outputs
+from .environment import hold_constant
+from .router_check import RouterCheck, _unicast_outputs
 
 __all__ = ["ConfiguredRouterCheck"]
 
@@ -120,35 +120,13 @@ class ConfiguredRouterCheck(RouterCheck):
         left = Mux(msg.kind == Kind.BROADCAST, msg.travel, msg.dest ^ self.node)
         return (left & outside) == 0
 
-    def _track(self, m):
-        """As :meth:`RouterCheck._track`, with the configured values: a unicast from a link
+    def _stamps(self):
+        """As :meth:`RouterCheck._stamps`, with the configured values: a unicast from a link
         names an active node; an injection's ``src`` is the logical address and its travel
         vector the active nodes' full one."""
-        router, local = self.router, self._local
-        tagged = _Tagged(self._message, local + 1, local, topology.address_bits(self.N))
-        tagged.entering = Cat(*(port.valid & port.ready & (port.payload.payload == self.tag)
-                                for port in self._inputs))
-        m.d.comb += Assume(popcount(tagged.entering) <= Mux(tagged.seen, 0, 1))
-        for j, port in enumerate(self._inputs[:local]):
-            m.d.comb += Assume(~tagged.entering[j] | (port.payload.kind == Kind.BROADCAST)
-                               | (port.payload.dest < router.active_nodes))
-        with m.If(tagged.entering.any()):
-            m.d.sync += tagged.seen.eq(1)
-        full = topology.full_travel(router.active_nodes, dims=topology.dimensions(self.N))
-        for j, port in enumerate(self._inputs):
-            with m.If(tagged.entering[j]):
-                m.d.sync += tagged.input.eq(j)
-                if j < local:
-                    m.d.sync += tagged.msg.eq(port.payload)
-                else:
-                    m.d.sync += [
-                        tagged.msg.dest.eq(port.payload.dest),
-                        tagged.msg.src.eq(router.logical_address),
-                        tagged.msg.kind.eq(port.payload.kind),
-                        tagged.msg.travel.eq(full),
-                        tagged.msg.payload.eq(port.payload.payload),
-                    ]
-        return tagged
+        router = self.router
+        return (topology.address_bits(self.N), router.active_nodes, router.logical_address,
+                topology.full_travel(router.active_nodes, dims=topology.dimensions(self.N)))
 
     # --- What the router must do, per configuration ---------------------------------------
 

@@ -293,10 +293,18 @@ class RouterCheck(Elaboratable):
         left = Mux(msg.kind == Kind.BROADCAST, msg.travel, msg.dest ^ self.node)
         return (left & outside) == 0
 
+    def _stamps(self):
+        """``(address bits, nodes, src, travel)`` of :meth:`_track`: the width of the tag's
+        input number, the bound of a unicast ``dest`` that comes by a link, and the ``src``
+        and travel vector the router stamps on an injection."""
+        n = self.n
+        return topology.address_bits(n), n, self.node, topology.full_travel(n)
+
     def _track(self, m):
         """Assume the tagged message enters at most once; record it as it enters."""
-        n, local = self.n, self._local
-        tagged = _Tagged(self._message, local + 1, local, topology.address_bits(n))
+        local = self._local
+        address_bits, nodes, src, travel = self._stamps()
+        tagged = _Tagged(self._message, local + 1, local, address_bits)
         tagged.entering = Cat(*(port.valid & port.ready & (port.payload.payload == self.tag)
                                 for port in self._inputs))
         m.d.comb += Assume(popcount(tagged.entering) <= Mux(tagged.seen, 0, 1))
@@ -304,7 +312,7 @@ class RouterCheck(Elaboratable):
         # others at injection (Spec 5).
         for j, port in enumerate(self._inputs[:local]):
             m.d.comb += Assume(~tagged.entering[j] | (port.payload.kind == Kind.BROADCAST)
-                               | (port.payload.dest < n))
+                               | (port.payload.dest < nodes))
 
         with m.If(tagged.entering.any()):
             m.d.sync += tagged.seen.eq(1)
@@ -316,9 +324,9 @@ class RouterCheck(Elaboratable):
                 else:
                     m.d.sync += [
                         tagged.msg.dest.eq(port.payload.dest),
-                        tagged.msg.src.eq(self.node),
+                        tagged.msg.src.eq(src),
                         tagged.msg.kind.eq(port.payload.kind),
-                        tagged.msg.travel.eq(topology.full_travel(n)),
+                        tagged.msg.travel.eq(travel),
                         tagged.msg.payload.eq(port.payload.payload),
                     ]
         return tagged
