@@ -464,7 +464,9 @@ class Model:
         n = self._n * self._ports
 
         def column(values, dtype):
-            return np.ascontiguousarray(np.broadcast_to(values, (n,)), dtype)
+            # Always a new, writable array: a read-only view (of an array given whole) is
+            # another type to Numba, and the kernel would be compiled once more for it.
+            return np.array(np.broadcast_to(values, (n,)), dtype)
 
         valid = column(inject_valid, np.uint8)
         header = self._pack(column(inject_dest, np.int64), column(inject_kind, np.int64))

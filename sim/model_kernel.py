@@ -1030,7 +1030,7 @@ def queue_worker(dims, tables, state, eject_ready, record_hops, relays, split, s
     inj_valid, inj_header, inj_payload, taken, deliveries, hops, control = shared
     me = split[0]
     T = len(split[1]) - 1
-    e = 1
+    e = np.int64(1)  # not the literal 1, for which Numba compiles _phases once more
     while meet(sync, me, T, e) and not control[2]:
         got_d, got_h = _phases(dims, tables, state, control[0], inj_valid, inj_header,
                                inj_payload, taken, eject_ready[control[1]], deliveries, hops,
@@ -1266,7 +1266,7 @@ def run_queues(dims, tables, state, t0, cycles, pool, ends, fill, eject_ready, r
         split, sync, shared = threads
         inj_valid, inj_header, inj_payload, taken, step_deliveries, step_hops, control = shared
         n_threads = len(split[1]) - 1
-        e = 1
+        e = np.int64(1)  # not the literal 1, for which Numba compiles _phases once more
     same_ready = eject_ready.shape[0] == 1
     x = rng[0] if generating else np.uint64(0)
     next_id = first_id
@@ -1446,7 +1446,7 @@ def run_uniform(dims, tables, state, t0, cycles, rate, seed, payload_mask, total
         inj_valid, inj_header, inj_payload, taken, step_deliveries, q_count, q_head = shared
         lo = split[1][split[0]]
         hi = split[1][split[0] + 1]
-        e = 1
+        e = np.int64(1)  # not the literal 1, for which Numba compiles _phases once more
 
     stream = uniform_stream(seed)
     threshold = uniform_threshold(rate, n)
