@@ -615,7 +615,8 @@ class Model:
             if not _integral(values) or array.ndim != 1 or len(array) not in (1, count):
                 raise ValueError(f"{name} must be an integer or a list of {count} (one a "
                                  f"message), not {_shown(values)}")
-            return np.ascontiguousarray(np.broadcast_to(array, (count,)), np.int64)
+            # A new, writable array: a read-only view is another type to Numba (a compile).
+            return np.array(np.broadcast_to(array, (count,)), np.int64)
 
         nodes = column(nodes, "Nodes")
         dests, kinds = column(dests, "Destinations"), column(kinds, "Kinds")
@@ -637,8 +638,7 @@ class Model:
             if not _integral(payloads):
                 raise TypeError
             # Not through column(): a list may mix int64 and uint64 values.
-            payloads = np.ascontiguousarray(
-                np.broadcast_to(np.asarray(payloads, np.uint64), (count,)))
+            payloads = np.array(np.broadcast_to(np.asarray(payloads, np.uint64), (count,)))
         except (TypeError, ValueError, OverflowError):
             raise ValueError(f"Payloads must be integers from 0 to 2**64 - 1, one or one a "
                              f"message, not {_shown(payloads)}") from None

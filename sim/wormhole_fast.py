@@ -206,10 +206,12 @@ class FastWormholeModel(WormholeModel):
         """Simulate one cycle, as :meth:`WormholeModel.step
         <ihcube.sim.wormhole_model.WormholeModel.step>` does, in the compiled code."""
         n = self.n
-        valid = np.ascontiguousarray(np.broadcast_to(inject_valid, (n,)), np.uint8)
-        words = np.ascontiguousarray(np.broadcast_to(
+        # New, writable arrays (np.array copies): a read-only view of an array given whole is
+        # another type to Numba, and the kernel would be compiled once more for it.
+        valid = np.array(np.broadcast_to(inject_valid, (n,)), np.uint8)
+        words = np.array(np.broadcast_to(
             np.asarray(inject_payload, np.uint64) & np.uint64((1 << 63) - 1), (n,)), np.int64)
-        ready = np.ascontiguousarray(np.broadcast_to(eject_ready, (n,)), np.uint8)
+        ready = np.array(np.broadcast_to(eject_ready, (n,)), np.uint8)
         taken = np.zeros(n, np.uint8)
         ej = np.zeros((n, 2), np.int64)
         hop = np.zeros((max(self._links, 1), 4), np.int64)
@@ -240,7 +242,7 @@ class FastWormholeModel(WormholeModel):
         at : array of int, length ``m``, optional
             The first cycle each message may be offered in (default: at once).
         """
-        nodes = np.atleast_1d(np.asarray(nodes, np.int64))
+        nodes = np.array(nodes, np.int64, ndmin=1)  # contiguous: one type to Numba
         m = len(nodes)
         words = np.asarray(words, np.int64).reshape(m, -1) if m else \
             np.zeros((0, self.wormhole.flits), np.int64)
