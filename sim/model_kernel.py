@@ -1448,6 +1448,9 @@ def run_uniform(dims, tables, state, t0, cycles, rate, seed, payload_mask, total
         hi = split[1][split[0] + 1]
         e = np.int64(1)  # not the literal 1, for which Numba compiles _phases once more
 
+    # False as a bool, not the literal False: cycle and _phases are then the ones run_queues
+    # runs (a literal would make Numba compile each of them once more).
+    no_hops = np.bool_(False)
     stream = uniform_stream(seed)
     threshold = uniform_threshold(rate, n)
     generated = injected = delivered = latency_sum = hops = latency_max = 0
@@ -1480,13 +1483,13 @@ def run_uniform(dims, tables, state, t0, cycles, rate, seed, payload_mask, total
             inj_payload[a] = s & payload_mask
         if threads is None:
             got_d, got_h = cycle(dims, tables, state, t, inj_valid, inj_header, inj_payload,
-                                 taken, eject_ready, step_deliveries, step_hops, False, relays,
-                                 None)
+                                 taken, eject_ready, step_deliveries, step_hops, no_hops,
+                                 relays, None)
             d0 = 0
         else:
             got_d, got_h = _phases(dims, tables, state, t, inj_valid, inj_header, inj_payload,
-                                   taken, eject_ready, step_deliveries, step_hops, False, relays,
-                                   split, sync, e)
+                                   taken, eject_ready, step_deliveries, step_hops, no_hops,
+                                   relays, split, sync, e)
             if got_d < 0:
                 return
             e += 2
