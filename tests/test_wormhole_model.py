@@ -337,8 +337,9 @@ def test_lockstep_catches_a_broken_model(variant, at_cycle):
 @pytest.mark.slow
 def test_lockstep_catches_src_stamped_into_the_wrong_flit():
     """Negative control for the narrow flits: a router that stamps src's high bits into the
-    third flit, not the second, differs from the model on the first such message."""
-    difference, _, _ = lockstep(WormholeModel, *NARROW[0], router=faults.SrcOneFlitLateRouter)
+    third flit, not the second, differs from the model on the first such message (at 5 nodes
+    with 5-bit flits, where 2 of src's 3 bits run on into the second flit)."""
+    difference, _, _ = lockstep(WormholeModel, *NARROW[1], router=faults.SrcOneFlitLateRouter)
     assert difference is not None and difference.startswith("cycle ")
     # Where the header fits a flit, that router is the real one.
     assert lockstep(WormholeModel, *CONTROL, router=faults.SrcOneFlitLateRouter)[0] is None

@@ -173,8 +173,9 @@ def test_narrow_flits_carry_src_into_the_second_flit(n, width, flits, count):
 
 @pytest.mark.slow
 def test_src_stamped_into_the_wrong_flit_is_caught():
-    """Negative control: the router that stamps src's high bits one flit late."""
-    n, width, flits, count = NARROW[1]
+    """Negative control: the router that stamps src's high bits one flit late (at 5 nodes
+    with 6-bit flits, where src's high bit runs on into the second flit)."""
+    n, width, flits, count = NARROW[2]
     requests = random_traffic(n, count, seed=n + width, broadcast=0.3, spread=40)
     _, problems = run(n, requests, flits=flits, width=width, eject_ready=0.7, seed=n,
                       cycles=3000, router=faults.SrcOneFlitLateRouter)
