@@ -22,6 +22,9 @@ from ihcube.rtl.router import router_signature
 
 #: The fabric size under test: incomplete, with four different link sets.
 N = 26
+#: The negative controls' fabric size: incomplete too, with squares of the cube and several
+#: router modules, and about a third of the Yosys time of N's.
+CONTROL_N = 13
 
 #: Router inputs that are straps, not signals: the fabric ties them to constants (see
 #: :func:`test_router_straps_are_constants`), so a path from one is no path at run time. There
@@ -289,13 +292,14 @@ def workdir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def fabric_text():
-    """Return a function that gives the fabric Verilog with a given router class, once each."""
+    """Return a function that gives the fabric Verilog with a given router class and size,
+    once each."""
     texts = {}
 
-    def text_of(router=Router):
-        if router not in texts:
-            texts[router] = generate.fabric_verilog(N, router=router)
-        return texts[router]
+    def text_of(router=Router, n=N):
+        if (router, n) not in texts:
+            texts[router, n] = generate.fabric_verilog(n, router=router)
+        return texts[router, n]
     return text_of
 
 
@@ -319,8 +323,9 @@ def test_loop_check_catches_pass_through_ready(yosys, workdir, fabric_text):
     """Negative control: with a buffer whose ``w.ready`` passes ``r.ready`` through, and a
     crossbar from every link to every other, the ready signals of four routers around a
     square of the cube form a loop, and the same check fails, naming it."""
-    code, log = loop_check(yosys, workdir, fabric_text(UnprunedPassThroughReadyRouter),
-                           generate.fabric_name(N))
+    code, log = loop_check(yosys, workdir, fabric_text(UnprunedPassThroughReadyRouter,
+                                                       CONTROL_N),
+                           generate.fabric_name(CONTROL_N))
     assert code != 0
     assert "found logic loop" in log, tail(log)
 
@@ -361,11 +366,12 @@ def test_router_straps_are_constants(fabric_routers):
 def test_strap_check_catches_a_driven_strap(yosys, workdir, fabric_text):
     """Negative control: when one router's ``address`` is driven by a wire (here ``rst``,
     edited into the emitted Verilog), the same check names that wire."""
-    width = topology.address_bits(N)
+    width = topology.address_bits(CONTROL_N)
     verilog, count = re.subn(r"\.address\(\d+'h[0-9a-f]+\)", f".address({{{width}{{rst}}}})",
-                             fabric_text(), count=1)
+                             fabric_text(Router, CONTROL_N), count=1)
     assert count == 1, "no router instance with a constant address in the fabric's Verilog"
-    _, _, strap_drivers = analyse_routers(yosys, workdir, verilog, generate.fabric_name(N))
+    _, _, strap_drivers = analyse_routers(yosys, workdir, verilog,
+                                          generate.fabric_name(CONTROL_N))
     assert strap_drivers == {"rst"}
 
 
@@ -377,8 +383,9 @@ def test_strap_check_catches_a_driven_strap(yosys, workdir, fabric_text):
 def test_path_check_catches_variant(yosys, workdir, fabric_text, router, source, sink):
     """Negative control: a router built on a buffer with a combinational path fails the same
     check in every router module, with a path of the kind the buffer makes."""
-    ports, paths, _ = analyse_routers(yosys, workdir, fabric_text(router),
-                                      generate.fabric_name(N))
+    ports, paths, _ = analyse_routers(yosys, workdir, fabric_text(router, CONTROL_N),
+                                      generate.fabric_name(CONTROL_N))
+    assert len(ports) > 1  # several router modules
     found = violations(paths)
     for module in ports:
         assert any(re.fullmatch(source, s) and re.fullmatch(sink, t)
