@@ -141,20 +141,22 @@ def test_make_verilog_reports_bad_link_stages_in_one_line(assignment, message):
 
 # --- The netlist with link stages: no loop, no path through a router, far room ends at the relay
 
-#: The fabric size of the netlist checks, as in test_netlist: incomplete, seven router classes.
+#: The fabric sizes of the netlist checks, as in test_netlist: incomplete, seven router classes;
+#: the negative controls' (incomplete too, with squares of the cube and several router modules).
 N = 26
+CONTROL_N = 13
 
 
 @pytest.fixture(scope="module")
 def staged_text():
-    """The 26-node fabric's Verilog with ``link_stages=1`` and a given router class, once
-    each."""
+    """The ``n``-node fabric's Verilog (26 unless given) with ``link_stages=1`` and a given
+    router class, once each."""
     texts = {}
 
-    def text_of(router=Router, link_stages=1):
-        key = (router, link_stages)
+    def text_of(router=Router, link_stages=1, n=N):
+        key = (router, link_stages, n)
         if key not in texts:
-            texts[key] = generate.fabric_verilog(N, router=router, link_stages=link_stages)
+            texts[key] = generate.fabric_verilog(n, router=router, link_stages=link_stages)
         return texts[key]
     return text_of
 
@@ -178,8 +180,9 @@ def test_loop_check_catches_pass_through_ready_relays(yosys, workdir, staged_tex
     """Negative control: buffers and relays whose ``w.ready`` passes ``r.ready`` through, in
     routers whose crossbars join every link to every other, close a loop of ready signals
     around a square of the cube; the same check fails."""
-    code, log = loop_check(yosys, workdir, staged_text(UnprunedPassThroughReadyRouter),
-                           generate.fabric_name(N, link_stages=1))
+    code, log = loop_check(yosys, workdir,
+                           staged_text(UnprunedPassThroughReadyRouter, n=CONTROL_N),
+                           generate.fabric_name(CONTROL_N, link_stages=1))
     assert code != 0
     assert "found logic loop" in log, tail(log)
 
@@ -199,8 +202,9 @@ def test_staged_router_link_outputs_are_registered(yosys, workdir, staged_text):
 def test_path_check_catches_a_fall_through_relay(yosys, workdir, staged_text):  # noqa: F811
     """Negative control: with fall-through buffers as relays (and input buffers), a
     message passes from ``links_in`` to ``links_out`` in one cycle, and the check says so."""
-    ports, paths, _ = analyse_routers(yosys, workdir, staged_text(FallThroughRouter),
-                                      generate.fabric_name(N, link_stages=1))
+    ports, paths, _ = analyse_routers(yosys, workdir, staged_text(FallThroughRouter, n=CONTROL_N),
+                                      generate.fabric_name(CONTROL_N, link_stages=1))
+    assert len(ports) > 1  # several router modules
     found = violations(paths)
     for module in ports:
         assert any(re.fullmatch(r"links_in__\d+__(valid|payload)", source)
@@ -266,8 +270,8 @@ def test_far_room_check_catches_a_path_past_the_relay(yosys, workdir, staged_tex
     """Negative control: without the link stage the far room reaches the arbiters (the one
     cycle path of today's router), and with a relay whose ``w.ready`` passes ``r.ready``
     through, it reaches past the relay; the same check names the ports in every module."""
-    top = generate.fabric_name(N, link_stages=link_stages)
-    cones = far_room_cones(yosys, workdir, staged_text(router, link_stages), top)
+    top = generate.fabric_name(CONTROL_N, link_stages=link_stages)
+    cones = far_room_cones(yosys, workdir, staged_text(router, link_stages, CONTROL_N), top)
     assert cones and set(escaping_cones(cones)) == set(cones)
 
 
