@@ -1,34 +1,63 @@
-"""The fabric in the Amaranth simulator, checked by link monitors and the scoreboard."""
+"""The fabric in simulation (Amaranth's; from :data:`REPLAY_FROM` nodes on, its emitted
+Verilog in Icarus), checked by link monitors and the scoreboard."""
 
 import random
 
 import pytest
 
 from ihcube import topology
-from ihcube.rtl import Fabric, Kind
+from ihcube.generate import fabric_verilog
+from ihcube.rtl import Fabric, Kind, Router
 from ihcube.verify.faults import buffer_fault_router, faulty_router
 from ihcube.verify.harness import FabricHarness, Request
+from ihcube.verify.replay import replay_packets
 from ihcube.verify.scoreboard import check_run
-from tiers import below, slow_unless
+from tiers import below, shared, slow_unless
+
+#: Runs of this many nodes and more replay the emitted Verilog in Icarus
+#: (:func:`ihcube.verify.replay.replay_packets`, the harness's records:
+#: ``tests/test_packet_replay.py``); smaller ones run the harness on Amaranth's simulator,
+#: which is the cheaper there (``docs/verification.md``). ``tests/test_switch_stages.py`` and
+#: ``tests/test_pe_ports.py`` run their fabrics here too.
+REPLAY_FROM = 26
+
+
+@shared
+def emitted(spec):
+    """The emitted Verilog of the sound fabric ``spec``, generated once a run (the tests
+    replay several traffics on most fabrics)."""
+    return fabric_verilog(spec)
 
 
 def run_fabric(fabric, requests, eject_ready=1.0, seed=0, max_cycles=20_000):
-    """Send ``requests`` (node, Request) pairs through ``fabric``; return the harness."""
-    harness = FabricHarness(fabric, eject_ready=eject_ready, seed=seed)
+    """Send ``requests`` (node, Request) pairs through ``fabric``; return the harness (from
+    :data:`REPLAY_FROM` nodes on, the replay's record of the same run)."""
     expected = 0
-    for node, request in requests:
-        harness.send(node, request)
+    for _, request in requests:
         if request.kind == Kind.BROADCAST:
             expected += fabric.n - 1
         elif request.dest < fabric.n:
             expected += 1
+    router = type(fabric.routers[0])
+    # The replay builds each router as router(spec, node, strap=True), as the fabric built
+    # them when they are of one class and have its spec (not so for a factory that gives
+    # some nodes another class or spec: that fabric stays on Amaranth's simulator).
+    if fabric.n >= REPLAY_FROM and not fabric.reconfigurable and all(
+            type(each) is router and each.spec == fabric.spec for each in fabric.routers):
+        sound = router is Router
+        return replay_packets(fabric.spec, requests, eject_ready, seed, max_cycles, expected,
+                              idle_cycles=32, router=None if sound else router,
+                              text=emitted(fabric.spec) if sound else None)
+    harness = FabricHarness(fabric, eject_ready=eject_ready, seed=seed)
+    for node, request in requests:
+        harness.send(node, request)
     return harness.run(max_cycles, expected_deliveries=expected, idle_cycles=32)
 
 
 def problems_of(harness):
-    fabric = harness.fabric
-    return check_run(fabric.n, harness.injected, harness.hops, harness.deliveries, fabric.order,
-                     ports=fabric.ports)
+    spec = harness.spec
+    return check_run(spec.nodes, harness.injected, harness.hops, harness.deliveries,
+                     spec.order, ports=spec.ports)
 
 
 def all_pairs(n):

@@ -1,5 +1,6 @@
-"""Nodes with several PE ports (``ports``): the fabric in the Amaranth simulator, its Verilog,
-and the checks of the parameter (docs/ports.md)."""
+"""Nodes with several PE ports (``ports``): the fabric in simulation (``run_fabric`` of
+``tests/test_fabric.py``: Amaranth's, from its ``REPLAY_FROM`` nodes the emitted Verilog in
+Icarus), its Verilog, and the checks of the parameter (docs/ports.md)."""
 
 import pathlib
 import random

@@ -1,8 +1,9 @@
 """The pipelined switch (``switch_stages=1``, ``docs/fpga.md``, "Pipelined switch (spike)") and
-the eject ports' relays (``eject_stages=1``, "Every output staged") in the Amaranth simulator:
-every message delivered once, along its path, in order per (src, dest), and what they cost in
-cycles; the refusal counted a cycle later with the stage; and the same checks catching a
-stage without its mask, and eject relays that drop."""
+the eject ports' relays (``eject_stages=1``, "Every output staged") in simulation
+(``run_fabric`` of ``tests/test_fabric.py``: Amaranth's, from its ``REPLAY_FROM`` nodes the
+emitted Verilog in Icarus): every message delivered once, along its path, in order per
+(src, dest), and what they cost in cycles; the refusal counted a cycle later with the stage;
+and the same checks catching a stage without its mask, and eject relays that drop."""
 
 import re
 from collections import defaultdict

@@ -142,6 +142,8 @@ class FabricHarness:
         self.stalled_at = None
         self.at_end = []
 
+    spec = property(lambda self: self.fabric.spec, doc="The fabric's :class:`FabricSpec`.")
+
     def send(self, node, request):
         """Queue ``request`` at the PE of ``node``, on its injection port ``request.port``;
         each port offers its queue in order."""

@@ -15,20 +15,27 @@ the same events when the Verilog is the Amaranth design (``tests/test_model.py``
 on small fabrics). Reset is never asserted: the registers start from their initial values, as
 in Amaranth's simulator. The testbench (:func:`testbench`) and the run (:func:`run_testbench`)
 serve the wormhole fabric's replay too (:mod:`ihcube.verify.wormhole_replay`).
+
+:func:`replay_packets` runs requests as :class:`~ihcube.verify.harness.FabricHarness` does
+(its eject readiness draws, its end of a run) and returns its records, for the scoreboard
+(``tests/test_fabric.py``'s ``run_fabric`` uses it for its large fabrics).
 """
 
 from __future__ import annotations
 
+import random
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import topology
 from ..generate import fabric_verilog
 from ..rtl import Kind, inject_layout, message_layout
 from ..spec import as_spec
+from .harness import Delivery, Hop, Message
 
-__all__ = ["replay", "testbench", "run_testbench"]
+__all__ = ["replay", "replay_packets", "Packets", "testbench", "run_testbench"]
 
 #: Icarus's language generation: Verilog-2005, so that a register's initial value is an
 #: event for the ``always @*`` blocks of Yosys's output (:data:`.cocotb_runner.BUILD_ARGS`).
@@ -43,7 +50,7 @@ def _port(node, p, ports):
 
 
 def testbench(top, stems, inject_width, eject_width, cycles, counts, watch, finish,
-              quiet=None):
+              quiet=None, idle=None, expected=None):
     """The Verilog testbench of a replay: reads ``requests.hex`` (each queue's words, queue
     after queue, and ``request_cycles.hex`` the cycle from which each is offered) and
     ``eject_ready.hex``, and writes ``events.txt``.
@@ -55,7 +62,10 @@ def testbench(top, stems, inject_width, eject_width, cycles, counts, watch, fini
     the links' handshakes; ``out`` is the events file, ``cycle`` the cycle), then raises the
     clock; after the last cycle it runs ``finish``. With ``quiet``, the run ends early, once
     every queue is empty and nothing has moved for ``quiet`` cycles: no PE handshake and no
-    link handshake (``watch`` sets ``moved`` to 1 on one).
+    link handshake (``watch`` sets ``moved`` to 1 on one). With ``idle``, the run ends as
+    :meth:`~ihcube.verify.harness.FabricHarness.run` ends one: once ``expected`` deliveries
+    were made (every queue is empty if ``expected`` is None) and, since then, ``idle`` cycles
+    without a PE or link handshake passed. ``ran`` holds the cycles run, for ``finish``.
     """
     queues = len(stems)
     total = max(sum(counts), 1)
@@ -68,8 +78,9 @@ def testbench(top, stems, inject_width, eject_width, cycles, counts, watch, fini
         f"  reg [31:0] request_cycle [0:{total - 1}];",
         f"  reg [{queues - 1}:0] eject_ready [0:{cycles - 1}];",
         "  integer out, cycle;",
+        "  integer ran = 0, delivered = 0;",
     ]
-    if quiet is not None:
+    if quiet is not None or idle is not None:
         lines += ["  integer still = 0;", "  reg moved;"]
     for q in range(queues):
         lines += [f"  reg iv{q} = 0;", f"  reg [{inject_width - 1}:0] ip{q} = 0;",
@@ -105,18 +116,24 @@ def testbench(top, stems, inject_width, eject_width, cycles, counts, watch, fini
                   f'        $fwrite(out, "i %0d %0d %0d\\n", cycle, {q}, head{q});',
                   f"        head{q} = head{q} + 1;",
                   "      end",
-                  f"      if (ev{q} && er{q})",
-                  f'        $fwrite(out, "d %0d %0d %h\\n", cycle, {q}, ep{q});']
-    if quiet is not None:
+                  f"      if (ev{q} && er{q}) begin",
+                  f'        $fwrite(out, "d %0d %0d %h\\n", cycle, {q}, ep{q});',
+                  "        delivered = delivered + 1;",
+                  "      end"]
+    if quiet is not None or idle is not None:
         handshakes = " || ".join(f"iv{q} && ir{q} || ev{q} && er{q}" for q in range(queues))
         lines.append(f"      moved = {handshakes};")
     lines += watch
-    lines += ["      #1 clk = 1;", "      #1 clk = 0;"]
+    lines += ["      #1 clk = 1;", "      #1 clk = 0;", "      ran = cycle + 1;"]
+    ends = [sum(counts[:q + 1]) for q in range(queues)]
+    empty = " && ".join(f"head{q} == {end}" for q, end in enumerate(ends))
     if quiet is not None:
-        ends = [sum(counts[:q + 1]) for q in range(queues)]
-        empty = " && ".join(f"head{q} == {end}" for q, end in enumerate(ends))
         lines += ["      still = moved ? 0 : still + 1;",
                   f"      if (still >= {quiet} && {empty}) cycle = {cycles};"]
+    if idle is not None:
+        done = empty if expected is None else f"delivered >= {expected}"
+        lines += [f"      still = ({done}) && !moved ? still + 1 : 0;",
+                  f"      if (({done}) && still >= {idle}) cycle = {cycles};"]
     lines.append("    end")
     lines += finish
     lines += ["    $fclose(out);", "    $finish;", "  end", "endmodule", ""]
@@ -170,7 +187,14 @@ def replay(spec, requests, eject_ready, router=None, folder=None):
     kind, travel, payload)``, and each node's ``refused_count`` at the end. ``folder`` keeps
     the testbench, the stimulus and the events (a temporary folder if None).
     """
-    spec = as_spec(spec)
+    events, refused_count, _, _ = _replay(as_spec(spec), requests, eject_ready, router, folder)
+    return events, refused_count
+
+
+def _replay(spec, requests, eject_ready, router, folder, idle=None, expected=None, text=None):
+    """:func:`replay`, with the end of :func:`testbench`'s ``idle`` and ``expected`` and the
+    fabric's Verilog ``text`` if given; returns the events, each node's ``refused_count`` and
+    ``refused`` at the end, and the cycles run."""
     n, P, cycles = spec.nodes, spec.ports, len(eject_ready)
     layout = message_layout(n, spec.payload_width)
     fields = [(layout[name].offset, layout[name].width) for name in FIELDS]
@@ -183,16 +207,21 @@ def replay(spec, requests, eject_ready, router=None, folder=None):
     counts = [len(queue) for queue in queues]
     order = [entry for queue in queues for entry in queue]  # the memory's order
     links = [(node, j, dim) for node in range(n) for j, dim in enumerate(topology.links(n, node))]
-    text = fabric_verilog(spec, router=router)
+    if text is None:
+        text = fabric_verilog(spec, router=router)
     watch = []
     for k, (node, j, _) in enumerate(links):
         port = f"dut.router{node}.links_out__{j}__"
-        watch += [f"      if ({port}valid && {port}ready)",
-                  f'        $fwrite(out, "h %0d {k} %h\\n", cycle, {port}payload);']
-    finish = [f'    $fwrite(out, "r {node} %0d\\n", dut.router{node}.refused_count);'
-              for node in range(n)]
+        watch += [f"      if ({port}valid && {port}ready) begin",
+                  f'        $fwrite(out, "h %0d {k} %h\\n", cycle, {port}payload);',
+                  *(["        moved = 1;"] if idle is not None else []),
+                  "      end"]
+    finish = [f'    $fwrite(out, "r {node} %0d %0d\\n", dut.router{node}.refused_count, '
+              f"dut.router{node}.refused);" for node in range(n)]
+    finish.append('    $fwrite(out, "c %0d\\n", ran);')
     bench = testbench(spec.name, [_port(q // P, q % P, P) for q in range(n * P)],
-                      inject_width, eject_width, cycles, counts, watch, finish)
+                      inject_width, eject_width, cycles, counts, watch, finish,
+                      idle=idle, expected=expected)
     words = [_bits(injected, dest=r.dest, kind=Kind(r.kind).value, payload=r.payload)
              for _, r in order]
     lines = run_testbench(text, bench, words, [r.at for _, r in order], eject_ready, folder)
@@ -200,7 +229,7 @@ def replay(spec, requests, eject_ready, router=None, folder=None):
     def message(bits):
         return tuple(bits >> offset & ((1 << width) - 1) for offset, width in fields)
 
-    events, refused_count = [], [0] * n
+    events, refused_count, refused, ran = [], [0] * n, [False] * n, 0
     for line in lines:
         kind, *values = line.split()
         if kind == "i":
@@ -213,6 +242,78 @@ def replay(spec, requests, eject_ready, router=None, folder=None):
             cycle, k = int(values[0]), int(values[1])
             node, _, dim = links[k]
             events.append(("hop", cycle, node, dim, *message(int(values[2], 16))))
+        elif kind == "r":
+            node = int(values[0])
+            refused_count[node], refused[node] = int(values[1]), bool(int(values[2]))
         else:
-            refused_count[int(values[0])] = int(values[1])
-    return events, refused_count
+            ran = int(values[0])
+    return events, refused_count, refused, ran
+
+
+@dataclass
+class Packets:
+    """What :func:`replay_packets` recorded, in the form of
+    :class:`~ihcube.verify.harness.FabricHarness` on the fabric ``spec``: ``injected``
+    (``(cycle, node, request)``), ``hops`` (:class:`~ihcube.verify.harness.Hop` s),
+    ``deliveries`` (:class:`~ihcube.verify.harness.Delivery` s), each node's
+    ``refused_count`` and ``refused`` at the end, the ``cycles`` run, and ``stalled_at``
+    (always None: the run has no watchdog)."""
+    spec: object
+    injected: list
+    hops: list
+    deliveries: list
+    refused_count: list
+    refused: list
+    cycles: int
+    stalled_at: object = None
+
+
+#: The cycles of eject readiness that :func:`replay_packets` draws for its first run; a run
+#: that uses them all is run again with eight times as many, up to its ``max_cycles``.
+FIRST_CYCLES = 1024
+
+
+def replay_packets(spec, requests, eject_ready=1.0, seed=0, max_cycles=20_000,
+                   expected_deliveries=None, idle_cycles=16, router=None, text=None,
+                   folder=None):
+    """Run ``(node, Request)`` pairs on the emitted Verilog of the packet fabric ``spec`` as
+    :class:`~ihcube.verify.harness.FabricHarness` (``eject_ready``, ``seed``) and its
+    :meth:`~ihcube.verify.harness.FabricHarness.run` (``max_cycles``, ``expected_deliveries``,
+    ``idle_cycles``) run them on Amaranth's simulation: each PE port offering its requests in
+    order, each eject port accepting in a cycle as the harness's draws for ``seed`` say, and
+    the same end. ``router`` builds the routers (a broken one for a negative control), as
+    :func:`~ihcube.generate.fabric_verilog` takes it. Returns :class:`Packets`, the harness's
+    records, for :func:`~ihcube.verify.scoreboard.check_run`. ``text`` is the fabric's
+    Verilog if the caller has it (``fabric_verilog(spec, router=router)``). The harness's
+    ``offer_until``, ``watchdog``, ``progress`` and ``read_at_end`` have no counterpart here."""
+    spec = as_spec(spec)
+    if text is None:
+        text = fabric_verilog(spec, router=router)
+    columns = spec.nodes * spec.ports
+    draw = random.Random(seed).random
+    ready, budget = [], min(max_cycles, FIRST_CYCLES)
+    while True:
+        # The harness draws a port's readiness for each cycle it runs, in port order.
+        ready += [[eject_ready >= 1.0 or draw() < eject_ready for _ in range(columns)]
+                  for _ in range(budget - len(ready))]
+        events, refused_count, refused, cycles = _replay(
+            spec, requests, ready, router, folder, idle=idle_cycles,
+            expected=expected_deliveries, text=text)
+        if cycles < budget or budget == max_cycles:
+            break
+        budget = min(max_cycles, 8 * budget)
+    injected, hops, deliveries = [], [], []
+    for kind, cycle, node, *rest in events:
+        if kind == "inject":
+            injected.append((cycle, node, requests[rest[0]][1]))
+        elif kind == "hop":
+            dim, *fields = rest
+            hops.append(Hop(cycle, node, dim, _message(*fields)))
+        else:
+            *fields, port = rest
+            deliveries.append(Delivery(cycle, node, _message(*fields), port))
+    return Packets(spec, injected, hops, deliveries, refused_count, refused, cycles)
+
+
+def _message(dest, src, kind, travel, payload):
+    return Message(dest=dest, src=src, kind=Kind(kind), travel=travel, payload=payload)
