@@ -18,9 +18,10 @@ from ihcube.verify.harness import Request, simulate
 from test_fabric import all_pairs, broadcasts, problems_of, random_traffic, run_fabric
 from tiers import below, slow_unless
 
-#: Node pairs for the zero-load latency: the longest paths of 26 nodes both ways, a local
-#: delivery (0 hops) and some in between.
-PAIRS = [(0, 25), (25, 0), (12, 16), (7, 7), (19, 6), (3, 24)]
+#: The fabric of the zero-load latency checks, and its node pairs: the longest paths (4 hops)
+#: both ways, a local delivery (0 hops) and two of 3 hops.
+LATENCY_NODES = 13
+PAIRS = [(7, 8), (8, 7), (3, 12), (5, 5), (1, 10), (12, 2)]
 
 
 def out_of_order(harness):
@@ -92,17 +93,17 @@ def test_zero_load_latency_is_two_per_router():
     """A message alone spends two cycles in each router it passes (the grant is registered,
     then the crossbar moves it): delivered 2 hops + 2 cycles after it was taken, against
     hops + 1 without the stage."""
-    staged = latencies(Fabric(26, switch_stages=1))
+    staged = latencies(Fabric(LATENCY_NODES, switch_stages=1))
     assert [cycles for hops, cycles in staged] == [2 * hops + 2 for hops, _ in staged]
     assert {hops for hops, _ in staged} == {0, 3, 4}  # popcount(src XOR dest) of PAIRS
-    plain = latencies(Fabric(26))
+    plain = latencies(Fabric(LATENCY_NODES))
     assert [cycles for hops, cycles in plain] == [hops + 1 for hops, _ in plain]
 
 
 @pytest.mark.slow
 def test_zero_load_latency_with_link_stages_is_three_per_hop():
     """Both options: a cycle in the stage and one in the relay more per hop, 3 hops + 2."""
-    staged = latencies(Fabric(26, switch_stages=1, link_stages=1))
+    staged = latencies(Fabric(LATENCY_NODES, switch_stages=1, link_stages=1))
     assert [cycles for hops, cycles in staged] == [3 * hops + 2 for hops, _ in staged]
 
 
@@ -152,9 +153,10 @@ def test_wrong_stages(option, name, stages, error):
 def test_zero_load_latency_with_every_stage_is_three_per_hop_and_one_more():
     """Switch, link and eject stages together (the spike that placed 26 nodes at 153.9 MHz):
     3 hops + 3 cycles; an eject relay alone adds one cycle to a delivery, hops + 2."""
-    staged = latencies(Fabric(26, switch_stages=1, link_stages=1, eject_stages=1))
+    staged = latencies(Fabric(LATENCY_NODES, switch_stages=1, link_stages=1,
+                                eject_stages=1))
     assert [cycles for hops, cycles in staged] == [3 * hops + 3 for hops, _ in staged]
-    relayed = latencies(Fabric(26, eject_stages=1))
+    relayed = latencies(Fabric(LATENCY_NODES, eject_stages=1))
     assert [cycles for hops, cycles in relayed] == [hops + 2 for hops, _ in relayed]
 
 
