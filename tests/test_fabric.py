@@ -177,12 +177,17 @@ def test_scoreboard_catches_a_bad_destination_let_in():
     assert any("names no node but entered" in problem for problem in problems_of(harness))
 
 
+#: The fabric of the zero-load latency checks, and its node pairs: the longest paths (4 hops)
+#: both ways, a local delivery (0 hops) and two of 3 hops.
+LATENCY_NODES = 13
+LATENCY_PAIRS = [(7, 8), (8, 7), (3, 12), (5, 5), (1, 10), (12, 2)]
+
+
 @pytest.mark.slow
 def test_zero_load_latency_is_hops_plus_one():
     """Alone in the fabric, a message taken in cycle t is delivered in cycle t + hops + 1:
     one cycle per link, one from the injection buffer to the first link or the PE."""
-    n = 26
-    pairs = [(0, 25), (25, 0), (12, 16), (7, 7), (19, 6), (3, 24)]
+    n, pairs = LATENCY_NODES, LATENCY_PAIRS
     requests = [(src, Request(payload=k, dest=dest, at=12 * k))
                 for k, (src, dest) in enumerate(pairs)]
     harness = run_fabric(Fabric(n), requests)
@@ -206,8 +211,7 @@ def test_link_stages_deliver_everything_once(n, depth):
 @pytest.mark.slow
 def test_zero_load_latency_with_link_stages_is_two_per_hop():
     """A relay on each link adds one cycle per hop: delivered in cycle t + 2 hops + 1."""
-    n = 26
-    pairs = [(0, 25), (25, 0), (12, 16), (7, 7), (19, 6), (3, 24)]
+    n, pairs = LATENCY_NODES, LATENCY_PAIRS
     requests = [(src, Request(payload=k, dest=dest, at=12 * k))
                 for k, (src, dest) in enumerate(pairs)]
     harness = run_fabric(Fabric(n, link_stages=1), requests)

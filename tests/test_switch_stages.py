@@ -15,13 +15,12 @@ from ihcube.rtl import Fabric, Kind, Router
 from ihcube.verify.faults import UnmaskedStageRouter, relay_fault_router
 from ihcube.verify.harness import Request, simulate
 
-from test_fabric import all_pairs, broadcasts, problems_of, random_traffic, run_fabric
+from test_fabric import (LATENCY_NODES, LATENCY_PAIRS, all_pairs, broadcasts, problems_of,
+                         random_traffic, run_fabric)
 from tiers import below, slow_unless
 
-#: The fabric of the zero-load latency checks, and its node pairs: the longest paths (4 hops)
-#: both ways, a local delivery (0 hops) and two of 3 hops.
-LATENCY_NODES = 13
-PAIRS = [(7, 8), (8, 7), (3, 12), (5, 5), (1, 10), (12, 2)]
+#: Node pairs for the zero-load latency (on ``LATENCY_NODES`` nodes): paths of 0, 3 and 4 hops.
+PAIRS = LATENCY_PAIRS
 
 
 def out_of_order(harness):
