@@ -9,7 +9,7 @@ from ihcube import topology
 from ihcube.generate import fabric_verilog
 from ihcube.rtl import Fabric, Kind, Router
 from ihcube.verify.faults import buffer_fault_router, faulty_router
-from ihcube.verify.harness import FabricHarness, Request
+from ihcube.verify.harness import FabricHarness, Request, owed_deliveries
 from ihcube.verify.replay import replay_packets
 from ihcube.verify.scoreboard import check_run
 from tiers import below, shared, slow_unless
@@ -32,12 +32,7 @@ def emitted(spec):
 def run_fabric(fabric, requests, eject_ready=1.0, seed=0, max_cycles=20_000):
     """Send ``requests`` (node, Request) pairs through ``fabric``; return the harness (from
     :data:`REPLAY_FROM` nodes on, the replay's record of the same run)."""
-    expected = 0
-    for _, request in requests:
-        if request.kind == Kind.BROADCAST:
-            expected += fabric.n - 1
-        elif request.dest < fabric.n:
-            expected += 1
+    expected = sum(owed_deliveries(fabric.n, request) for _, request in requests)
     router = type(fabric.routers[0])
     # The replay builds each router as router(spec, node, strap=True), as the fabric built
     # them when they are of one class and have its spec (not so for a factory that gives

@@ -12,7 +12,7 @@ import pytest
 from ihcube.rtl import Fabric, Kind
 from ihcube.verify import replay
 from ihcube.verify.faults import buffer_fault_router, faulty_router
-from ihcube.verify.harness import FabricHarness, Request
+from ihcube.verify.harness import FabricHarness, Request, owed_deliveries
 from ihcube.verify.scoreboard import check_run
 from test_fabric import REPLAY_FROM, all_pairs, broadcasts, random_traffic
 from tiers import slow_unless
@@ -26,7 +26,7 @@ def both(fabric, requests, router=None, eject_ready=1.0, seed=0, max_cycles=2_00
     """The harness's run of ``requests`` on ``fabric`` (built with ``router``), and the
     replay's of the same on its emitted Verilog. ``expected``: the run ends on the deliveries
     owed (as ``run_fabric`` runs it), else on empty queues."""
-    owed = sum(fabric.n - 1 if request.kind == Kind.BROADCAST else int(request.dest < fabric.n)
+    owed = sum(owed_deliveries(fabric.n, request)
                for _, request in requests) if expected else None
     harness = FabricHarness(fabric, eject_ready=eject_ready, seed=seed)
     for node, request in requests:
@@ -105,8 +105,7 @@ BROKEN = [(5, faulty_router("broken-travel"), "delivered"),
 def sound_replay(n):
     """The replay of the negative controls' traffic on the sound ``n``-node fabric."""
     requests = traffic(n, "random", 1)
-    owed = sum(n - 1 if request.kind == Kind.BROADCAST else int(request.dest < n)
-               for _, request in requests)
+    owed = sum(owed_deliveries(n, request) for _, request in requests)
     return replay.replay_packets(n, requests, max_cycles=600,
                                  expected_deliveries=owed, idle_cycles=32)
 

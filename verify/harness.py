@@ -17,8 +17,8 @@ from amaranth.sim import Simulator
 
 from ..rtl.message import Kind
 
-__all__ = ["Message", "Hop", "Delivery", "Request", "FabricHarness", "simulate", "Flit",
-           "worm_flits", "owed_flits", "WormholeHarness"]
+__all__ = ["Message", "Hop", "Delivery", "Request", "owed_deliveries", "FabricHarness",
+           "simulate", "Flit", "worm_flits", "owed_flits", "WormholeHarness"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,14 @@ def simulate(dut, testbench, vcd_name="ihcube"):
             sim.run()
     else:
         sim.run()
+
+
+def owed_deliveries(n, request):
+    """The deliveries a taken request owes in an ``n``-node fabric: one per other node for a
+    broadcast, one for a unicast to a node that exists, none for a refused one."""
+    if request.kind == Kind.BROADCAST:
+        return n - 1
+    return 1 if request.dest < n else 0
 
 
 class FabricHarness:
@@ -173,13 +181,6 @@ class FabricHarness:
         simulate(self.fabric, testbench)
         return self
 
-    def _copies(self, request):
-        """The deliveries a taken request owes: one per other node for a broadcast, one for
-        a unicast to a node that exists, none for a refused one."""
-        if request.kind == Kind.BROADCAST:
-            return self.fabric.n - 1
-        return 1 if request.dest < self.fabric.n else 0
-
     async def _testbench(self, ctx, max_cycles, expected_deliveries, idle_cycles, offer_until,
                          watchdog, progress):
         fabric = self.fabric
@@ -212,7 +213,7 @@ class FabricHarness:
                     if offered[node][p] and ctx.get(port.ready):
                         request = queue.popleft()
                         self.injected.append((cycle, node, request))
-                        in_flight += self._copies(request)
+                        in_flight += owed_deliveries(fabric.n, request)
                         injected = True
             travelled = False
             for node in range(fabric.n):
@@ -283,8 +284,7 @@ def worm_flits(n, wormhole, src, request):
 def owed_flits(n, wormhole, request):
     """The eject flits that ``request`` owes in an ``n``-node wormhole fabric: ``flits`` per
     node it reaches."""
-    copies = n - 1 if request.kind == Kind.BROADCAST else int(request.dest < n)
-    return copies * wormhole.flits
+    return owed_deliveries(n, request) * wormhole.flits
 
 
 class WormholeHarness:
