@@ -17,7 +17,7 @@ from amaranth.sim import Simulator
 
 from ..rtl.message import Kind
 
-__all__ = ["Message", "Hop", "Delivery", "Request", "owed_deliveries", "FabricHarness",
+__all__ = ["Message", "Hop", "Delivery", "Request", "owed_deliveries", "accepts", "FabricHarness",
            "simulate", "Flit", "worm_flits", "owed_flits", "WormholeHarness"]
 
 
@@ -100,6 +100,13 @@ def owed_deliveries(n, request):
     if request.kind == Kind.BROADCAST:
         return n - 1
     return 1 if request.dest < n else 0
+
+
+def accepts(eject_ready, draw):
+    """Whether a PE accepts a delivery in a cycle, with probability ``eject_ready``: always
+    for 1.0, without a draw; else when ``draw()`` (a ``random.Random``'s ``random``) is below
+    it. The harnesses draw with it, and the Icarus replays with it draw the same sequence."""
+    return eject_ready >= 1.0 or draw() < eject_ready
 
 
 class FabricHarness:
@@ -203,8 +210,7 @@ class FabricHarness:
                         ctx.set(port.payload.payload, request.payload)
                     ctx.set(port.valid, offered[node][p])
                 for port in fabric.ejects(node):
-                    ready = (draining or self.eject_ready >= 1.0
-                             or self._random.random() < self.eject_ready)
+                    ready = draining or accepts(self.eject_ready, self._random.random)
                     ctx.set(port.ready, ready)
 
             injected = False
@@ -354,8 +360,7 @@ class WormholeHarness:
                     ctx.set(fabric.inject[node].payload, pending[node][1][0])
                     offered[node] = True
                 ctx.set(fabric.inject[node].valid, offered[node])
-                ctx.set(fabric.eject[node].ready,
-                        self.eject_ready >= 1.0 or self._random.random() < self.eject_ready)
+                ctx.set(fabric.eject[node].ready, accepts(self.eject_ready, self._random.random))
             moved = False
             for node in range(fabric.n):
                 if offered[node] and ctx.get(fabric.inject[node].ready):

@@ -33,7 +33,7 @@ from .. import topology
 from ..generate import fabric_verilog
 from ..rtl import Kind, inject_layout, message_layout
 from ..spec import as_spec
-from .harness import Delivery, Hop, Message
+from .harness import Delivery, Hop, Message, accepts
 
 __all__ = ["replay", "replay_packets", "Packets", "testbench", "run_testbench"]
 
@@ -294,7 +294,7 @@ def replay_packets(spec, requests, eject_ready=1.0, seed=0, max_cycles=20_000,
     ready, budget = [], min(max_cycles, FIRST_CYCLES)
     while True:
         # The harness draws a port's readiness for each cycle it runs, in port order.
-        ready += [[eject_ready >= 1.0 or draw() < eject_ready for _ in range(columns)]
+        ready += [[accepts(eject_ready, draw) for _ in range(columns)]
                   for _ in range(budget - len(ready))]
         events, refused_count, refused, cycles = _replay(
             spec, requests, ready, router, folder, idle=idle_cycles,

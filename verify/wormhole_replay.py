@@ -22,7 +22,7 @@ from .. import topology
 from ..generate import fabric_verilog
 from ..rtl.flit import flit_layout
 from ..spec import as_wormhole_spec
-from .harness import Flit, owed_flits, worm_flits
+from .harness import Flit, accepts, owed_flits, worm_flits
 from .replay import run_testbench, testbench
 
 __all__ = ["wormhole_replay", "replay_worms", "Worms"]
@@ -117,9 +117,8 @@ def replay_worms(spec, requests, eject_ready=1.0, seed=0, cycles=4000, router=No
     queues = [[] for _ in range(n)]
     for node, request in requests:
         queues[node].append(request)
-    draw = random.Random(seed)
-    ready = [[eject_ready >= 1.0 or draw.random() < eject_ready for _ in range(n)]
-             for _ in range(cycles)]
+    draw = random.Random(seed).random
+    ready = [[accepts(eject_ready, draw) for _ in range(n)] for _ in range(cycles)]
     events, refused = wormhole_replay(
         spec, [[(request.at, worm_flits(n, wormhole, node, request)) for request in queue]
                for node, queue in enumerate(queues)], ready, router=router, quiet=watchdog)
