@@ -26,6 +26,23 @@ def side_by_side(routers):
 ADDRESSES_PER_ROUTER = 4
 
 
+def nodes_by_link_set(n):
+    """The nodes of an ``n``-node fabric grouped by their links (a strapped router's module)."""
+    groups = {}
+    for node in range(n):
+        groups.setdefault(topology.links(n, node), []).append(node)
+    return list(groups.values())
+
+
+def expected_output(n, node, dest, order):
+    """What a unicast from ``node`` to ``dest`` takes by Algorithm 2: ``[link]``, ``["pe"]``
+    at its destination, nothing (``[]``, refused) for a node that does not exist."""
+    if dest >= n:
+        return []
+    step = topology.route_step(n, node, dest, order)
+    return ["pe" if step is None else step]
+
+
 def route_mismatches(n, router=Router, strap=True, order="msb"):
     """Inject every address at every router of an ``n``-node fabric, with all outputs ready;
     return the (node, dest, expected, seen) cases where the output a message took is not
@@ -37,10 +54,7 @@ def route_mismatches(n, router=Router, strap=True, order="msb"):
     turn, a round each, draining between rounds. With a constant address (``strap=False``)
     it builds every node's router."""
     if strap:
-        groups = {}
-        for node in range(n):
-            groups.setdefault(topology.links(n, node), []).append(node)
-        nodes_of = [nodes[i:i + ADDRESSES_PER_ROUTER] for nodes in groups.values()
+        nodes_of = [nodes[i:i + ADDRESSES_PER_ROUTER] for nodes in nodes_by_link_set(n)
                     for i in range(0, len(nodes), ADDRESSES_PER_ROUTER)]
     else:
         nodes_of = [[node] for node in range(n)]
@@ -72,11 +86,7 @@ def route_mismatches(n, router=Router, strap=True, order="msb"):
                     seen = [dim for dim, port in zip(r.dims, r.links_out) if ctx.get(port.valid)]
                     if ctx.get(r.eject.valid):
                         seen.append("pe")
-                    if dest >= n:
-                        expected = []
-                    else:
-                        step = topology.route_step(n, node, dest, order)
-                        expected = ["pe" if step is None else step]
+                    expected = expected_output(n, node, dest, order)
                     if seen != expected:
                         mismatches.append((node, dest, expected, seen))
                 await ctx.tick()
@@ -90,14 +100,12 @@ def route_select_mismatches(n, order="msb", route_select=RouteSelect):
     ``dest`` (one selector per link set, given each address of its set: the selector is
     combinational); return the (node, dest, expected, seen) cases where its choice is not
     :func:`ihcube.topology.route_step`'s."""
-    groups = {}
-    for node in range(n):
-        groups.setdefault(topology.links(n, node), []).append(node)
-    selects = [route_select(n, nodes[0], order) for nodes in groups.values()]
+    groups = nodes_by_link_set(n)
+    selects = [route_select(n, nodes[0], order) for nodes in groups]
     mismatches = []
 
     async def testbench(ctx):
-        for nodes, select in zip(groups.values(), selects):
+        for nodes, select in zip(groups, selects):
             for node in nodes:
                 ctx.set(select.address, node)
                 for dest in range(n):
@@ -106,8 +114,7 @@ def route_select_mismatches(n, order="msb", route_select=RouteSelect):
                     seen = [dim for b, dim in enumerate(select.outputs) if link >> b & 1]
                     if ctx.get(select.deliver):
                         seen.append("pe")
-                    step = topology.route_step(n, node, dest, order)
-                    expected = ["pe" if step is None else step]
+                    expected = expected_output(n, node, dest, order)
                     if seen != expected:
                         mismatches.append((node, dest, expected, seen))
 
